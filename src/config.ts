@@ -1,0 +1,213 @@
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { z } from 'zod';
+import { ENTITY_TYPES, type EntityType, parseEntityList } from './feed/entities.js';
+import { DEFAULT_FEED_ROOTS, type Deployment } from './feed/urls.js';
+
+/** Upstream's known-broken packets, skipped by default (FEED.md, Replication packet archives). */
+export const KNOWN_BROKEN_PACKETS: readonly number[] = [104949, 162718, 162719, 162720, 162721, 162722, 162723, 162724];
+
+/** Signature verification mode (issue: integrity by default). */
+export type VerifyMode = 'fail' | 'warn' | 'off';
+
+/** livefeed's whole configuration, validated. Durations are in milliseconds. */
+export interface Config {
+  feedUrl: string;
+  deployment: Deployment;
+  dataDir: string;
+  db: string;
+  /** Upstream access token; never logged or shown (FEED.md, Errors). */
+  token?: string;
+  entities: EntityType[];
+  from?: number;
+  to?: number;
+  once: boolean;
+  host: string;
+  port: number;
+  pollIntervalMs: number;
+  settleAfterMs: number;
+  replicationPackets: boolean;
+  skipPackets: number[];
+  signingKey?: string;
+  verify: VerifyMode;
+  logLevel: string;
+  mirrorTokens: string[];
+  corsOrigins: string[];
+}
+
+/** One configuration value: its flag, env name, default and meaning (used by --help and README). */
+export interface ConfigOption {
+  key: keyof Config;
+  flag?: string;
+  env?: string;
+  default: string;
+  description: string;
+}
+
+/** Every option with flag, env name and default, in --help order. */
+export const CONFIG_OPTIONS: ConfigOption[] = [
+  { key: 'feedUrl', flag: '--feed-url <url>', env: 'LIVEFEED_FEED_URL', default: DEFAULT_FEED_ROOTS.production, description: 'feed root (test deployment: https://test.metabrainz.org/api/musicbrainz)' },
+  { key: 'deployment', flag: '--deployment <name>', env: 'LIVEFEED_DEPLOYMENT', default: 'production', description: 'production | test: packet naming and default feed root' },
+  { key: 'dataDir', flag: '--data-dir <dir>', env: 'LIVEFEED_DATA_DIR', default: './data', description: 'data directory (database, kept archives)' },
+  { key: 'db', flag: '--db <file>', env: 'LIVEFEED_DB', default: '<data-dir>/livefeed.db', description: 'SQLite database file' },
+  { key: 'token', env: 'LIVEFEED_TOKEN / LIVEFEED_TOKEN_FILE', default: '(none: demo)', description: 'upstream access token, or a file holding it; never a flag' },
+  { key: 'entities', flag: '--entities <list>', env: 'LIVEFEED_ENTITIES', default: 'all eleven', description: 'comma list of entity types to sync' },
+  { key: 'from', flag: '--from <n>', env: 'LIVEFEED_FROM', default: 'latest - 23 on an empty database', description: 'first packet to sync' },
+  { key: 'to', flag: '--to <n>', env: 'LIVEFEED_TO', default: '(latest)', description: 'last packet to sync' },
+  { key: 'host', flag: '--host <host>', env: 'LIVEFEED_HOST', default: '127.0.0.1', description: 'address the GraphQL server listens on' },
+  { key: 'port', flag: '--port <port>', env: 'LIVEFEED_PORT', default: '4000', description: 'port of the GraphQL server' },
+  { key: 'pollIntervalMs', flag: '--poll-interval <seconds>', env: 'LIVEFEED_POLL_INTERVAL', default: '300', description: 'seconds between replication-info polls in follow mode (±20% jitter)' },
+  { key: 'settleAfterMs', flag: '--settle-after <hours>', env: 'LIVEFEED_SETTLE_AFTER', default: '2', description: "hours after a packet's TIMESTAMP when a missing JSON dump means no changes" },
+  { key: 'replicationPackets', flag: '--no-replication-packets', env: 'LIVEFEED_REPLICATION_PACKETS', default: 'true', description: 'also sync replication packets (row changes, removals)' },
+  { key: 'skipPackets', flag: '--skip-packets <list>', env: 'LIVEFEED_SKIP_PACKETS', default: KNOWN_BROKEN_PACKETS.join(','), description: 'replication packets never fetched (known broken upstream)' },
+  { key: 'signingKey', flag: '--signing-key <file>', env: 'LIVEFEED_SIGNING_KEY', default: '(none)', description: 'ASCII-armored OpenPGP public key(s) that sign the feed' },
+  { key: 'verify', flag: '--verify <mode>', env: 'LIVEFEED_VERIFY', default: 'fail with a key, off without', description: 'fail | warn | off: what a bad signature does' },
+  { key: 'logLevel', flag: '--log-level <level>', env: 'LIVEFEED_LOG_LEVEL', default: 'info', description: 'pino log level' },
+  { key: 'mirrorTokens', env: 'LIVEFEED_MIRROR_TOKENS / LIVEFEED_MIRROR_TOKENS_FILE', default: '(open)', description: 'tokens the mirror endpoints accept (comma list)' },
+  { key: 'corsOrigins', env: 'LIVEFEED_CORS_ORIGINS', default: '(same origin)', description: 'comma list of origins allowed by CORS' },
+];
+
+/** Command-line flags as parsed by the CLI (commander's camelCase names). */
+export type Flags = Partial<Record<string, unknown>>;
+
+const TOKEN_SHAPE = /^[A-Za-z0-9]{40}$/;
+const intText = z.coerce.number().int();
+
+const schema = z.object({
+  feedUrl: z.url({ protocol: /^https?$/ }),
+  deployment: z.enum(['production', 'test']),
+  dataDir: z.string().min(1),
+  db: z.string().min(1),
+  token: z
+    .string()
+    .regex(TOKEN_SHAPE, 'must be 40 characters of [A-Za-z0-9] (FEED.md, Errors); value not shown')
+    .optional(),
+  entities: z.string().transform((text, ctx) => {
+    try {
+      return parseEntityList(text);
+    } catch (error) {
+      ctx.addIssue({ code: 'custom', message: (error as Error).message });
+      return z.NEVER;
+    }
+  }),
+  from: intText.min(1).optional(),
+  to: intText.min(1).optional(),
+  once: z.boolean(),
+  host: z.string().min(1),
+  port: intText.min(0).max(65535),
+  pollIntervalMs: z.coerce.number().positive().transform((s) => s * 1000),
+  settleAfterMs: z.coerce.number().nonnegative().transform((h) => h * 3_600_000),
+  replicationPackets: z.union([z.boolean(), z.enum(['true', 'false', '1', '0']).transform((v) => v === 'true' || v === '1')]),
+  skipPackets: z.string().transform((text, ctx) => {
+    const items = text.split(',').map((s) => s.trim()).filter(Boolean);
+    const bad = items.filter((s) => !/^\d+(-\d+)?$/.test(s));
+    if (bad.length) ctx.addIssue({ code: 'custom', message: `not packet numbers or ranges: ${bad.join(', ')}` });
+    return items.flatMap(expandRange);
+  }),
+  signingKey: z.string().min(1).optional(),
+  verify: z.enum(['fail', 'warn', 'off']).optional(),
+  logLevel: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']),
+  mirrorTokens: z.array(z.string().min(1)),
+  corsOrigins: z.array(z.string().min(1)),
+});
+
+function expandRange(item: string): number[] {
+  const [a, b] = item.split('-').map(Number) as [number, number | undefined];
+  if (b === undefined) return [a];
+  return Array.from({ length: Math.max(0, b - a + 1) }, (_, i) => a + i);
+}
+
+/** Raised when the configuration is invalid; `message` names every bad value, one per line. */
+export class ConfigError extends Error {
+  override name = 'ConfigError';
+}
+
+type Env = Record<string, string | undefined>;
+
+function readSecretFile(path: string, what: string): string {
+  try {
+    return readFileSync(path, 'utf8').trim();
+  } catch (error) {
+    throw new ConfigError(`${what}: cannot read ${path}: ${(error as NodeJS.ErrnoException).code ?? error}`);
+  }
+}
+
+function commaList(text: string | undefined): string[] {
+  return (text ?? '').split(',').map((s) => s.trim()).filter(Boolean);
+}
+
+function tokenFrom(env: Env): string | undefined {
+  if (env.LIVEFEED_TOKEN) return env.LIVEFEED_TOKEN.trim();
+  if (env.LIVEFEED_TOKEN_FILE) return readSecretFile(env.LIVEFEED_TOKEN_FILE, 'LIVEFEED_TOKEN_FILE');
+  return undefined;
+}
+
+function mirrorTokensFrom(env: Env): string[] {
+  if (env.LIVEFEED_MIRROR_TOKENS) return commaList(env.LIVEFEED_MIRROR_TOKENS);
+  if (env.LIVEFEED_MIRROR_TOKENS_FILE) {
+    return commaList(readSecretFile(env.LIVEFEED_MIRROR_TOKENS_FILE, 'LIVEFEED_MIRROR_TOKENS_FILE').replace(/\s+/g, ','));
+  }
+  return [];
+}
+
+/** Where each key's value came from, for error messages. */
+function sourceName(key: string, flags: Flags): string {
+  const option = CONFIG_OPTIONS.find((o) => o.key === key);
+  if (!option) return key;
+  const flag = option.flag?.split(' ')[0];
+  if (flags[key] !== undefined && flag) return flag;
+  return option.env ?? flag ?? key;
+}
+
+/**
+ * Builds the one validated Config from command-line flags, then environment, then defaults.
+ * @param flags commander options (camelCase keys; undefined = not given)
+ * @param env usually process.env
+ * @throws ConfigError naming every invalid value (never printing the token)
+ */
+export function loadConfig(flags: Flags, env: Env = process.env): Config {
+  const pick = (key: string, envName: string, fallback?: unknown): unknown =>
+    flags[key] ?? (env[envName] !== undefined && env[envName] !== '' ? env[envName] : fallback);
+  const deployment = pick('deployment', 'LIVEFEED_DEPLOYMENT', 'production');
+  const dataDir = String(pick('dataDir', 'LIVEFEED_DATA_DIR', './data'));
+  const raw = {
+    feedUrl: pick('feedUrl', 'LIVEFEED_FEED_URL', DEFAULT_FEED_ROOTS[deployment as Deployment] ?? DEFAULT_FEED_ROOTS.production),
+    deployment,
+    dataDir,
+    db: pick('db', 'LIVEFEED_DB', join(dataDir, 'livefeed.db')),
+    token: tokenFrom(env),
+    entities: pick('entities', 'LIVEFEED_ENTITIES', ENTITY_TYPES.join(',')),
+    from: pick('from', 'LIVEFEED_FROM'),
+    to: pick('to', 'LIVEFEED_TO'),
+    once: Boolean(flags.once),
+    host: pick('host', 'LIVEFEED_HOST', '127.0.0.1'),
+    port: pick('port', 'LIVEFEED_PORT', 4000),
+    pollIntervalMs: pick('pollInterval', 'LIVEFEED_POLL_INTERVAL', 300),
+    settleAfterMs: pick('settleAfter', 'LIVEFEED_SETTLE_AFTER', 2),
+    // commander sets replicationPackets=false for --no-replication-packets and true by default
+    replicationPackets: flags.replicationPackets === false ? false : (env.LIVEFEED_REPLICATION_PACKETS ?? true),
+    skipPackets: pick('skipPackets', 'LIVEFEED_SKIP_PACKETS', KNOWN_BROKEN_PACKETS.join(',')),
+    signingKey: pick('signingKey', 'LIVEFEED_SIGNING_KEY'),
+    verify: pick('verify', 'LIVEFEED_VERIFY'),
+    logLevel: pick('logLevel', 'LIVEFEED_LOG_LEVEL', 'info'),
+    mirrorTokens: mirrorTokensFrom(env),
+    corsOrigins: commaList(env.LIVEFEED_CORS_ORIGINS),
+  };
+  const result = schema.safeParse(raw);
+  if (!result.success) {
+    const lines = result.error.issues.map((issue) => {
+      const key = String(issue.path[0] ?? '');
+      const shown = key === 'token' || key === 'mirrorTokens' ? '' : ` (got ${JSON.stringify(raw[key as keyof typeof raw])})`;
+      return `  ${sourceName(key, flags)}: ${issue.message}${shown}`;
+    });
+    throw new ConfigError(`invalid configuration:\n${lines.join('\n')}`);
+  }
+  const value = result.data;
+  if (value.from !== undefined && value.to !== undefined && value.from > value.to) {
+    throw new ConfigError(`invalid configuration:\n  --from ${value.from} is after --to ${value.to}`);
+  }
+  return {
+    ...value,
+    verify: value.verify ?? (value.signingKey ? 'fail' : 'off'),
+  };
+}

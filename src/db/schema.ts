@@ -1,0 +1,166 @@
+/**
+ * The SQLite layout (drizzle). Times are ISO 8601 UTC text; packet numbers are replication
+ * sequences; entity types use upstream spelling (`release-group`).
+ */
+
+import { index, integer, primaryKey, sqliteTable, text } from 'drizzle-orm/sqlite-core';
+
+/** One row per packet (replication sequence) the sync has touched. */
+export const packets = sqliteTable('packets', {
+  number: integer('number').primaryKey(),
+  /** Archive `TIMESTAMP` as ISO 8601, from the first JSON dump or replication packet read. */
+  timestamp: text('timestamp'),
+  schemaSequence: integer('schema_sequence'),
+  /** When every tracked file of the packet became terminal; null while any is pending or failed. */
+  syncedAt: text('synced_at'),
+  createdAt: text('created_at').notNull(),
+});
+
+/** Status of one JSON dump (packet, entity type). */
+export const dumps = sqliteTable(
+  'dumps',
+  {
+    packet: integer('packet').notNull(),
+    entity: text('entity').notNull(),
+    /** SYNCED | NO_CHANGES | PENDING | FAILED */
+    status: text('status').notNull(),
+    changeCount: integer('change_count').notNull().default(0),
+    quarantineCount: integer('quarantine_count').notNull().default(0),
+    /** Feed-root-relative file name, set once the archive was downloaded. */
+    fileName: text('file_name'),
+    error: text('error'),
+    attempts: integer('attempts').notNull().default(0),
+    /** Time of the last 404 seen for this dump (settling, FEED.md, Errors). */
+    checkedAt: text('checked_at'),
+    nextRetryAt: text('next_retry_at'),
+    updatedAt: text('updated_at').notNull(),
+  },
+  (t) => [primaryKey({ columns: [t.packet, t.entity] }), index('dumps_status').on(t.status)],
+);
+
+/**
+ * One line of a JSON dump. `id` encodes (packet, entity index, position) so that a dump's lines are
+ * one contiguous rowid range in file order (see db/keys.ts); `data` is the line exactly as received.
+ */
+export const changes = sqliteTable(
+  'changes',
+  {
+    id: integer('id').primaryKey(),
+    packet: integer('packet').notNull(),
+    entity: text('entity').notNull(),
+    /** 1-based line number in `mbdump/<entity>`. */
+    position: integer('position').notNull(),
+    mbid: text('mbid').notNull(),
+    data: text('data').notNull(),
+  },
+  (t) => [index('changes_mbid').on(t.mbid)],
+);
+
+/** Lines that could not be stored as changes, kept with the reason (nothing is dropped silently). */
+export const quarantine = sqliteTable(
+  'quarantine',
+  {
+    packet: integer('packet').notNull(),
+    entity: text('entity').notNull(),
+    line: integer('line').notNull(),
+    raw: text('raw').notNull(),
+    reason: text('reason').notNull(),
+  },
+  (t) => [primaryKey({ columns: [t.packet, t.entity, t.line] })],
+);
+
+/** Every archive fetched from the feed, keyed by its path under the feed root. */
+export const feedFiles = sqliteTable(
+  'feed_files',
+  {
+    name: text('name').primaryKey(),
+    packet: integer('packet').notNull(),
+    size: integer('size').notNull(),
+    sha256: text('sha256').notNull(),
+    /** VERIFIED | UNVERIFIED | INVALID | MISSING */
+    signature: text('signature').notNull(),
+    fingerprint: text('fingerprint'),
+    fetchedAt: text('fetched_at').notNull(),
+    /** Path of the kept copy relative to the data directory; null when not kept. */
+    storedPath: text('stored_path'),
+    signatureStoredPath: text('signature_stored_path'),
+  },
+  (t) => [index('feed_files_packet').on(t.packet)],
+);
+
+/** The replication packet of one packet number (row-level changes). */
+export const replicationPackets = sqliteTable('replication_packets', {
+  packet: integer('packet').primaryKey(),
+  /** SYNCED | PENDING | FAILED | SKIPPED */
+  status: text('status').notNull(),
+  /** V1 | V2, from the archive members */
+  format: text('format'),
+  schemaSequence: integer('schema_sequence'),
+  timestamp: text('timestamp'),
+  dbmirrorVersion: integer('dbmirror_version'),
+  rowCount: integer('row_count').notNull().default(0),
+  fileName: text('file_name'),
+  error: text('error'),
+  attempts: integer('attempts').notNull().default(0),
+  nextRetryAt: text('next_retry_at'),
+  updatedAt: text('updated_at').notNull(),
+});
+
+/** One row change of a replication packet, in upstream's apply order (`ord`). */
+export const rowChanges = sqliteTable(
+  'row_changes',
+  {
+    packet: integer('packet').notNull(),
+    ord: integer('ord').notNull(),
+    seqid: integer('seqid').notNull(),
+    xid: integer('xid').notNull(),
+    /** `schema.table`, unquoted */
+    tableName: text('table_name').notNull(),
+    /** i | u | d */
+    op: text('op').notNull(),
+    keys: text('keys'),
+    oldData: text('old_data'),
+    newData: text('new_data'),
+    timestamp: text('timestamp'),
+  },
+  (t) => [primaryKey({ columns: [t.packet, t.ord] }), index('row_changes_table').on(t.packet, t.tableName, t.op)],
+);
+
+/** Entities deleted or merged away, derived from replication packets. */
+export const removals = sqliteTable(
+  'removals',
+  {
+    mbid: text('mbid').notNull(),
+    entity: text('entity').notNull(),
+    packet: integer('packet').notNull(),
+    /** DELETED | MERGED */
+    kind: text('kind').notNull(),
+    mergedInto: text('merged_into'),
+  },
+  (t) => [primaryKey({ columns: [t.packet, t.mbid, t.kind] }), index('removals_mbid').on(t.mbid)],
+);
+
+/** Notable sync events (schema sequence changes, ...), newest last. */
+export const events = sqliteTable('events', {
+  id: integer('id').primaryKey({ autoIncrement: true }),
+  at: text('at').notNull(),
+  packet: integer('packet'),
+  kind: text('kind').notNull(),
+  message: text('message').notNull(),
+});
+
+/** Single-row writer lock: which sync process holds the database. */
+export const syncLock = sqliteTable('sync_lock', {
+  id: integer('id').primaryKey(),
+  pid: integer('pid').notNull(),
+  host: text('host').notNull(),
+  acquiredAt: text('acquired_at').notNull(),
+  heartbeatAt: text('heartbeat_at').notNull(),
+});
+
+/** Key/value facts about this database (for example `demo` = `true`). */
+export const meta = sqliteTable('meta', {
+  key: text('key').primaryKey(),
+  value: text('value').notNull(),
+});
+
