@@ -1,0 +1,227 @@
+import { createServer, type Server } from 'node:http';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { Command, Option } from 'commander';
+import { CONFIG_OPTIONS, type Config, ConfigError, type Flags, loadConfig } from './config.js';
+import { openStore, type Store } from './db/client.js';
+import { FeedClient } from './feed/client.js';
+import { FeedAuthError, safeMessage } from './feed/errors.js';
+import { databaseName, DEFAULT_FEED_ROOTS, redactUrl } from './feed/urls.js';
+import type { ServiceInfo } from './graphql/builder.js';
+import { createLogger, type Logger } from './logger.js';
+import { BUNDLED_FEED_ROOT, SAMPLE_TOKEN, type SampleFeed, startSampleFeed } from './samplefeed/server.js';
+import { createApp } from './server.js';
+import { createVerifier } from './sync/verifier.js';
+import { follow, type SyncContext, type SyncReport, syncOnce } from './sync/worker.js';
+
+const VERSION = (JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')) as { version: string }).version;
+
+/** Exit codes of the CLI. */
+export const EXIT = { ok: 0, failedFiles: 1, config: 2, auth: 3, unexpected: 4 } as const;
+
+/** The feed to sync from: upstream with a token, or the bundled sample feed (demo). */
+interface FeedTarget {
+  feedRoot: string;
+  token: string | undefined;
+  demo: boolean;
+  sampleFeed?: SampleFeed;
+}
+
+function helpText(key: keyof Config): string {
+  const option = CONFIG_OPTIONS.find((o) => o.key === key)!;
+  return `${option.description} (env ${option.env}; default ${option.default})`;
+}
+
+function sharedOptions(command: Command): Command {
+  for (const key of ['feedUrl', 'deployment', 'dataDir', 'db', 'logLevel'] as const) {
+    const option = CONFIG_OPTIONS.find((o) => o.key === key)!;
+    command.addOption(new Option(option.flag!, helpText(key)));
+  }
+  return command.addHelpText('after', `\nThe upstream token comes from LIVEFEED_TOKEN or the file named by LIVEFEED_TOKEN_FILE (never a flag).`);
+}
+
+function syncOptions(command: Command): Command {
+  command.option('--once', 'exit when caught up (exit 0; 1 when a file failed) instead of following');
+  command.option('--demo', 'sync the bundled sample feed (what start does without a token)');
+  for (const key of ['from', 'to', 'entities', 'pollIntervalMs', 'settleAfterMs', 'replicationPackets', 'skipPackets', 'signingKey', 'verify'] as const) {
+    const option = CONFIG_OPTIONS.find((o) => o.key === key)!;
+    command.addOption(new Option(option.flag!, helpText(key)));
+  }
+  return command;
+}
+
+function serveOptions(command: Command): Command {
+  for (const key of ['port', 'host'] as const) {
+    const option = CONFIG_OPTIONS.find((o) => o.key === key)!;
+    command.addOption(new Option(option.flag!, helpText(key)));
+  }
+  return command;
+}
+
+/** Resolves the feed: without a token and with the default feed root, starts the bundled demo feed. */
+async function feedTarget(config: Config, logger: Logger, allowDemo: boolean, demo: boolean): Promise<FeedTarget> {
+  if (!demo && (config.token || config.feedUrl !== DEFAULT_FEED_ROOTS[config.deployment])) {
+    return { feedRoot: config.feedUrl, token: config.token, demo: false };
+  }
+  if (!allowDemo) {
+    throw new ConfigError('no upstream token: set LIVEFEED_TOKEN or LIVEFEED_TOKEN_FILE (or --feed-url to a feed that needs none)');
+  }
+  const sampleFeed = await startSampleFeed({ root: BUNDLED_FEED_ROOT, host: '127.0.0.1', port: 0 });
+  logger.warn(
+    { event: 'demo', feedRoot: sampleFeed.feedRoot },
+    'DEMO MODE: no upstream token (LIVEFEED_TOKEN / LIVEFEED_TOKEN_FILE) given, so livefeed syncs the bundled sample feed on loopback. Set a token to sync MusicBrainz.',
+  );
+  return { feedRoot: sampleFeed.feedRoot, token: SAMPLE_TOKEN, demo: true, sampleFeed };
+}
+
+function demoDb(config: Config, flags: Flags, env: NodeJS.ProcessEnv): string {
+  return flags.db || env.LIVEFEED_DB ? config.db : join(config.dataDir, 'demo.db');
+}
+
+function serviceInfo(config: Config, target: FeedTarget): ServiceInfo {
+  return {
+    demo: target.demo,
+    deployment: config.deployment,
+    feedRoot: redactUrl(target.feedRoot),
+    database: databaseName(target.feedRoot),
+    version: VERSION,
+    entities: config.entities,
+  };
+}
+
+async function syncContext(config: Config, target: FeedTarget, store: Store, logger: Logger, signal: AbortSignal): Promise<SyncContext> {
+  const client = new FeedClient({
+    feedRoot: target.feedRoot,
+    token: target.token,
+    onRetry: (info) => logger.warn({ event: 'retry', ...info }, `retrying ${info.url} in ${info.delayMs} ms: ${info.reason}`),
+  });
+  return {
+    store,
+    client,
+    verifier: await createVerifier(config.signingKey, config.verify, logger),
+    logger,
+    entities: config.entities,
+    deployment: config.deployment,
+    dataDir: config.dataDir,
+    settleAfterMs: config.settleAfterMs,
+    replicationPackets: config.replicationPackets,
+    skipPackets: new Set(config.skipPackets),
+    signal,
+  };
+}
+
+function summarize(report: SyncReport, logger: Logger): number {
+  for (const problem of report.problems) {
+    process.stderr.write(`livefeed: packet ${problem.packet}: ${problem.file}: ${problem.reason}\n`);
+  }
+  logger.info({ event: 'sync-done', latest: report.latest, pending: report.pending, failed: report.problems.length }, 'sync caught up');
+  return report.problems.length > 0 ? EXIT.failedFiles : EXIT.ok;
+}
+
+async function listen(server: Server, config: Config, logger: Logger, demo: boolean): Promise<void> {
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(config.port, config.host, resolve);
+  });
+  const address = server.address();
+  const port = typeof address === 'object' && address ? address.port : config.port;
+  logger.info({ event: 'listening', host: config.host, port, demo }, `GraphQL on http://${config.host}:${port}/graphql${demo ? ' (demo data)' : ''}`);
+}
+
+/** Aborts on SIGINT/SIGTERM so long work stops cleanly (current transaction finished or rolled back). */
+function shutdownSignal(logger: Logger): AbortController {
+  const controller = new AbortController();
+  const stop = (signal: string) => {
+    if (controller.signal.aborted) process.exit(130);
+    logger.info({ event: 'shutdown', signal }, 'stopping');
+    controller.abort(new Error(`stopped by ${signal}`));
+  };
+  process.once('SIGINT', () => stop('SIGINT'));
+  process.once('SIGTERM', () => stop('SIGTERM'));
+  return controller;
+}
+
+type Mode = 'sync' | 'serve' | 'start';
+
+async function run(mode: Mode, flags: Flags): Promise<number> {
+  const config = loadConfig(flags);
+  const logger = createLogger(config.logLevel, { service: 'livefeed' });
+  const controller = shutdownSignal(logger);
+  const target = mode === 'serve' ? { feedRoot: config.feedUrl, token: undefined, demo: false } : await feedTarget(config, logger, mode === 'start' || !!flags.demo, !!flags.demo);
+  const dbPath = target.demo ? demoDb(config, flags, process.env) : config.db;
+  const stores: Store[] = [];
+  const open = () => {
+    const store = openStore(dbPath);
+    stores.push(store);
+    return store;
+  };
+  let server: Server | undefined;
+  try {
+    if (target.demo) open().sqlite.prepare("INSERT OR REPLACE INTO meta (key, value) VALUES ('demo', 'true')").run();
+    if (mode !== 'sync') {
+      const app = createApp({ store: open(), service: serviceInfo(config, target), logger, dataDir: config.dataDir, corsOrigins: config.corsOrigins });
+      server = createServer(app.handle);
+      await listen(server, config, logger, target.demo);
+    }
+    if (mode === 'serve') {
+      await new Promise<void>((resolve) => controller.signal.addEventListener('abort', () => resolve(), { once: true }));
+      return EXIT.ok;
+    }
+    const ctx = await syncContext(config, target, open(), logger, controller.signal);
+    if (config.once) return summarize(await syncOnce(ctx, config), logger);
+    await follow(ctx, { pollIntervalMs: config.pollIntervalMs, from: config.from, to: config.to });
+    return EXIT.ok;
+  } finally {
+    server?.closeAllConnections();
+    server?.close();
+    await target.sampleFeed?.close();
+    for (const store of stores) store.close();
+  }
+}
+
+function report(error: unknown): number {
+  if (error instanceof ConfigError) {
+    process.stderr.write(`livefeed: ${error.message}\n`);
+    return EXIT.config;
+  }
+  if (error instanceof FeedAuthError) {
+    process.stderr.write(`livefeed: ${error.message}\n`);
+    return EXIT.auth;
+  }
+  if ((error as Error)?.name === 'AbortError' || /stopped by SIG/.test(String((error as Error)?.message))) return EXIT.ok;
+  process.stderr.write(`livefeed: ${safeMessage(error)}\n`);
+  return EXIT.unexpected;
+}
+
+/** Builds the `livefeed` command line program. */
+export function program(): Command {
+  const root = new Command('livefeed')
+    .description('Keeps a verified local copy of the MusicBrainz live data feed in SQLite and serves it over GraphQL.')
+    .version(VERSION);
+  const action = (mode: Mode) => async (options: Flags) => {
+    process.exitCode = await run(mode, options).catch(report);
+  };
+  sharedOptions(syncOptions(root.command('sync').description('catch up from the feed into the database; follow unless --once'))).action(action('sync'));
+  sharedOptions(serveOptions(root.command('serve').description('serve GraphQL (GraphiQL for browsers) on /graphql'))).action(action('serve'));
+  sharedOptions(serveOptions(syncOptions(root.command('start').description('sync (following) and serve in one process; a demo without a token')))).action(action('start'));
+  root
+    .command('sample-feed')
+    .description(`serve the bundled sample feed (token ${SAMPLE_TOKEN})`)
+    .option('--port <port>', 'port (env LIVEFEED_SAMPLE_FEED_PORT; default 8080)')
+    .option('--host <host>', 'address (default 127.0.0.1)')
+    .option('--root <dir>', 'folder laid out like the feed root (default: the bundled feed)')
+    .action(async (options: { port?: string; host?: string; root?: string }) => {
+      const feed = await startSampleFeed({
+        root: options.root ?? BUNDLED_FEED_ROOT,
+        host: options.host ?? '127.0.0.1',
+        port: Number(options.port ?? process.env.LIVEFEED_SAMPLE_FEED_PORT ?? 8080),
+      });
+      process.stdout.write(`sample feed at ${feed.feedRoot} (token ${SAMPLE_TOKEN})\n`);
+      const stop = () => void feed.close();
+      process.once('SIGINT', stop);
+      process.once('SIGTERM', stop);
+    });
+  return root;
+}
+
+await program().parseAsync(process.argv);

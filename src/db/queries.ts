@@ -1,0 +1,123 @@
+import type { Store } from './client.js';
+import { dumpIdRange } from './keys.js';
+import type { EntityType } from '../feed/entities.js';
+
+/** A `packets` row as the API reads it. Times are ISO 8601. */
+export interface PacketRow {
+  number: number;
+  timestamp: string | null;
+  schemaSequence: number | null;
+  syncedAt: string | null;
+}
+
+/** A `dumps` row. */
+export interface DumpRow {
+  packet: number;
+  entity: EntityType;
+  status: string;
+  changeCount: number;
+  quarantineCount: number;
+  fileName: string | null;
+  error: string | null;
+  attempts: number;
+  nextRetryAt: string | null;
+}
+
+/** A `changes` row; `data` is the JSON dump line's text. */
+export interface ChangeRow {
+  id: number;
+  packet: number;
+  entity: EntityType;
+  position: number;
+  mbid: string;
+  data: string;
+}
+
+/** A `feed_files` row. */
+export interface FeedFileRow {
+  name: string;
+  packet: number;
+  size: number;
+  sha256: string;
+  signature: string;
+  fingerprint: string | null;
+  fetchedAt: string;
+  storedPath: string | null;
+  signatureStoredPath: string | null;
+}
+
+const PACKET_COLUMNS = 'number, timestamp, schema_sequence AS schemaSequence, synced_at AS syncedAt';
+const CHANGE_COLUMNS = 'id, packet, entity, position, mbid, data';
+
+/**
+ * The newest packet that is complete with every packet from the first one stored up to it also
+ * complete and present (no gaps), or undefined.
+ */
+export function latestPacket(store: Store): PacketRow | undefined {
+  const row = store.sqlite
+    .prepare(
+      `SELECT min(x) AS firstGap FROM (
+         SELECT number AS x FROM packets WHERE synced_at IS NULL
+         UNION ALL
+         SELECT p.number + 1 FROM packets p WHERE NOT EXISTS (SELECT 1 FROM packets q WHERE q.number = p.number + 1))`,
+    )
+    .get() as { firstGap: number | null };
+  if (row.firstGap === null) return undefined;
+  return packetByNumber(store, row.firstGap - 1);
+}
+
+/** The packet row of `number`, or undefined. */
+export function packetByNumber(store: Store, number: number): PacketRow | undefined {
+  return store.sqlite.prepare(`SELECT ${PACKET_COLUMNS} FROM packets WHERE number = ?`).get(number) as PacketRow | undefined;
+}
+
+/** Up to `limit` packets below `before` (or from the newest), newest first. */
+export function packetsPage(store: Store, before: number | undefined, limit: number): PacketRow[] {
+  return store.sqlite
+    .prepare(`SELECT ${PACKET_COLUMNS} FROM packets WHERE number < ? ORDER BY number DESC LIMIT ?`)
+    .all(before ?? Number.MAX_SAFE_INTEGER, limit) as PacketRow[];
+}
+
+/** Number of packets stored. */
+export function packetCount(store: Store): number {
+  return (store.sqlite.prepare('SELECT count(*) AS n FROM packets').get() as { n: number }).n;
+}
+
+/** Every stored dump of a packet. */
+export function dumpsOfPacket(store: Store, packet: number): DumpRow[] {
+  return store.sqlite
+    .prepare(
+      `SELECT packet, entity, status, change_count AS changeCount, quarantine_count AS quarantineCount,
+         file_name AS fileName, error, attempts, next_retry_at AS nextRetryAt FROM dumps WHERE packet = ?`,
+    )
+    .all(packet) as DumpRow[];
+}
+
+/** Up to `limit` changes of one JSON dump after line `afterPosition`, in file order. */
+export function changesPage(store: Store, packet: number, entity: EntityType, afterPosition: number, limit: number): ChangeRow[] {
+  const [first, last] = dumpIdRange(packet, entity);
+  return store.sqlite
+    .prepare(`SELECT ${CHANGE_COLUMNS} FROM changes WHERE id > ? AND id <= ? ORDER BY id LIMIT ?`)
+    .all(first + afterPosition, last, limit) as ChangeRow[];
+}
+
+/** Number of changes stored for one JSON dump. */
+export function changeCount(store: Store, packet: number, entity: EntityType): number {
+  const [first, last] = dumpIdRange(packet, entity);
+  return (store.sqlite.prepare('SELECT count(*) AS n FROM changes WHERE id BETWEEN ? AND ?').get(first, last) as { n: number }).n;
+}
+
+/** Every change of an MBID, oldest first (packet, then position). */
+export function changesOfMbid(store: Store, mbid: string): ChangeRow[] {
+  return store.sqlite.prepare(`SELECT ${CHANGE_COLUMNS} FROM changes WHERE mbid = ? ORDER BY id`).all(mbid) as ChangeRow[];
+}
+
+/** The feed file row named `name` (path under the feed root), or undefined. */
+export function feedFileByName(store: Store, name: string): FeedFileRow | undefined {
+  return store.sqlite
+    .prepare(
+      `SELECT name, packet, size, sha256, signature, fingerprint, fetched_at AS fetchedAt, stored_path AS storedPath,
+         signature_stored_path AS signatureStoredPath FROM feed_files WHERE name = ?`,
+    )
+    .get(name) as FeedFileRow | undefined;
+}

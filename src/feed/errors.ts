@@ -1,0 +1,47 @@
+/** The feed refused the access token (400 or 403; FEED.md, Errors). Fatal: never retried. */
+export class FeedAuthError extends Error {
+  override name = 'FeedAuthError';
+  constructor(
+    readonly status: number,
+    readonly url: string,
+    body: string,
+  ) {
+    const what = status === 400 ? 'no access token was sent' : 'the access token is invalid or revoked';
+    super(`feed refused the request: ${what} (HTTP ${status} "${body.trim()}") for ${url}; check LIVEFEED_TOKEN`);
+  }
+}
+
+/** An HTTP answer the client does not accept, after retries where they apply. `url` is redacted. */
+export class FeedHttpError extends Error {
+  override name = 'FeedHttpError';
+  constructor(
+    readonly status: number,
+    readonly url: string,
+    body: string,
+  ) {
+    super(`HTTP ${status} from ${url}${body ? `: ${body.trim().slice(0, 200)}` : ''}`);
+  }
+}
+
+/** A transport failure (connection, timeout, truncated body) after retries. `url` is redacted. */
+export class FeedNetworkError extends Error {
+  override name = 'FeedNetworkError';
+  constructor(
+    readonly url: string,
+    reason: string,
+    readonly attempts: number,
+  ) {
+    super(`cannot fetch ${url} after ${attempts} attempt(s): ${reason}`);
+  }
+}
+
+/** An archive whose contents break the feed's contract (FEED.md): wrong sequence, missing member, ... */
+export class ArchiveError extends Error {
+  override name = 'ArchiveError';
+}
+
+/** Message of any thrown value, with `secret` (the token) removed wherever it appears. */
+export function safeMessage(error: unknown, secret?: string): string {
+  const text = error instanceof Error ? `${error.message}` : String(error);
+  return secret ? text.split(secret).join('***') : text;
+}

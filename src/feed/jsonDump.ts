@@ -1,0 +1,180 @@
+import { createReadStream } from 'node:fs';
+import { type Readable, Writable } from 'node:stream';
+import { pipeline } from 'node:stream/promises';
+import lzma from 'lzma-native';
+import split2 from 'split2';
+import tar from 'tar-stream';
+import type { EntityType } from './entities.js';
+import { ArchiveError } from './errors.js';
+import { parsePgTimestamp } from './timestamp.js';
+
+/** Metadata members of a JSON dump archive (FEED.md, JSON dump archives). */
+export interface JsonDumpMetadata {
+  replicationSequence: number;
+  schemaSequence: number;
+  /** `TIMESTAMP` as ISO 8601 UTC. */
+  timestamp: string;
+  jsonDumpsSchemaNumber: number | null;
+}
+
+/** Options of {@link readJsonDump}. */
+export interface ReadJsonDumpOptions {
+  /** Packet the archive was fetched for; `REPLICATION_SEQUENCE` must equal it. */
+  packet: number;
+  entity: EntityType;
+  signal?: AbortSignal;
+  /** Most decompressed bytes of `mbdump/<entity>` accepted (archive bombs). Default 64 GiB. */
+  maxBytes?: number;
+  /** Called once all metadata members were read, before the first line. */
+  onMetadata?: (metadata: JsonDumpMetadata) => void;
+  /** Called for a member that is neither metadata nor `mbdump/<entity>`; it is not read. */
+  onIgnoredMember?: (name: string) => void;
+}
+
+/** What {@link readJsonDump} read. */
+export interface JsonDumpSummary {
+  metadata: JsonDumpMetadata;
+  lineCount: number;
+  bytes: number;
+}
+
+/** Metadata members the reader accepts, with the most bytes each may hold. */
+const METADATA_MEMBERS: Record<string, number> = {
+  TIMESTAMP: 256,
+  COPYING: 64 * 1024,
+  README: 64 * 1024,
+  REPLICATION_SEQUENCE: 64,
+  SCHEMA_SEQUENCE: 64,
+  JSON_DUMPS_SCHEMA_NUMBER: 64,
+};
+
+const DEFAULT_MAX_BYTES = 64 * 2 ** 30;
+
+/**
+ * Reads a JSON dump archive (`<entity>.tar.xz`, FEED.md, JSON dump archives) from `path` as a stream
+ * and calls `onLine(line, lineNumber)` for every line of `mbdump/<entity>` (split on `\n` only;
+ * lineNumber is 1-based). `onLine` is synchronous so that storing keeps pace with decompression.
+ * @throws ArchiveError naming packet, entity and member when REPLICATION_SEQUENCE differs from the
+ *   packet, a metadata member is missing or malformed, a member path is unsafe, `mbdump/<entity>`
+ *   is absent, or the size limit is passed; decompression errors propagate.
+ */
+export async function readJsonDump(
+  path: string,
+  options: ReadJsonDumpOptions,
+  onLine: (line: string, lineNumber: number) => void,
+): Promise<JsonDumpSummary> {
+  const where = `JSON dump ${options.entity} of packet ${options.packet}`;
+  const texts = new Map<string, string>();
+  const dataMember = `mbdump/${options.entity}`;
+  let metadata: JsonDumpMetadata | undefined;
+  let lineCount = 0;
+  let bytes = 0;
+  let sawData = false;
+
+  const extract = tar.extract();
+  extract.on('entry', (header, source, next) => {
+    // tar-stream's entries are streamx streams; Node's stream helpers accept them.
+    const stream = source as unknown as Readable;
+    const name = header.name;
+    const done = (error?: unknown) => (error ? extract.destroy(error as Error) : next());
+    if (name.startsWith('/') || name.split('/').includes('..')) {
+      done(new ArchiveError(`${where}: unsafe member path ${JSON.stringify(name)}`));
+      return;
+    }
+    if (header.type !== 'file') {
+      stream.resume();
+      stream.on('end', () => done());
+      return;
+    }
+    const limit = METADATA_MEMBERS[name];
+    if (limit !== undefined) {
+      readSmall(stream, limit, `${where}: member ${name}`).then((text) => {
+        texts.set(name, text);
+        done();
+      }, done);
+      return;
+    }
+    if (name !== dataMember) {
+      options.onIgnoredMember?.(name);
+      stream.resume();
+      stream.on('end', () => done());
+      return;
+    }
+    sawData = true;
+    try {
+      metadata = parseMetadata(texts, options.packet, where);
+      options.onMetadata?.(metadata);
+    } catch (error) {
+      stream.resume();
+      done(error);
+      return;
+    }
+    const maxBytes = options.maxBytes ?? DEFAULT_MAX_BYTES;
+    stream.on('data', (chunk: Buffer) => {
+      bytes += chunk.length;
+      if (bytes > maxBytes) stream.destroy(new ArchiveError(`${where}: ${dataMember} exceeds ${maxBytes} bytes`));
+    });
+    const sink = new Writable({
+      objectMode: true,
+      write(line: string, _enc, callback) {
+        lineCount++;
+        try {
+          onLine(line, lineCount);
+          callback();
+        } catch (error) {
+          callback(error as Error);
+        }
+      },
+    });
+    // Only `\n` ends a line: U+2028, U+2029, U+0085 and `\r` are data (FEED.md).
+    pipeline(stream, split2('\n'), sink).then(() => done(), done);
+  });
+
+  await pipeline(createReadStream(path), lzma.createDecompressor(), extract, { signal: options.signal });
+  if (!sawData) throw new ArchiveError(`${where}: archive has no member ${dataMember}`);
+  return { metadata: metadata!, lineCount, bytes };
+}
+
+function readSmall(stream: Readable, limit: number, what: string): Promise<string> {
+  return new Promise((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    let size = 0;
+    stream.on('data', (chunk: Buffer) => {
+      size += chunk.length;
+      if (size > limit) stream.destroy(new ArchiveError(`${what} is larger than ${limit} bytes`));
+      else chunks.push(chunk);
+    });
+    stream.on('error', reject);
+    stream.on('end', () => resolve(Buffer.concat(chunks).toString('utf8')));
+  });
+}
+
+function integerMember(texts: Map<string, string>, name: string, where: string): number {
+  const text = texts.get(name);
+  if (text === undefined) throw new ArchiveError(`${where}: member ${name} is missing`);
+  if (!/^\d+\n?$/.test(text)) throw new ArchiveError(`${where}: member ${name} is not a number: ${JSON.stringify(text.slice(0, 40))}`);
+  return Number(text.trim());
+}
+
+function parseMetadata(texts: Map<string, string>, packet: number, where: string): JsonDumpMetadata {
+  const replicationSequence = integerMember(texts, 'REPLICATION_SEQUENCE', where);
+  if (replicationSequence !== packet) {
+    throw new ArchiveError(`${where}: REPLICATION_SEQUENCE is ${replicationSequence}, expected ${packet}`);
+  }
+  const timestampText = texts.get('TIMESTAMP');
+  if (timestampText === undefined) throw new ArchiveError(`${where}: member TIMESTAMP is missing`);
+  let timestamp: string;
+  try {
+    timestamp = parsePgTimestamp(timestampText);
+  } catch (error) {
+    throw new ArchiveError(`${where}: member TIMESTAMP: ${(error as Error).message}`);
+  }
+  return {
+    replicationSequence,
+    schemaSequence: integerMember(texts, 'SCHEMA_SEQUENCE', where),
+    timestamp,
+    jsonDumpsSchemaNumber: texts.has('JSON_DUMPS_SCHEMA_NUMBER')
+      ? integerMember(texts, 'JSON_DUMPS_SCHEMA_NUMBER', where)
+      : null,
+  };
+}

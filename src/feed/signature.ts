@@ -1,0 +1,253 @@
+import { open, readFile } from 'node:fs/promises';
+import { addAbortSignal, Readable } from 'node:stream';
+import type { ReadableStream } from 'node:stream/web';
+import * as openpgp from 'openpgp';
+
+/** Upstream's documented data-dump signing key fingerprint (FEED.md, Signatures). */
+export const UPSTREAM_FINGERPRINT = 'D5E63B4BDCCE195642948684B8FC2375C777580F';
+
+/**
+ * What livefeed knows about a feed file's detached signature (issue 4):
+ * `VERIFIED` checked against a configured key, `UNVERIFIED` no key configured (or verification off),
+ * `INVALID` the check failed, `MISSING` upstream served no `.asc`.
+ */
+export type SignatureStatus = 'VERIFIED' | 'UNVERIFIED' | 'INVALID' | 'MISSING';
+
+/** The public keys archives are verified against, with their primary key fingerprints in the same order. */
+export interface SigningKeys {
+  keys: openpgp.PublicKey[];
+  /** Primary key fingerprints, uppercase hex, 40 characters each. */
+  fingerprints: string[];
+}
+
+/** Outcome of {@link verifyFileSignature}. A bad signature is a result, never an exception. */
+export interface VerifyResult {
+  status: 'VERIFIED' | 'INVALID';
+  /** Primary key fingerprint (uppercase hex) of the key that verified the file; set when `VERIFIED`. */
+  fingerprint?: string;
+  /** Why the check failed, human readable (e.g. `file does not match signature`); set when `INVALID`. */
+  reason?: string;
+}
+
+const ARMOR_BLOCK = /-----BEGIN PGP ([A-Z ]+?)-----[\s\S]*?-----END PGP \1-----/g;
+/**
+ * How far in the future a signature may be dated: upstream signs a packet minutes before it is
+ * fetched, so a host clock slightly behind upstream's would otherwise reject every fresh packet.
+ */
+const CLOCK_SKEW_MS = 60 * 60 * 1000;
+const EXPORT_HINT = 'export the public key with `gpg --export --armor KEYID`';
+
+/**
+ * Reads the public keys in `path`: one or more ASCII-armored blocks, each holding one or more keys
+ * (FEED.md, Signatures: operators supply upstream's key as `gpg --export --armor C777580F`).
+ * Copies of one key are merged into one entry.
+ * @throws Error naming the file when it cannot be read, is empty, holds no armored key, holds a
+ *   block that is not a public key, or holds a secret key (refused so it is not kept around by mistake).
+ */
+export async function loadSigningKeys(path: string): Promise<SigningKeys> {
+  let text: string;
+  try {
+    text = await readFile(path, 'utf8');
+  } catch (err) {
+    throw new Error(`signing key file ${path}: cannot read it (${errorMessage(err)})`, { cause: err });
+  }
+  const blocks = [...text.matchAll(ARMOR_BLOCK)];
+  if (text.trim() === '') throw new Error(`signing key file ${path} is empty; ${EXPORT_HINT}`);
+  if (blocks.length === 0) {
+    throw new Error(`signing key file ${path} holds no ASCII-armored OpenPGP key; ${EXPORT_HINT}`);
+  }
+  const keys: openpgp.PublicKey[] = [];
+  for (const [index, block] of blocks.entries()) {
+    for (const key of await readKeyBlock(path, index + 1, block[1]!, block[0])) {
+      const same = keys.findIndex((known) => known.getFingerprint() === key.getFingerprint());
+      // Two copies of one key are merged, so a revocation carried by either copy is kept.
+      if (same >= 0) keys[same] = await keys[same]!.update(key);
+      else keys.push(key);
+    }
+  }
+  return { keys, fingerprints: keys.map(fingerprintOf) };
+}
+
+/** Parses armored block number `index` (1-based) of key file `path`; `type` is its armor header type. */
+async function readKeyBlock(path: string, index: number, type: string, armored: string) {
+  const where = `signing key file ${path}, block ${index}`;
+  if (type === 'PRIVATE KEY BLOCK') {
+    throw new Error(`${where} is a secret key, refused; ${EXPORT_HINT}`);
+  }
+  if (type !== 'PUBLIC KEY BLOCK') throw new Error(`${where} is a PGP ${type}, not a public key`);
+  let keys: openpgp.Key[];
+  try {
+    keys = await openpgp.readKeys({ armoredKeys: armored });
+  } catch (err) {
+    throw new Error(`${where} is not a readable OpenPGP public key (${errorMessage(err)})`, { cause: err });
+  }
+  // An armor header can lie: a public key block that carries secret key packets is refused too.
+  if (keys.some((key) => key.isPrivate())) {
+    throw new Error(`${where} holds a secret key, refused; ${EXPORT_HINT}`);
+  }
+  return keys as openpgp.PublicKey[];
+}
+
+/** One log line per key: `<fingerprint> <first user ID>` (user ID `(no user ID)` when the key has none). */
+export function describeKeys(keys: SigningKeys): string[] {
+  return keys.keys.map((key) => `${fingerprintOf(key)} ${key.getUserIDs()[0] ?? '(no user ID)'}`);
+}
+
+/** True when `fingerprint` (any case, spaces allowed) is upstream's documented key (FEED.md, Signatures). */
+export function isUpstreamKey(fingerprint: string): boolean {
+  return fingerprint.replace(/\s+/g, '').toUpperCase() === UPSTREAM_FINGERPRINT;
+}
+
+/**
+ * Verifies the detached signature `armoredSignature` (the `.asc` upstream makes with
+ * `gpg --detach-sign --armor`, FEED.md, Signatures) over the bytes of `filePath`, read as binary
+ * data (no line-ending normalisation) and streamed, so memory does not grow with the file size.
+ * Text-mode signatures are refused: they would let line-ending changes pass unnoticed.
+ * Returns `INVALID` with a reason for a tampered file, a signature by a key not in `keys`, a
+ * malformed or text-mode signature, a revoked key, a key that had expired when it signed, a
+ * signature dated over an hour in the future, or an algorithm openpgp rejects by default (DSA,
+ * SHA-1). A key that expired after signing still verifies, as with gpg.
+ * @throws Error naming the file when it cannot be opened or read; `signal.reason` when aborted.
+ */
+export async function verifyFileSignature(
+  filePath: string,
+  armoredSignature: string,
+  keys: SigningKeys,
+  signal?: AbortSignal,
+): Promise<VerifyResult> {
+  signal?.throwIfAborted();
+  const signature = await parseSignature(armoredSignature);
+  if (typeof signature === 'string') return invalid(signature);
+  const packets = signature.packets.filter(
+    (packet) => packet.signatureType === openpgp.enums.signature.binary,
+  );
+  if (packets.length === 0) return invalid(describeNonBinary(signature.packets));
+  const signed = packets.filter((packet) => signingKeyFor(keys, packet.issuerKeyID));
+  if (signed.length === 0) return invalid(unknownKeyReason(packets[0]!));
+  // Only binary signatures by known keys go on: a text-mode one next to them must not count.
+  const list = new openpgp.PacketList<openpgp.SignaturePacket>();
+  list.push(...signed);
+  const results = await hashFile(filePath, new openpgp.Signature(list), keys, signal);
+  let firstFailure: string | undefined;
+  for (const result of results) {
+    const key = signingKeyFor(keys, result.keyID);
+    if (!key) continue;
+    try {
+      await result.verified;
+      return { status: 'VERIFIED', fingerprint: fingerprintOf(key) };
+    } catch (err) {
+      firstFailure ??= explainFailure(err, result.keyID);
+    }
+  }
+  return invalid(firstFailure ?? 'no signature by a known key could be checked');
+}
+
+/** The signature, or a reason string when `armored` is not an OpenPGP signature. */
+async function parseSignature(armored: string): Promise<openpgp.Signature | string> {
+  try {
+    const signature = await openpgp.readSignature({ armoredSignature: armored });
+    if (signature.packets.length === 0) return 'not an OpenPGP signature (no signature packet)';
+    return signature;
+  } catch (err) {
+    return `not an OpenPGP signature (${errorMessage(err)})`;
+  }
+}
+
+/**
+ * Streams `filePath` through openpgp and returns one verification per signature packet, their
+ * `verified` promises settled: openpgp hashes while the data is read, so the data is drained here.
+ */
+async function hashFile(
+  filePath: string,
+  signature: openpgp.Signature,
+  keys: SigningKeys,
+  signal: AbortSignal | undefined,
+) {
+  const handle = await open(filePath, 'r').catch((err: unknown) => {
+    throw new Error(`signature check of ${filePath}: cannot open the file (${errorMessage(err)})`, {
+      cause: err,
+    });
+  });
+  const source = handle.createReadStream({ highWaterMark: 1 << 20 });
+  if (signal) addAbortSignal(signal, source);
+  try {
+    // openpgp v6 takes web streams only; its node stream detection throws on a node Readable.
+    const binary = Readable.toWeb(source) as ReadableStream<Uint8Array>;
+    const message = await openpgp.createMessage({ binary });
+    const { data, signatures } = await openpgp.verify({
+      message,
+      signature,
+      verificationKeys: keys.keys,
+      format: 'binary',
+      date: new Date(Date.now() + CLOCK_SKEW_MS),
+    });
+    await drain(data as ReadableStream<Uint8Array>);
+    await Promise.allSettled(signatures.map((result) => result.verified));
+    return signatures;
+  } catch (err) {
+    if (signal?.aborted) throw signal.reason;
+    throw new Error(`signature check of ${filePath}: reading the file failed (${errorMessage(err)})`, {
+      cause: err,
+    });
+  } finally {
+    source.destroy();
+  }
+}
+
+/** Reads `stream` to its end, discarding the chunks. */
+async function drain(stream: ReadableStream<Uint8Array>): Promise<void> {
+  const reader = stream.getReader();
+  while (!(await reader.read()).done) {
+    // Nothing to keep: the digest is computed from a clone of this stream.
+  }
+}
+
+/** The configured key (primary or subkey owner) whose key ID is `keyID`, if any. */
+function signingKeyFor(keys: SigningKeys, keyID: openpgp.KeyID): openpgp.PublicKey | undefined {
+  return keys.keys.find((key) => key.getKeys(keyID).length > 0);
+}
+
+function unknownKeyReason(packet: openpgp.SignaturePacket): string {
+  // issuerFingerprint is parsed by openpgp (subpacket 33, gpg always writes it) but not in its types.
+  const issuer = (packet as { issuerFingerprint?: Uint8Array | null }).issuerFingerprint;
+  const fingerprint = issuer ? ` (fingerprint ${Buffer.from(issuer).toString('hex').toUpperCase()})` : '';
+  return `signature by unknown key 0x${packet.issuerKeyID.toHex().toUpperCase()}${fingerprint}`;
+}
+
+function describeNonBinary(packets: openpgp.SignaturePacket[]): string {
+  const types = packets.map((packet) => `0x${(packet.signatureType ?? 0).toString(16).padStart(2, '0')}`);
+  if (packets.some((packet) => packet.signatureType === openpgp.enums.signature.text)) {
+    return 'signature is in text mode (type 0x01); archives must be signed in binary mode';
+  }
+  return `not a signature over a file (signature type ${types.join(', ')})`;
+}
+
+/** Maps openpgp's verification errors to the reasons livefeed reports. */
+function explainFailure(err: unknown, keyID: openpgp.KeyID): string {
+  const message = errorMessage(err);
+  const key = `0x${keyID.toHex().toUpperCase()}`;
+  if (/Signed digest did not match|Signature verification failed/.test(message)) {
+    return 'file does not match signature';
+  }
+  if (/creation time is in the future/.test(message)) {
+    return `signature by ${key} is dated in the future; check the system clock (${message})`;
+  }
+  if (/revoked/i.test(message)) return `signing key ${key} is revoked (${message})`;
+  if (/expired/i.test(message)) return `signing key ${key} or its signature has expired (${message})`;
+  if (/Insecure|algorithm/i.test(message)) {
+    return `signature by ${key} uses a rejected algorithm (${message})`;
+  }
+  return `signature by ${key} does not verify (${message})`;
+}
+
+function invalid(reason: string): VerifyResult {
+  return { status: 'INVALID', reason };
+}
+
+function fingerprintOf(key: openpgp.PublicKey): string {
+  return key.getFingerprint().toUpperCase();
+}
+
+function errorMessage(err: unknown): string {
+  return err instanceof Error ? err.message : String(err);
+}

@@ -1,0 +1,37 @@
+import SchemaBuilder from '@pothos/core';
+import type { Store } from '../db/client.js';
+import type { EntityType } from '../feed/entities.js';
+
+/** Facts about this instance that the API shows (the demo is labelled as such). */
+export interface ServiceInfo {
+  demo: boolean;
+  deployment: 'production' | 'test';
+  /** Feed root without any token. */
+  feedRoot: string;
+  /** Path segment of the feed root (`musicbrainz`), used by the mirror paths. */
+  database: string;
+  version: string;
+  /** Entity types this instance syncs (the rest show as SKIPPED). */
+  entities: readonly EntityType[];
+}
+
+/** Per-request GraphQL context. */
+export interface Context {
+  store: Store;
+  service: ServiceInfo;
+  /** Origin of the request (`http://host:port`), for absolute links on this server. */
+  origin: string;
+}
+
+/** The Pothos builder; types are added by the files beside this one. */
+export const builder = new SchemaBuilder<{
+  Context: Context;
+  Scalars: {
+    JSON: { Input: unknown; Output: unknown };
+    DateTime: { Input: string; Output: string };
+  };
+  DefaultFieldNullability: false;
+}>({ defaultFieldNullability: false });
+
+/** The builder's schema types, for generic helpers. */
+export type Types = typeof builder extends PothosSchemaTypes.SchemaBuilder<infer T> ? T : never;

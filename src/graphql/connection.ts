@@ -1,0 +1,107 @@
+import type { ArgBuilder as PothosArgBuilder, ObjectRef } from '@pothos/core';
+import { builder, type Types } from './builder.js';
+import { userError } from './errors.js';
+
+/** Page size when `first` is not given. */
+export const DEFAULT_PAGE_SIZE = 20;
+/** Largest `first` accepted; beyond it a PAGE_SIZE_EXCEEDED error. */
+export const MAX_PAGE_SIZE = 500;
+
+/** A resolved Relay connection page. */
+export interface Page<T> {
+  edges: { cursor: string; node: T }[];
+  pageInfo: { hasNextPage: boolean; hasPreviousPage: boolean; startCursor: string | null; endCursor: string | null };
+  totalCount: number;
+}
+
+interface PageInfoShape {
+  hasNextPage: boolean;
+  hasPreviousPage: boolean;
+  startCursor: string | null;
+  endCursor: string | null;
+}
+
+const PageInfo = builder.objectRef<PageInfoShape>('PageInfo').implement({
+  description: 'Relay page information.',
+  fields: (t) => ({
+    hasNextPage: t.exposeBoolean('hasNextPage'),
+    hasPreviousPage: t.exposeBoolean('hasPreviousPage'),
+    startCursor: t.exposeString('startCursor', { nullable: true }),
+    endCursor: t.exposeString('endCursor', { nullable: true }),
+  }),
+});
+
+/** Defines `<Name>Connection` and `<Name>Edge` for a node type (edges, nodes, pageInfo, totalCount). */
+export function connectionType<T>(name: string, node: ObjectRef<Types, T>) {
+  const edge = builder.objectRef<{ cursor: string; node: T }>(`${name}Edge`).implement({
+    fields: (t) => ({
+      cursor: t.exposeString('cursor'),
+      node: t.field({ type: node, resolve: (e) => e.node as never }),
+    }),
+  });
+  return builder.objectRef<Page<T>>(`${name}Connection`).implement({
+    description: `A page of ${name} items (Relay cursor connection).`,
+    fields: (t) => ({
+      edges: t.field({ type: [edge], resolve: (p) => p.edges }),
+      nodes: t.field({ type: [node], resolve: (p) => p.edges.map((e) => e.node) as never }),
+      pageInfo: t.field({ type: PageInfo, resolve: (p) => p.pageInfo }),
+      totalCount: t.exposeInt('totalCount', { description: 'Items in the whole connection, not just this page.' }),
+    }),
+  });
+}
+
+type ArgBuilder = PothosArgBuilder<Types>;
+
+/** Standard `first` and `after` arguments. */
+export function pageArgs(arg: ArgBuilder) {
+  return {
+    first: arg.int({ required: false, description: `Page size, default ${DEFAULT_PAGE_SIZE}, at most ${MAX_PAGE_SIZE}.` }),
+    after: arg.string({ required: false, description: 'endCursor of the previous page.' }),
+  };
+}
+
+/**
+ * Validates `first` (0..MAX_PAGE_SIZE, default DEFAULT_PAGE_SIZE).
+ * @throws GraphQLError PAGE_SIZE_EXCEEDED or BAD_USER_INPUT
+ */
+export function pageSize(first: number | null | undefined): number {
+  const size = first ?? DEFAULT_PAGE_SIZE;
+  if (size < 0) throw userError('BAD_USER_INPUT', '"first" must not be negative');
+  if (size > MAX_PAGE_SIZE) {
+    throw userError('PAGE_SIZE_EXCEEDED', `"first" is ${size}; the maximum page size is ${MAX_PAGE_SIZE}`, { max: MAX_PAGE_SIZE });
+  }
+  return size;
+}
+
+/** Opaque cursor of an integer key within a connection kind. */
+export function encodeCursor(kind: string, key: number): string {
+  return Buffer.from(`${kind}:${key}`).toString('base64url');
+}
+
+/**
+ * Integer key of a cursor made by {@link encodeCursor} for the same kind; undefined when absent.
+ * @throws GraphQLError INVALID_CURSOR
+ */
+export function decodeCursor(kind: string, cursor: string | null | undefined): number | undefined {
+  if (cursor === null || cursor === undefined) return undefined;
+  const text = Buffer.from(cursor, 'base64url').toString('utf8');
+  const match = /^([a-z-]+):(-?\d+)$/.exec(text);
+  if (!match || match[1] !== kind) throw userError('INVALID_CURSOR', `"after" is not a cursor of this connection: ${JSON.stringify(cursor)}`);
+  return Number(match[2]);
+}
+
+/** Builds a page from up to `limit + 1` rows fetched after the cursor (the extra row means more pages). */
+export function toPage<T>(rows: T[], limit: number, totalCount: number, cursorOf: (row: T) => string, hasPrevious: boolean): Page<T> {
+  const items = rows.slice(0, limit);
+  const edges = items.map((node) => ({ cursor: cursorOf(node), node }));
+  return {
+    edges,
+    totalCount,
+    pageInfo: {
+      hasNextPage: rows.length > limit,
+      hasPreviousPage: hasPrevious,
+      startCursor: edges[0]?.cursor ?? null,
+      endCursor: edges.at(-1)?.cursor ?? null,
+    },
+  };
+}

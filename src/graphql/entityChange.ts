@@ -1,0 +1,68 @@
+import { type ChangeRow, changesPage, dumpsOfPacket } from '../db/queries.js';
+import { builder } from './builder.js';
+import { connectionType, decodeCursor, encodeCursor, type Page, pageArgs, pageSize, toPage } from './connection.js';
+import { EntityTypeEnum } from './entityType.js';
+import type { EntityType } from '../feed/entities.js';
+import { checkPacketNumber } from './validate.js';
+
+/** GraphQL `EntityChange`: one line of a JSON dump. */
+export const EntityChangeRef = builder.objectRef<ChangeRow>('EntityChange').implement({
+  description: 'One changed entity: a line of the JSON dump of its type for one packet.',
+  fields: (t) => ({
+    mbid: t.exposeID('mbid'),
+    entity: t.field({ type: EntityTypeEnum, resolve: (c) => c.entity }),
+    packet: t.exposeInt('packet'),
+    position: t.exposeInt('position', { description: '1-based line number in the JSON dump.' }),
+    name: t.string({
+      nullable: true,
+      description: 'The line\'s "name" or "title".',
+      resolve: (c) => {
+        const data = parseData(c) as { name?: unknown; title?: unknown };
+        const name = data.name ?? data.title;
+        return typeof name === 'string' ? name : null;
+      },
+    }),
+    data: t.field({ type: 'JSON', description: 'The line as a JSON object, as upstream wrote it.', resolve: parseData }),
+  }),
+});
+
+const parsed = new WeakMap<ChangeRow, unknown>();
+
+function parseData(change: ChangeRow): unknown {
+  let value = parsed.get(change);
+  if (value === undefined) {
+    value = JSON.parse(change.data);
+    parsed.set(change, value);
+  }
+  return value;
+}
+
+/** GraphQL `EntityChangeConnection`. */
+export const EntityChangeConnection = connectionType('EntityChange', EntityChangeRef);
+
+/** Resolves one page of a dump's changes in file order; the cursor is the line position. */
+export function resolveChanges(
+  store: Parameters<typeof changesPage>[0],
+  packet: number,
+  entity: EntityType,
+  args: { first?: number | null; after?: string | null },
+): Page<ChangeRow> {
+  const limit = pageSize(args.first);
+  const after = decodeCursor('change', args.after) ?? 0;
+  const rows = limit === 0 ? [] : changesPage(store, packet, entity, after, limit + 1);
+  const total = dumpsOfPacket(store, packet).find((d) => d.entity === entity)?.changeCount ?? 0;
+  return toPage(rows, limit, total, (c) => encodeCursor('change', c.position), after > 0);
+}
+
+builder.queryField('changes', (t) =>
+  t.field({
+    type: EntityChangeConnection,
+    description: 'The changes of one JSON dump (packet, entity type), in file order.',
+    args: {
+      packet: t.arg.int({ required: true }),
+      entity: t.arg({ type: EntityTypeEnum, required: true }),
+      ...pageArgs(t.arg),
+    },
+    resolve: (_root, args, ctx) => resolveChanges(ctx.store, checkPacketNumber(args.packet), args.entity, args),
+  }),
+);

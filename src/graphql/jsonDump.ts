@@ -1,0 +1,52 @@
+import { type DumpRow, feedFileByName } from '../db/queries.js';
+import type { EntityType } from '../feed/entities.js';
+import { builder } from './builder.js';
+import { pageArgs } from './connection.js';
+import { EntityChangeConnection, resolveChanges } from './entityChange.js';
+import { EntityTypeEnum } from './entityType.js';
+import { FeedFileRef } from './feedFile.js';
+
+/** GraphQL `DumpStatus`. */
+export const DumpStatusEnum = builder.enumType('DumpStatus', {
+  values: {
+    SYNCED: { description: 'Stored: every line is a change or quarantined.' },
+    NO_CHANGES: { description: 'No JSON dump exists: no entity of this type changed that hour (packet settled).' },
+    PENDING: { description: 'Not on the feed yet; asked again on the next poll until the packet settles.' },
+    FAILED: { description: 'Could not be stored (see error); a later sync retries it.' },
+    SKIPPED: { description: 'Not synced by this instance (excluded by --entities).' },
+  } as const,
+});
+
+/** A JSON dump as the API shows it; `row` is absent for entity types never tried. */
+export interface JsonDumpShape {
+  packet: number;
+  entity: EntityType;
+  row: DumpRow | undefined;
+  tracked: boolean;
+}
+
+/** GraphQL `JsonDump`: the JSON dump of one entity type for one packet. */
+export const JsonDumpRef = builder.objectRef<JsonDumpShape>('JsonDump').implement({
+  description: 'The JSON dump of one entity type for one packet.',
+  fields: (t) => ({
+    entity: t.field({ type: EntityTypeEnum, resolve: (d) => d.entity }),
+    status: t.field({
+      type: DumpStatusEnum,
+      resolve: (d) => (d.row?.status as 'SYNCED' | undefined) ?? (d.tracked ? 'PENDING' : 'SKIPPED'),
+    }),
+    changeCount: t.int({ resolve: (d) => d.row?.changeCount ?? 0 }),
+    quarantineCount: t.int({ description: 'Lines kept aside as malformed.', resolve: (d) => d.row?.quarantineCount ?? 0 }),
+    error: t.string({ nullable: true, description: 'Why the dump FAILED.', resolve: (d) => d.row?.error ?? null }),
+    attempts: t.int({ description: 'Failed attempts so far.', resolve: (d) => d.row?.attempts ?? 0 }),
+    file: t.field({
+      type: FeedFileRef,
+      nullable: true,
+      resolve: (d, _a, ctx) => (d.row?.fileName ? feedFileByName(ctx.store, d.row.fileName) : null),
+    }),
+    changes: t.field({
+      type: EntityChangeConnection,
+      args: pageArgs(t.arg),
+      resolve: (d, args, ctx) => resolveChanges(ctx.store, d.packet, d.entity, args),
+    }),
+  }),
+});

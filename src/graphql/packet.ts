@@ -1,0 +1,61 @@
+import { dumpsOfPacket, latestPacket, type PacketRow, packetByNumber, packetCount, packetsPage } from '../db/queries.js';
+import { ENTITY_TYPES } from '../feed/entities.js';
+import { builder } from './builder.js';
+import { connectionType, decodeCursor, encodeCursor, pageArgs, pageSize, toPage } from './connection.js';
+import { JsonDumpRef, type JsonDumpShape } from './jsonDump.js';
+import { checkPacketNumber } from './validate.js';
+
+/** GraphQL `Packet`: one hour of the feed. */
+export const PacketRef = builder.objectRef<PacketRow>('Packet').implement({
+  description: 'One hourly packet of the feed: its JSON dumps (and replication packet).',
+  fields: (t) => ({
+    number: t.exposeInt('number', { description: 'The replication sequence.' }),
+    timestamp: t.field({ type: 'DateTime', nullable: true, description: "The archives' TIMESTAMP.", resolve: (p) => p.timestamp }),
+    schemaSequence: t.exposeInt('schemaSequence', { nullable: true, description: 'Database schema number (SCHEMA_SEQUENCE).' }),
+    syncedAt: t.field({
+      type: 'DateTime',
+      nullable: true,
+      description: 'When every file of the packet was stored or settled; null while incomplete.',
+      resolve: (p) => p.syncedAt,
+    }),
+    dumps: t.field({
+      type: [JsonDumpRef],
+      description: 'All eleven entity types, in upstream order.',
+      resolve: (p, _a, ctx) => {
+        const rows = new Map(dumpsOfPacket(ctx.store, p.number).map((d) => [d.entity, d]));
+        return ENTITY_TYPES.map(
+          (entity): JsonDumpShape => ({ packet: p.number, entity, row: rows.get(entity), tracked: ctx.service.entities.includes(entity) }),
+        );
+      },
+    }),
+  }),
+});
+
+/** GraphQL `PacketConnection`, newest first. */
+export const PacketConnection = connectionType('Packet', PacketRef);
+
+builder.queryFields((t) => ({
+  latestPacket: t.field({
+    type: PacketRef,
+    nullable: true,
+    description: 'The newest packet that is settled and fully synced, with every earlier packet since the first also complete.',
+    resolve: (_r, _a, ctx) => latestPacket(ctx.store),
+  }),
+  packet: t.field({
+    type: PacketRef,
+    nullable: true,
+    args: { number: t.arg.int({ required: true }) },
+    resolve: (_r, args, ctx) => packetByNumber(ctx.store, checkPacketNumber(args.number)),
+  }),
+  packets: t.field({
+    type: PacketConnection,
+    description: 'Packets known to this instance, newest first.',
+    args: pageArgs(t.arg),
+    resolve: (_r, args, ctx) => {
+      const limit = pageSize(args.first);
+      const before = decodeCursor('packet', args.after);
+      const rows = limit === 0 ? [] : packetsPage(ctx.store, before, limit + 1);
+      return toPage(rows, limit, packetCount(ctx.store), (p) => encodeCursor('packet', p.number), before !== undefined);
+    },
+  }),
+}));

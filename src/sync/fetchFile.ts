@@ -1,0 +1,69 @@
+import { mkdirSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import type { FeedClient } from '../feed/client.js';
+import { signaturePath } from '../feed/urls.js';
+import type { FeedFileRecord } from './ingest.js';
+import type { Verifier } from './verifier.js';
+
+/** A downloaded, checked archive waiting to be stored. */
+export interface FetchedFile {
+  /** Temporary path of the archive; {@link keep} moves it into the data directory. */
+  tmpPath: string;
+  record: FeedFileRecord;
+  signature: string | null;
+}
+
+/** Where kept archives live: `<dataDir>/files/<name>` (name = path under the feed root). */
+export function keptPath(dataDir: string, name: string): string {
+  return join(dataDir, 'files', name);
+}
+
+/**
+ * Downloads `name` and its `.asc` from the feed and checks the signature before anything is
+ * stored (FEED.md, Signatures). Returns null when the archive is missing (404).
+ * @throws FeedAuthError / FeedHttpError / FeedNetworkError from the client, SignatureError in fail mode.
+ */
+export async function fetchFile(
+  client: FeedClient,
+  verifier: Verifier,
+  options: { name: string; packet: number; dataDir: string; signal?: AbortSignal; now: () => Date },
+): Promise<FetchedFile | null> {
+  const { name, packet, dataDir, signal } = options;
+  const download = await client.download(name, join(dataDir, 'tmp'), signal);
+  if (download.status === 'missing') return null;
+  try {
+    const signature = await client.text(signaturePath(name), signal);
+    const verdict = await verifier.check(download.path, name, signature, signal);
+    return {
+      tmpPath: download.path,
+      signature,
+      record: {
+        name,
+        packet,
+        size: download.size,
+        sha256: download.sha256,
+        signature: verdict.status,
+        fingerprint: verdict.fingerprint,
+        fetchedAt: options.now().toISOString(),
+        storedPath: join('files', name),
+        signatureStoredPath: signature === null ? null : join('files', signaturePath(name)),
+      },
+    };
+  } catch (error) {
+    rmSync(download.path, { force: true });
+    throw error;
+  }
+}
+
+/** Moves a fetched archive (and its signature) to its kept path; synchronous so it can run just before COMMIT. */
+export function keep(dataDir: string, file: FetchedFile): void {
+  const target = keptPath(dataDir, file.record.name);
+  mkdirSync(dirname(target), { recursive: true });
+  if (file.signature !== null) writeFileSync(`${target}.asc`, file.signature);
+  renameSync(file.tmpPath, target);
+}
+
+/** Removes a fetched archive that was not kept. */
+export function discard(file: FetchedFile): void {
+  rmSync(file.tmpPath, { force: true });
+}

@@ -1,0 +1,212 @@
+import { basename } from 'node:path';
+import type Database from 'better-sqlite3';
+import type { Store } from '../db/client.js';
+import { packetLabel, readReplicationArchive } from '../feed/replication/archive.js';
+import type { ReplicationArchiveInfo, ReplicationFormat, RowChange, RowOp } from '../feed/replication/types.js';
+import { deriveRemovals, type UnresolvedRemoval } from './replicationRemovals.js';
+import { PacketStaging } from './replicationStaging.js';
+import { inTransaction } from './transaction.js';
+
+/** Options of {@link storeReplicationPacket}. */
+export interface StoreReplicationOptions {
+  signal?: AbortSignal;
+  /** Feed-root-relative file name recorded in `replication_packets.file_name`; default the archive's base name. */
+  fileName?: string;
+  /** Clock for `updated_at`, `created_at` and event times. */
+  now?: () => Date;
+}
+
+/** Row counts of one table in one packet. */
+export interface TableChanges {
+  /** `schema.table` */
+  table: string;
+  inserts: number;
+  updates: number;
+  deletes: number;
+}
+
+/** What {@link storeReplicationPacket} stored. */
+export interface StoredReplicationPacket {
+  format: ReplicationFormat;
+  replicationSequence: number;
+  schemaSequence: number;
+  /** Archive `TIMESTAMP`, ISO 8601 UTC. */
+  timestamp: string;
+  rowCount: number;
+  /** Per table, sorted by table name. */
+  tables: TableChanges[];
+  /** Removals derived from this packet (DELETED and MERGED). */
+  removals: number;
+  /** Set when the schema sequence differs from the previous stored packet's (also an `events` row). */
+  schemaChange: { from: number; to: number; previousPacket: number } | null;
+  /** Deleted entity rows whose MBID no stored packet shows (also an `events` row). */
+  unresolvedDeletions: number;
+}
+
+/**
+ * Stores replication packet `packet` from the local archive file `archivePath` (FEED.md,
+ * Replication packet archives) in ONE transaction, visible whole or not at all: its row changes in
+ * upstream's apply order (`row_changes`, replacing any earlier rows of that packet, so re-runs add
+ * nothing twice), its `replication_packets` row (SYNCED), the removals it shows, a `schema-change`
+ * event when its schema sequence differs from the previous stored packet's, and the packet's
+ * `packets.timestamp` / `schema_sequence` where still empty (the row is created if missing).
+ * The archive is streamed; rows are staged in SQLite, not in memory.
+ * @throws ArchiveError naming packet (and member and line where there is one) when the archive
+ *   breaks the format, including REPLICATION_SEQUENCE ≠ `packet`; the abort reason when
+ *   `options.signal` aborts; SQLite errors (e.g. busy). Nothing is stored in any of these cases.
+ */
+export async function storeReplicationPacket(
+  store: Store,
+  packet: number,
+  archivePath: string,
+  options: StoreReplicationOptions = {},
+): Promise<StoredReplicationPacket> {
+  const now = options.now ?? (() => new Date());
+  const fileName = options.fileName ?? basename(archivePath);
+  const where = packetLabel(packet, fileName);
+  const { sqlite } = store;
+  return inTransaction(store, async () => {
+    const staging = new PacketStaging(sqlite);
+    try {
+      const info = await readReplicationArchive(archivePath, staging, { packet, fileName, signal: options.signal });
+      options.signal?.throwIfAborted();
+      sqlite.prepare('DELETE FROM row_changes WHERE packet = ?').run(packet);
+      sqlite.prepare('DELETE FROM removals WHERE packet = ?').run(packet);
+      const rowCount = staging.finish(info, packet, where);
+      const at = now().toISOString();
+      upsertReplicationPacket(sqlite, packet, info, rowCount, fileName, at);
+      const removals = deriveRemovals(sqlite, packet);
+      recordUnresolved(sqlite, packet, removals.unresolved, at);
+      const schemaChange = recordSchemaChange(sqlite, packet, info.schemaSequence, at);
+      fillPacketRow(sqlite, packet, info, at);
+      options.signal?.throwIfAborted();
+      return {
+        format: info.format,
+        replicationSequence: info.replicationSequence,
+        schemaSequence: info.schemaSequence,
+        timestamp: info.timestamp,
+        rowCount,
+        tables: tableChanges(sqlite, packet),
+        removals: removals.count,
+        schemaChange,
+        unresolvedDeletions: removals.unresolved.length,
+      };
+    } finally {
+      staging.drop();
+    }
+  });
+}
+
+function upsertReplicationPacket(
+  sqlite: Database.Database,
+  packet: number,
+  info: ReplicationArchiveInfo,
+  rowCount: number,
+  fileName: string,
+  at: string,
+): void {
+  sqlite
+    .prepare(
+      `INSERT INTO replication_packets
+         (packet, status, format, schema_sequence, timestamp, dbmirror_version, row_count, file_name, error, next_retry_at, updated_at)
+       VALUES (@packet, 'SYNCED', @format, @schemaSequence, @timestamp, @dbmirrorVersion, @rowCount, @fileName, NULL, NULL, @at)
+       ON CONFLICT (packet) DO UPDATE SET
+         status = 'SYNCED', format = excluded.format, schema_sequence = excluded.schema_sequence,
+         timestamp = excluded.timestamp, dbmirror_version = excluded.dbmirror_version, row_count = excluded.row_count,
+         file_name = excluded.file_name, error = NULL, next_retry_at = NULL, updated_at = excluded.updated_at`,
+    )
+    .run({ ...pick(info), packet, rowCount, fileName, at });
+}
+
+function pick(info: ReplicationArchiveInfo) {
+  const { format, schemaSequence, timestamp, dbmirrorVersion } = info;
+  return { format, schemaSequence, timestamp, dbmirrorVersion };
+}
+
+/** Records (once per packet) a schema sequence differing from the previous stored packet's. */
+function recordSchemaChange(
+  sqlite: Database.Database,
+  packet: number,
+  schemaSequence: number,
+  at: string,
+): StoredReplicationPacket['schemaChange'] {
+  const previous = sqlite
+    .prepare(
+      `SELECT packet, schema_sequence AS schemaSequence FROM replication_packets
+       WHERE packet < ? AND schema_sequence IS NOT NULL ORDER BY packet DESC LIMIT 1`,
+    )
+    .get(packet) as { packet: number; schemaSequence: number } | undefined;
+  if (!previous || previous.schemaSequence === schemaSequence) return null;
+  const message = `schema sequence changed from ${previous.schemaSequence} (packet ${previous.packet}) to ${schemaSequence} at packet ${packet}`;
+  sqlite
+    .prepare(
+      `INSERT INTO events (at, packet, kind, message) SELECT ?, ?, 'schema-change', ?
+       WHERE NOT EXISTS (SELECT 1 FROM events WHERE packet = ? AND kind = 'schema-change')`,
+    )
+    .run(at, packet, message, packet);
+  return { from: previous.schemaSequence, to: schemaSequence, previousPacket: previous.packet };
+}
+
+/** Replaces the packet's `removal-unresolved` event: deletions whose MBID is unknown are reported, never dropped silently. */
+function recordUnresolved(sqlite: Database.Database, packet: number, rows: UnresolvedRemoval[], at: string): void {
+  sqlite.prepare(`DELETE FROM events WHERE packet = ? AND kind = 'removal-unresolved'`).run(packet);
+  if (rows.length === 0) return;
+  const shown = rows.slice(0, 20).map((row) => `${row.table} id ${row.id ?? 'NULL'}`);
+  const more = rows.length > shown.length ? ` and ${rows.length - shown.length} more` : '';
+  const message =
+    `${rows.length} deleted entity row(s) of packet ${packet} have no known MBID (no stored packet shows their gid; ` +
+    `v1 packets keep only the key columns of deleted rows): ${shown.join(', ')}${more}`;
+  sqlite.prepare(`INSERT INTO events (at, packet, kind, message) VALUES (?, ?, 'removal-unresolved', ?)`).run(at, packet, message);
+}
+
+/** Sets `packets.timestamp` / `schema_sequence` where still empty, creating the row if missing. */
+function fillPacketRow(sqlite: Database.Database, packet: number, info: ReplicationArchiveInfo, at: string): void {
+  sqlite
+    .prepare(
+      `INSERT INTO packets (number, timestamp, schema_sequence, created_at) VALUES (?, ?, ?, ?)
+       ON CONFLICT (number) DO UPDATE SET
+         timestamp = coalesce(packets.timestamp, excluded.timestamp),
+         schema_sequence = coalesce(packets.schema_sequence, excluded.schema_sequence)`,
+    )
+    .run(packet, info.timestamp, info.schemaSequence, at);
+}
+
+function tableChanges(sqlite: Database.Database, packet: number): TableChanges[] {
+  return sqlite
+    .prepare(
+      `SELECT table_name AS "table", sum(op = 'i') AS inserts, sum(op = 'u') AS updates, sum(op = 'd') AS deletes
+       FROM row_changes WHERE packet = ? GROUP BY table_name ORDER BY table_name`,
+    )
+    .all(packet) as TableChanges[];
+}
+
+interface RowChangeRecord {
+  seqid: number;
+  xid: number;
+  table: string;
+  op: RowOp;
+  keys: string | null;
+  oldData: string | null;
+  newData: string | null;
+  timestamp: string | null;
+}
+
+/** A `row_changes` row as a {@link RowChange} (JSON columns parsed). */
+export function rowChangeOf(record: RowChangeRecord): RowChange {
+  const json = (text: string | null) => (text === null ? null : (JSON.parse(text) as Record<string, unknown>));
+  return { ...record, keys: json(record.keys), oldData: json(record.oldData), newData: json(record.newData) };
+}
+
+/**
+ * The stored row changes of `packet` in apply order, one at a time (the connection is busy until
+ * the iteration ends).
+ */
+export function* iterateRowChanges(store: Store, packet: number): Generator<RowChange> {
+  const rows = store.sqlite
+    .prepare(
+      `SELECT seqid, xid, table_name AS "table", op, keys, old_data AS oldData, new_data AS newData, timestamp
+       FROM row_changes WHERE packet = ? ORDER BY ord`,
+    )
+    .iterate(packet) as IterableIterator<RowChangeRecord>;
+  for (const record of rows) yield rowChangeOf(record);
+}

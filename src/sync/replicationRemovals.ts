@@ -1,0 +1,95 @@
+import type Database from 'better-sqlite3';
+import { ENTITY_TYPES, type EntityType, entityOfTable } from '../feed/entities.js';
+
+/** `musicbrainz.<table>` of each entity type (`release-group` → `musicbrainz.release_group`). */
+const ENTITY_TABLES = ENTITY_TYPES.map((entity) => `musicbrainz.${entity.replace('-', '_')}`);
+const REDIRECT_TABLES = ENTITY_TABLES.map((table) => `${table}_gid_redirect`);
+const REDIRECT = /^musicbrainz\.(\w+)_gid_redirect$/;
+
+const CANDIDATES = `
+  SELECT table_name AS tbl, op, old_data ->> 'gid' AS oldGid, old_data ->> 'id' AS oldId,
+         new_data ->> 'gid' AS newGid, new_data ->> 'new_id' AS newId
+  FROM row_changes
+  WHERE packet = ? AND ((op = 'd' AND table_name IN (${ENTITY_TABLES.map(() => '?').join(', ')}))
+     OR (op = 'i' AND table_name IN (${REDIRECT_TABLES.map(() => '?').join(', ')})))
+  ORDER BY ord`;
+
+// The newest stored image of row `id` of an entity table that shows its gid, in this packet or an
+// earlier one. `packet IN (...)` lets the (packet, table_name, op) index narrow the search to that
+// table's rows. Ids compare as text: v1 values are text, v2 values JSON numbers.
+const GID_OF_ROW = `
+  SELECT coalesce(new_data ->> 'gid', old_data ->> 'gid') AS gid FROM row_changes
+  WHERE packet IN (SELECT packet FROM replication_packets WHERE packet <= @packet) AND table_name = @table
+    AND CAST(coalesce(new_data ->> 'id', old_data ->> 'id') AS TEXT) = @id
+    AND coalesce(new_data ->> 'gid', old_data ->> 'gid') IS NOT NULL
+  ORDER BY packet DESC, ord DESC LIMIT 1`;
+
+const INSERT_REMOVAL = `
+  INSERT INTO removals (mbid, entity, packet, kind, merged_into) VALUES (?, ?, ?, ?, ?)
+  ON CONFLICT (packet, mbid, kind) DO UPDATE SET
+    entity = excluded.entity, merged_into = coalesce(excluded.merged_into, removals.merged_into)`;
+
+interface Candidate {
+  tbl: string;
+  op: string;
+  oldGid: string | null;
+  oldId: string | number | null;
+  newGid: string | null;
+  newId: string | number | null;
+}
+
+/** A deleted entity row whose MBID no stored packet shows. */
+export interface UnresolvedRemoval {
+  table: string;
+  id: string | null;
+}
+
+/** What {@link deriveRemovals} stored. */
+export interface DerivedRemovals {
+  count: number;
+  unresolved: UnresolvedRemoval[];
+}
+
+/**
+ * Derives the removals of `packet` from its stored row changes (FEED.md, Replication packet
+ * archives) and inserts them into `removals`:
+ * - an insert into `musicbrainz.<entity>_gid_redirect` is a MERGED removal of its `gid`, merged
+ *   into the gid of the entity row with id `new_id` when this or an earlier stored packet shows it;
+ * - a delete on `musicbrainz.<entity>` is a DELETED removal of its `gid` (from the old row, else
+ *   from the newest stored image of that row id), unless the same packet merged that gid: upstream
+ *   deletes the source row of every merge.
+ * Deletions whose gid no stored packet shows (v1 keeps only key columns) are returned, not stored.
+ * Call after the packet's rows and its `replication_packets` row are written.
+ */
+export function deriveRemovals(sqlite: Database.Database, packet: number): DerivedRemovals {
+  const candidates = sqlite.prepare(CANDIDATES).all(packet, ...ENTITY_TABLES, ...REDIRECT_TABLES) as Candidate[];
+  const gidOf = sqlite.prepare(GID_OF_ROW).pluck();
+  const lookup = (table: string, id: string | number | null): string | null =>
+    id === null ? null : ((gidOf.get({ packet, table, id: String(id) }) as string | undefined) ?? null);
+  const insert = sqlite.prepare(INSERT_REMOVAL);
+  const merged = new Set<string>();
+  const unresolved: UnresolvedRemoval[] = [];
+  let count = 0;
+  for (const row of candidates.filter((c) => c.op === 'i')) {
+    const entity = entityOfTable(REDIRECT.exec(row.tbl)![1]!) as EntityType;
+    if (row.newGid === null) {
+      unresolved.push({ table: row.tbl, id: row.newId === null ? null : String(row.newId) });
+      continue;
+    }
+    const target = lookup(row.tbl.replace(/_gid_redirect$/, ''), row.newId);
+    insert.run(row.newGid, entity, packet, 'MERGED', target);
+    merged.add(row.newGid);
+    count++;
+  }
+  for (const row of candidates.filter((c) => c.op === 'd')) {
+    const entity = entityOfTable(row.tbl.slice('musicbrainz.'.length)) as EntityType;
+    const gid = row.oldGid ?? lookup(row.tbl, row.oldId);
+    if (gid === null) {
+      unresolved.push({ table: row.tbl, id: row.oldId === null ? null : String(row.oldId) });
+    } else if (!merged.has(gid)) {
+      insert.run(gid, entity, packet, 'DELETED', null);
+      count++;
+    }
+  }
+  return { count, unresolved };
+}

@@ -1,0 +1,168 @@
+import type Database from 'better-sqlite3';
+import { ArchiveError } from '../feed/errors.js';
+import type {
+  PendingDataRecord,
+  PendingKeysRecord,
+  PendingTsRecord,
+  ReplicationArchiveInfo,
+  ReplicationSink,
+  V1PendingDataRecord,
+  V1PendingRecord,
+} from '../feed/replication/types.js';
+
+// A packet's members arrive in tar order (v2: data before keys and timestamps; v1: rows before
+// their data), and a packet can hold hundreds of thousands of rows. So rows are staged in TEMP
+// tables (this connection only, rolled back with the transaction) and SQL joins keys, data and
+// timestamps and computes upstream's apply order at the end, instead of holding rows in JS.
+const TABLES = ['livefeed_rp_change', 'livefeed_rp_v1data', 'livefeed_rp_keys', 'livefeed_rp_ts'];
+
+const CREATE = `
+  CREATE TEMP TABLE livefeed_rp_change (
+    seqid INTEGER PRIMARY KEY, xid INTEGER NOT NULL, tbl TEXT NOT NULL, op TEXT NOT NULL,
+    keys TEXT, old TEXT, new TEXT, line INTEGER NOT NULL);
+  CREATE TEMP TABLE livefeed_rp_v1data (
+    seqid INTEGER NOT NULL, is_key INTEGER NOT NULL, data TEXT NOT NULL, line INTEGER NOT NULL,
+    PRIMARY KEY (seqid, is_key)) WITHOUT ROWID;
+  CREATE TEMP TABLE livefeed_rp_keys (
+    tbl TEXT NOT NULL, pos INTEGER NOT NULL, col TEXT NOT NULL, PRIMARY KEY (tbl, pos)) WITHOUT ROWID;
+  CREATE TEMP TABLE livefeed_rp_ts (xid INTEGER PRIMARY KEY, ts TEXT NOT NULL);`;
+
+/** First v2 row whose olddata/newdata is not a JSON object. */
+const BAD_JSON = `
+  SELECT line, CASE WHEN ${notObject('old')} THEN 'olddata' ELSE 'newdata' END AS col
+  FROM temp.livefeed_rp_change WHERE ${notObject('old')} OR ${notObject('new')} ORDER BY line LIMIT 1`;
+
+function notObject(column: string): string {
+  // CASE keeps json_type away from invalid text (it would raise an error without a line number).
+  return `(${column} IS NOT NULL AND (CASE WHEN json_valid(${column}) THEN json_type(${column}) END) IS NOT 'object')`;
+}
+
+/** v2 keys: the table's key columns (pending_keys order) from the old row, or the new row for inserts. */
+const V2_KEYS = `
+  UPDATE temp.livefeed_rp_change AS c SET keys = (
+    SELECT json_group_object(k.col, coalesce(c.old, c.new) -> k.col ORDER BY k.pos)
+    FROM temp.livefeed_rp_keys k WHERE k.tbl = c.tbl)
+  WHERE c.tbl IN (SELECT tbl FROM temp.livefeed_rp_keys)`;
+
+/** First v1 data row whose seqid has no dbmirror_pending row. */
+const V1_ORPHAN = `
+  SELECT d.line, d.seqid FROM temp.livefeed_rp_v1data d
+  WHERE NOT EXISTS (SELECT 1 FROM temp.livefeed_rp_change c WHERE c.seqid = d.seqid) ORDER BY d.line LIMIT 1`;
+
+/** v1 key (`t`) and value (`f`) data of every staged row. */
+const V1_PAIRS = `
+  SELECT seqid, max(CASE WHEN is_key THEN data END) AS k, max(CASE WHEN NOT is_key THEN data END) AS v
+  FROM temp.livefeed_rp_v1data GROUP BY seqid`;
+
+/** First v1 row lacking the data its op needs: insert/update values, update/delete keys. */
+const V1_MISSING = `
+  SELECT c.line, c.seqid, c.op FROM temp.livefeed_rp_change c LEFT JOIN (${V1_PAIRS}) d ON d.seqid = c.seqid
+  WHERE (c.op IN ('i', 'u') AND d.v IS NULL) OR (c.op = 'u' AND d.k IS NULL) OR (c.op = 'd' AND d.k IS NULL AND d.v IS NULL)
+  ORDER BY c.line LIMIT 1`;
+
+/** v1 rows as a consumer applies them: keys identify, values are the new row; a delete keeps what it has of the old row. */
+const V1_FILL = `
+  UPDATE temp.livefeed_rp_change AS c SET
+    keys = d.k,
+    old = CASE c.op WHEN 'd' THEN coalesce(d.v, d.k) END,
+    new = CASE WHEN c.op IN ('i', 'u') THEN d.v END
+  FROM (${V1_PAIRS}) AS d WHERE d.seqid = c.seqid`;
+
+/** Upstream's apply order: transactions by their highest seqid, rows by seqid; ord counts from 0. */
+const INSERT_ROW_CHANGES = `
+  INSERT INTO row_changes (packet, ord, seqid, xid, table_name, op, keys, old_data, new_data, timestamp)
+  SELECT @packet, row_number() OVER (ORDER BY t.last, c.seqid) - 1, c.seqid, c.xid, c.tbl, c.op, c.keys, c.old, c.new, ts.ts
+  FROM temp.livefeed_rp_change c
+  JOIN (SELECT xid, max(seqid) AS last FROM temp.livefeed_rp_change GROUP BY xid) t ON t.xid = c.xid
+  LEFT JOIN temp.livefeed_rp_ts ts ON ts.xid = c.xid
+  ORDER BY t.last, c.seqid`;
+
+/**
+ * Stages one packet's parsed lines in TEMP tables of `sqlite` (a {@link ReplicationSink}) and then
+ * writes them to `row_changes` in apply order. Use inside the packet's transaction; call
+ * {@link PacketStaging.drop} when done.
+ */
+export class PacketStaging implements ReplicationSink {
+  private readonly insertChange: Database.Statement;
+  private readonly insertV1Data: Database.Statement;
+  private readonly insertKey: Database.Statement;
+  private readonly insertTs: Database.Statement;
+
+  constructor(private readonly sqlite: Database.Database) {
+    this.drop();
+    sqlite.exec(CREATE);
+    this.insertChange = sqlite.prepare(
+      'INSERT INTO temp.livefeed_rp_change (seqid, xid, tbl, op, old, new, line) VALUES (?, ?, ?, ?, ?, ?, ?)',
+    );
+    this.insertV1Data = sqlite.prepare('INSERT INTO temp.livefeed_rp_v1data (seqid, is_key, data, line) VALUES (?, ?, ?, ?)');
+    this.insertKey = sqlite.prepare('INSERT INTO temp.livefeed_rp_keys (tbl, pos, col) VALUES (?, ?, ?)');
+    this.insertTs = sqlite.prepare('INSERT INTO temp.livefeed_rp_ts (xid, ts) VALUES (?, ?)');
+  }
+
+  pendingData(r: PendingDataRecord, line: number): void {
+    unique(() => this.insertChange.run(r.seqid, r.xid, r.table, r.op, r.oldJson, r.newJson, line), `seqid ${r.seqid}`);
+  }
+
+  v1Pending(r: V1PendingRecord, line: number): void {
+    unique(() => this.insertChange.run(r.seqid, r.xid, r.table, r.op, null, null, line), `seqid ${r.seqid}`);
+  }
+
+  v1PendingData(r: V1PendingDataRecord, line: number): void {
+    const what = `${r.isKey ? 'key' : 'value'} data of seqid ${r.seqid}`;
+    unique(() => this.insertV1Data.run(r.seqid, r.isKey ? 1 : 0, JSON.stringify(r.data), line), what);
+  }
+
+  pendingKeys(r: PendingKeysRecord): void {
+    unique(() => r.columns.forEach((col, pos) => this.insertKey.run(r.table, pos, col)), `table ${r.table}`);
+  }
+
+  pendingTs(r: PendingTsRecord): void {
+    unique(() => this.insertTs.run(r.xid, r.timestamp), `xid ${r.xid}`);
+  }
+
+  /**
+   * Checks the staged rows, completes them (v2 keys; v1 keys/old/new from its data rows) and
+   * inserts them into `row_changes` for `packet` in apply order.
+   * @returns the number of rows inserted.
+   * @throws ArchiveError naming member and line (prefixed with `where`) for a v2 row image that is
+   *   not a JSON object, a v1 data row without its pending row, or a v1 row missing its data.
+   */
+  finish(info: ReplicationArchiveInfo, packet: number, where: string): number {
+    if (info.format === 'V2') {
+      const bad = this.sqlite.prepare(BAD_JSON).get() as { line: number; col: string } | undefined;
+      if (bad) throw new ArchiveError(`${where}: ${info.members.pendingData} line ${bad.line}: ${bad.col} is not a JSON object`);
+      this.sqlite.exec(V2_KEYS);
+    } else {
+      const orphan = this.sqlite.prepare(V1_ORPHAN).get() as { line: number; seqid: number } | undefined;
+      if (orphan) {
+        throw new ArchiveError(
+          `${where}: ${info.members.v1PendingData} line ${orphan.line}: seqid ${orphan.seqid} is not in ${info.members.v1Pending}`,
+        );
+      }
+      const missing = this.sqlite.prepare(V1_MISSING).get() as { line: number; seqid: number; op: string } | undefined;
+      if (missing) {
+        throw new ArchiveError(
+          `${where}: ${info.members.v1Pending} line ${missing.line}: op ${missing.op} of seqid ${missing.seqid} lacks its ` +
+            `${missing.op === 'd' ? 'key' : 'key or value'} data in ${info.members.v1PendingData}`,
+        );
+      }
+      this.sqlite.exec(V1_FILL);
+    }
+    return this.sqlite.prepare(INSERT_ROW_CHANGES).run({ packet }).changes;
+  }
+
+  /** Drops the TEMP tables (also run before creating them, in case an earlier run died mid-way). */
+  drop(): void {
+    for (const table of TABLES) this.sqlite.exec(`DROP TABLE IF EXISTS temp.${table}`);
+  }
+}
+
+/** Runs `insert`, turning a primary key conflict into a readable "duplicate ..." error. */
+function unique(insert: () => unknown, what: string): void {
+  try {
+    insert();
+  } catch (error) {
+    if ((error as { code?: string }).code?.startsWith('SQLITE_CONSTRAINT')) throw new Error(`duplicate ${what}`);
+    throw error;
+  }
+}

@@ -1,0 +1,124 @@
+import type { Store } from '../db/client.js';
+import type { EntityType } from '../feed/entities.js';
+
+/** Status of a JSON dump (GraphQL `DumpStatus`). */
+export type DumpStatus = 'SYNCED' | 'NO_CHANGES' | 'PENDING' | 'FAILED';
+
+/** The stored state of one JSON dump, or undefined when never tried. */
+export function dumpStatus(store: Store, packet: number, entity: EntityType): DumpStatus | undefined {
+  const row = store.sqlite.prepare('SELECT status FROM dumps WHERE packet = ? AND entity = ?').get(packet, entity) as
+    | { status: DumpStatus }
+    | undefined;
+  return row?.status;
+}
+
+function ensurePacket(store: Store, packet: number, now: string): void {
+  store.sqlite.prepare('INSERT INTO packets (number, created_at) VALUES (?, ?) ON CONFLICT DO NOTHING').run(packet, now);
+}
+
+/** Records a 404 for a dump: PENDING until its packet settles (FEED.md, Errors). */
+export function markPending(store: Store, packet: number, entity: EntityType, now: string): void {
+  ensurePacket(store, packet, now);
+  store.sqlite
+    .prepare(
+      `INSERT INTO dumps (packet, entity, status, checked_at, updated_at) VALUES (?, ?, 'PENDING', ?, ?)
+       ON CONFLICT (packet, entity) DO UPDATE SET status = 'PENDING', checked_at = excluded.checked_at,
+         error = NULL, updated_at = excluded.updated_at`,
+    )
+    .run(packet, entity, now, now);
+}
+
+/** Records a failed dump with its reason; a later sync tries it again. */
+export function markFailed(store: Store, packet: number, entity: EntityType, reason: string, now: string): void {
+  ensurePacket(store, packet, now);
+  store.sqlite
+    .prepare(
+      `INSERT INTO dumps (packet, entity, status, error, attempts, updated_at) VALUES (?, ?, 'FAILED', ?, 1, ?)
+       ON CONFLICT (packet, entity) DO UPDATE SET status = 'FAILED', error = excluded.error,
+         attempts = dumps.attempts + 1, updated_at = excluded.updated_at`,
+    )
+    .run(packet, entity, reason, now);
+}
+
+/** A PENDING dump and what is known about its packet, for settling. */
+export interface PendingDump {
+  packet: number;
+  entity: EntityType;
+  /** When the last 404 was seen (ISO). */
+  checkedAt: string;
+  /** The packet's TIMESTAMP (ISO), when any of its archives was read. */
+  timestamp: string | null;
+  /** When the first JSON dump of a later packet was fetched (ISO), if any. */
+  laterDumpSeenAt: string | null;
+}
+
+/** Every PENDING dump of packets in [from, to] with its settling evidence. */
+export function pendingDumps(store: Store, from: number, to: number): PendingDump[] {
+  return store.sqlite
+    .prepare(
+      `SELECT d.packet, d.entity, d.checked_at AS checkedAt, p.timestamp,
+         (SELECT min(f.fetched_at) FROM feed_files f WHERE f.packet > d.packet AND f.name LIKE 'json-dumps/%') AS laterDumpSeenAt
+       FROM dumps d JOIN packets p ON p.number = d.packet
+       WHERE d.status = 'PENDING' AND d.packet BETWEEN ? AND ? ORDER BY d.packet, d.entity`,
+    )
+    .all(from, to) as PendingDump[];
+}
+
+/**
+ * Whether a PENDING dump can be declared NO_CHANGES: its last 404 came after the packet settled,
+ * i.e. after TIMESTAMP + settleAfterMs or after a later packet's JSON dump was seen (FEED.md, Errors:
+ * dumps appear about 30 minutes after their packet). `recheck` says a fresh request would settle it.
+ */
+export function settleDecision(dump: PendingDump, settleAfterMs: number, now: Date): 'settled' | 'recheck' | 'wait' {
+  const checked = Date.parse(dump.checkedAt);
+  const settledAt = Math.min(
+    dump.timestamp ? Date.parse(dump.timestamp) + settleAfterMs : Number.POSITIVE_INFINITY,
+    dump.laterDumpSeenAt ? Date.parse(dump.laterDumpSeenAt) : Number.POSITIVE_INFINITY,
+  );
+  if (checked > settledAt) return 'settled';
+  return now.getTime() > settledAt ? 'recheck' : 'wait';
+}
+
+/** Marks a PENDING dump NO_CHANGES. */
+export function markNoChanges(store: Store, packet: number, entity: EntityType, now: string): void {
+  store.sqlite
+    .prepare(`UPDATE dumps SET status = 'NO_CHANGES', updated_at = ? WHERE packet = ? AND entity = ? AND status = 'PENDING'`)
+    .run(now, packet, entity);
+}
+
+/**
+ * Sets `synced_at` on every packet in [from, to] whose tracked JSON dumps are all SYNCED or
+ * NO_CHANGES and whose replication packet (when required) is terminal. Returns the packets completed now.
+ */
+export function completePackets(
+  store: Store,
+  range: { from: number; to: number },
+  entities: readonly EntityType[],
+  requireReplication: (packet: number) => boolean,
+  now: string,
+): number[] {
+  const rows = store.sqlite
+    .prepare(
+      `SELECT p.number,
+         (SELECT count(*) FROM dumps d WHERE d.packet = p.number AND d.status IN ('SYNCED', 'NO_CHANGES')
+            AND d.entity IN (SELECT value FROM json_each(?))) AS done,
+         (SELECT status FROM replication_packets r WHERE r.packet = p.number) AS replication
+       FROM packets p WHERE p.synced_at IS NULL AND p.number BETWEEN ? AND ? ORDER BY p.number`,
+    )
+    .all(JSON.stringify(entities), range.from, range.to) as { number: number; done: number; replication: string | null }[];
+  const completed = rows
+    .filter((r) => r.done === entities.length)
+    .filter((r) => !requireReplication(r.number) || (r.replication !== null && r.replication !== 'FAILED' && r.replication !== 'PENDING'))
+    .map((r) => r.number);
+  const update = store.sqlite.prepare('UPDATE packets SET synced_at = ? WHERE number = ?');
+  for (const number of completed) update.run(now, number);
+  return completed;
+}
+
+/** Lowest packet not yet complete, and the highest packet known, or nulls on an empty database. */
+export function syncPosition(store: Store): { firstIncomplete: number | null; highest: number | null } {
+  const row = store.sqlite
+    .prepare('SELECT (SELECT min(number) FROM packets WHERE synced_at IS NULL) AS firstIncomplete, (SELECT max(number) FROM packets) AS highest')
+    .get() as { firstIncomplete: number | null; highest: number | null };
+  return row;
+}

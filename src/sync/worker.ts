@@ -1,0 +1,218 @@
+import { setTimeout as sleep } from 'node:timers/promises';
+import type { Store } from '../db/client.js';
+import type { FeedClient } from '../feed/client.js';
+import type { EntityType } from '../feed/entities.js';
+import { FeedAuthError, safeMessage } from '../feed/errors.js';
+import { type Deployment, jsonDumpPath } from '../feed/urls.js';
+import type { Logger } from '../logger.js';
+import { discard, fetchFile, keep } from './fetchFile.js';
+import { ingestJsonDump } from './ingest.js';
+import { syncReplicationPacket } from './replicationStep.js';
+import {
+  completePackets,
+  dumpStatus,
+  markFailed,
+  markNoChanges,
+  markPending,
+  pendingDumps,
+  settleDecision,
+  syncPosition,
+} from './state.js';
+import type { Verifier } from './verifier.js';
+
+/** Everything a sync needs. Durations in milliseconds. */
+export interface SyncContext {
+  store: Store;
+  client: FeedClient;
+  verifier: Verifier;
+  logger: Logger;
+  entities: readonly EntityType[];
+  deployment: Deployment;
+  dataDir: string;
+  settleAfterMs: number;
+  replicationPackets: boolean;
+  skipPackets: ReadonlySet<number>;
+  signal?: AbortSignal;
+  now?: () => Date;
+  /** Told when a packet becomes complete (GraphQL subscriptions, metrics). */
+  onPacketSynced?: (packet: number) => void;
+}
+
+/** A file the sync could not store, with the reason (packet and file named). */
+export interface SyncProblem {
+  packet: number;
+  file: string;
+  reason: string;
+}
+
+/** Outcome of one pass over the feed. */
+export interface SyncReport {
+  latest: number | null;
+  from: number | null;
+  to: number | null;
+  dumpsStored: number;
+  completed: number[];
+  pending: number;
+  problems: SyncProblem[];
+}
+
+/** Packets the first sync of an empty database covers: the latest and the 23 before it (one day). */
+export const INITIAL_WINDOW = 24;
+
+/**
+ * Chooses the packets of this pass: `from` (flag) or the first incomplete packet or the one after
+ * the highest known, or latest − 23 on an empty database; up to `to` (flag) or the latest.
+ */
+export function packetRange(
+  store: Store,
+  latest: number,
+  flags: { from?: number; to?: number },
+): { from: number; to: number } {
+  const to = Math.min(flags.to ?? latest, latest);
+  if (flags.from !== undefined) return { from: flags.from, to };
+  const { firstIncomplete, highest } = syncPosition(store);
+  const from = firstIncomplete ?? (highest !== null ? highest + 1 : Math.max(1, latest - (INITIAL_WINDOW - 1)));
+  return { from, to };
+}
+
+/**
+ * One pass: reads `replication-info`, then for each packet of the range in order fetches, verifies
+ * and stores every tracked JSON dump not yet SYNCED or NO_CHANGES (and the replication packet),
+ * settles missing dumps (FEED.md, Errors), and completes packets. File failures are recorded on
+ * the file and reported; the pass goes on.
+ * @throws FeedAuthError at once when the feed refuses the token; an AbortError when aborted.
+ */
+export async function syncOnce(ctx: SyncContext, flags: { from?: number; to?: number } = {}): Promise<SyncReport> {
+  const now = ctx.now ?? (() => new Date());
+  const latest = await ctx.client.replicationInfo(ctx.signal);
+  const report: SyncReport = { latest, from: null, to: null, dumpsStored: 0, completed: [], pending: 0, problems: [] };
+  if (latest === null) {
+    ctx.logger.info({ event: 'feed-empty' }, 'the feed has no packets yet');
+    return report;
+  }
+  const range = packetRange(ctx.store, latest, flags);
+  Object.assign(report, range);
+  ctx.logger.info({ event: 'sync-start', latest, from: range.from, to: range.to }, `syncing packets ${range.from}..${range.to}`);
+  for (let packet = range.from; packet <= range.to; packet++) {
+    ctx.signal?.throwIfAborted();
+    await syncPacket(ctx, packet, report, now);
+  }
+  await settle(ctx, range, report, now);
+  const requireReplication = (p: number) => ctx.replicationPackets && !ctx.skipPackets.has(p);
+  report.completed = completePackets(ctx.store, range, ctx.entities, requireReplication, now().toISOString());
+  for (const packet of report.completed) ctx.onPacketSynced?.(packet);
+  report.pending = pendingDumps(ctx.store, range.from, range.to).length;
+  ctx.logger.info(
+    { event: 'sync-pass', latest, stored: report.dumpsStored, completed: report.completed.length, pending: report.pending, failed: report.problems.length },
+    'sync pass finished',
+  );
+  return report;
+}
+
+async function syncPacket(ctx: SyncContext, packet: number, report: SyncReport, now: () => Date): Promise<void> {
+  if (ctx.replicationPackets && !ctx.skipPackets.has(packet)) {
+    await guard(ctx, report, packet, `replication packet ${packet}`, () => syncReplicationPacket(ctx, packet, now));
+  }
+  for (const entity of ctx.entities) {
+    const status = dumpStatus(ctx.store, packet, entity);
+    if (status === 'SYNCED' || status === 'NO_CHANGES') continue;
+    await guard(ctx, report, packet, jsonDumpPath(packet, entity), async () => {
+      if (await syncDump(ctx, packet, entity, now)) report.dumpsStored++;
+    }, (reason) => markFailed(ctx.store, packet, entity, reason, now().toISOString()));
+  }
+}
+
+/** Runs one file's work; an auth error or abort stops the sync, anything else is recorded and reported. */
+async function guard(
+  ctx: SyncContext,
+  report: SyncReport,
+  packet: number,
+  file: string,
+  work: () => Promise<unknown>,
+  onFailure?: (reason: string) => void,
+): Promise<void> {
+  try {
+    await work();
+  } catch (error) {
+    if (error instanceof FeedAuthError || ctx.signal?.aborted) throw error;
+    const reason = safeMessage(error);
+    onFailure?.(reason);
+    report.problems.push({ packet, file, reason });
+    ctx.logger.error({ event: 'file-failed', packet, file, err: reason }, `cannot store ${file}: ${reason}`);
+  }
+}
+
+/** Fetches and stores one JSON dump; false when it is not on the feed (yet). */
+async function syncDump(ctx: SyncContext, packet: number, entity: EntityType, now: () => Date): Promise<boolean> {
+  const name = jsonDumpPath(packet, entity);
+  const fetched = await fetchFile(ctx.client, ctx.verifier, { name, packet, dataDir: ctx.dataDir, signal: ctx.signal, now });
+  if (!fetched) {
+    markPending(ctx.store, packet, entity, now().toISOString());
+    return false;
+  }
+  try {
+    const result = await ingestJsonDump(ctx.store, {
+      packet,
+      entity,
+      archivePath: fetched.tmpPath,
+      file: fetched.record,
+      signal: ctx.signal,
+      now,
+      beforeCommit: () => keep(ctx.dataDir, fetched),
+    });
+    const level = result.quarantineCount > 0 ? 'warn' : 'info';
+    ctx.logger[level](
+      { event: 'dump-stored', packet, entity, changes: result.changeCount, quarantined: result.quarantineCount, bytes: fetched.record.size, signature: fetched.record.signature },
+      `stored ${name}: ${result.changeCount} changes${result.quarantineCount ? `, ${result.quarantineCount} lines quarantined` : ''}`,
+    );
+    return true;
+  } finally {
+    discard(fetched);
+  }
+}
+
+/** Declares settled missing dumps NO_CHANGES, asking once more where the 404 predates the evidence. */
+async function settle(ctx: SyncContext, range: { from: number; to: number }, report: SyncReport, now: () => Date): Promise<void> {
+  for (const dump of pendingDumps(ctx.store, range.from, range.to)) {
+    if (!ctx.entities.includes(dump.entity)) continue;
+    let decision = settleDecision(dump, ctx.settleAfterMs, now());
+    if (decision === 'recheck') {
+      let stored = false;
+      await guard(ctx, report, dump.packet, jsonDumpPath(dump.packet, dump.entity), async () => {
+        stored = await syncDump(ctx, dump.packet, dump.entity, now);
+      }, (reason) => markFailed(ctx.store, dump.packet, dump.entity, reason, now().toISOString()));
+      if (stored) report.dumpsStored++;
+      decision = dumpStatus(ctx.store, dump.packet, dump.entity) === 'PENDING' ? 'settled' : 'wait';
+    }
+    if (decision === 'settled') markNoChanges(ctx.store, dump.packet, dump.entity, now().toISOString());
+  }
+}
+
+/**
+ * Follow mode: a pass, then a poll of `replication-info` every `pollIntervalMs` (±20% jitter) until
+ * the signal aborts. Failures of a pass (network outages) are logged and retried on the next
+ * poll with backoff; an auth error stops following.
+ * @throws FeedAuthError
+ */
+export async function follow(ctx: SyncContext, options: { pollIntervalMs: number; from?: number; to?: number }): Promise<void> {
+  let failures = 0;
+  let flags: { from?: number; to?: number } = { from: options.from, to: options.to };
+  while (!ctx.signal?.aborted) {
+    try {
+      await syncOnce(ctx, flags);
+      flags = { to: options.to };
+      failures = 0;
+    } catch (error) {
+      if (error instanceof FeedAuthError || ctx.signal?.aborted) throw error;
+      failures++;
+      ctx.logger.error({ event: 'sync-pass-failed', failures, err: safeMessage(error) }, 'sync pass failed; will retry');
+    }
+    const base = failures === 0 ? options.pollIntervalMs : Math.min(options.pollIntervalMs, 5_000 * 2 ** failures);
+    const delay = Math.round(base * (0.8 + Math.random() * 0.4));
+    try {
+      await sleep(delay, undefined, { signal: ctx.signal });
+    } catch {
+      return;
+    }
+  }
+}
