@@ -34,6 +34,14 @@ export interface AppOptions {
   corsOrigins?: string[];
 }
 
+/**
+ * A non-GraphQL HTTP route (files, mirror, health, metrics): `handle` returns false when the
+ * request is not for it. Routes live in `src/http/`, one file each, and are listed in {@link createApp}.
+ */
+export interface Route {
+  handle(req: IncomingMessage, res: ServerResponse, url: URL): boolean | Promise<boolean>;
+}
+
 /** The Yoga instance and a Node request handler for every livefeed HTTP path. */
 export interface App {
   yoga: YogaServerInstance<Record<string, never>, Context>;
@@ -59,10 +67,34 @@ export function createApp(options: AppOptions): App {
     },
     context: ({ request }) => ({ store: options.store, service: options.service, origin: new URL(request.url).origin }),
   });
+  // Routes are tried in order before GraphQL; each file in src/http/ adds one.
+  const routes: Route[] = [];
   return {
     yoga,
     handle: (req, res) => {
-      void yoga(req, res);
+      void dispatch(routes, yoga, req, res, options.logger);
     },
   };
+}
+
+async function dispatch(
+  routes: Route[],
+  yoga: App['yoga'],
+  req: IncomingMessage,
+  res: ServerResponse,
+  logger: Logger,
+): Promise<void> {
+  const url = new URL(req.url ?? '/', 'http://localhost');
+  try {
+    for (const route of routes) {
+      if (await route.handle(req, res, url)) return;
+    }
+    await yoga(req, res);
+  } catch (error) {
+    logger.error({ event: 'http-error', path: url.pathname, err: (error as Error).message }, 'unexpected HTTP error');
+    if (!res.headersSent) {
+      res.writeHead(500, { 'content-type': 'text/plain' });
+      res.end('Internal Server Error\n');
+    } else res.destroy();
+  }
 }
