@@ -75,6 +75,9 @@ export async function readJsonDump(
   extract.on('entry', (header, source, next) => {
     // tar-stream's entries are streamx streams; Node's stream helpers accept them.
     const stream = source as unknown as Readable;
+    // Entry errors are reported through the extractor (done → extract.destroy); without a listener
+    // the destroyed entry would raise them a second time as unhandled.
+    stream.on('error', () => {});
     const name = header.name;
     const done = (error?: unknown) => (error ? extract.destroy(error as Error) : next());
     if (name.startsWith('/') || name.split('/').includes('..')) {
@@ -112,7 +115,8 @@ export async function readJsonDump(
     const maxBytes = options.maxBytes ?? DEFAULT_MAX_BYTES;
     stream.on('data', (chunk: Buffer) => {
       bytes += chunk.length;
-      if (bytes > maxBytes) stream.destroy(new ArchiveError(`${where}: ${dataMember} exceeds ${maxBytes} bytes`));
+      if (bytes > maxBytes)
+        stream.destroy(new ArchiveError(`${where}: ${dataMember} exceeds ${maxBytes} bytes`));
     });
     const sink = new Writable({
       objectMode: true,
@@ -152,7 +156,8 @@ function readSmall(stream: Readable, limit: number, what: string): Promise<strin
 function integerMember(texts: Map<string, string>, name: string, where: string): number {
   const text = texts.get(name);
   if (text === undefined) throw new ArchiveError(`${where}: member ${name} is missing`);
-  if (!/^\d+\n?$/.test(text)) throw new ArchiveError(`${where}: member ${name} is not a number: ${JSON.stringify(text.slice(0, 40))}`);
+  if (!/^\d+\n?$/.test(text))
+    throw new ArchiveError(`${where}: member ${name} is not a number: ${JSON.stringify(text.slice(0, 40))}`);
   return Number(text.trim());
 }
 

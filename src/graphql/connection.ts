@@ -1,4 +1,4 @@
-import type { ArgBuilder as PothosArgBuilder, ObjectRef } from '@pothos/core';
+import type { ObjectRef, ArgBuilder as PothosArgBuilder } from '@pothos/core';
 import { builder, type Types } from './builder.js';
 import { userError } from './errors.js';
 
@@ -10,7 +10,12 @@ export const MAX_PAGE_SIZE = 500;
 /** A resolved Relay connection page. */
 export interface Page<T> {
   edges: { cursor: string; node: T }[];
-  pageInfo: { hasNextPage: boolean; hasPreviousPage: boolean; startCursor: string | null; endCursor: string | null };
+  pageInfo: {
+    hasNextPage: boolean;
+    hasPreviousPage: boolean;
+    startCursor: string | null;
+    endCursor: string | null;
+  };
   totalCount: number;
 }
 
@@ -45,7 +50,9 @@ export function connectionType<T>(name: string, node: ObjectRef<Types, T>) {
       edges: t.field({ type: [edge], resolve: (p) => p.edges }),
       nodes: t.field({ type: [node], resolve: (p) => p.edges.map((e) => e.node) as never }),
       pageInfo: t.field({ type: PageInfo, resolve: (p) => p.pageInfo }),
-      totalCount: t.exposeInt('totalCount', { description: 'Items in the whole connection, not just this page.' }),
+      totalCount: t.exposeInt('totalCount', {
+        description: 'Items in the whole connection, not just this page.',
+      }),
     }),
   });
 }
@@ -55,7 +62,10 @@ type ArgBuilder = PothosArgBuilder<Types>;
 /** Standard `first` and `after` arguments. */
 export function pageArgs(arg: ArgBuilder) {
   return {
-    first: arg.int({ required: false, description: `Page size, default ${DEFAULT_PAGE_SIZE}, at most ${MAX_PAGE_SIZE}.` }),
+    first: arg.int({
+      required: false,
+      description: `Page size, default ${DEFAULT_PAGE_SIZE}, at most ${MAX_PAGE_SIZE}.`,
+    }),
     after: arg.string({ required: false, description: 'endCursor of the previous page.' }),
   };
 }
@@ -68,7 +78,9 @@ export function pageSize(first: number | null | undefined): number {
   const size = first ?? DEFAULT_PAGE_SIZE;
   if (size < 0) throw userError('BAD_USER_INPUT', '"first" must not be negative');
   if (size > MAX_PAGE_SIZE) {
-    throw userError('PAGE_SIZE_EXCEEDED', `"first" is ${size}; the maximum page size is ${MAX_PAGE_SIZE}`, { max: MAX_PAGE_SIZE });
+    throw userError('PAGE_SIZE_EXCEEDED', `"first" is ${size}; the maximum page size is ${MAX_PAGE_SIZE}`, {
+      max: MAX_PAGE_SIZE,
+    });
   }
   return size;
 }
@@ -86,12 +98,22 @@ export function decodeCursor(kind: string, cursor: string | null | undefined): n
   if (cursor === null || cursor === undefined) return undefined;
   const text = Buffer.from(cursor, 'base64url').toString('utf8');
   const match = /^([a-z-]+):(-?\d+)$/.exec(text);
-  if (!match || match[1] !== kind) throw userError('INVALID_CURSOR', `"after" is not a cursor of this connection: ${JSON.stringify(cursor)}`);
+  if (!match || match[1] !== kind)
+    throw userError(
+      'INVALID_CURSOR',
+      `"after" is not a cursor of this connection: ${JSON.stringify(cursor)}`,
+    );
   return Number(match[2]);
 }
 
 /** Builds a page from up to `limit + 1` rows fetched after the cursor (the extra row means more pages). */
-export function toPage<T>(rows: T[], limit: number, totalCount: number, cursorOf: (row: T) => string, hasPrevious: boolean): Page<T> {
+export function toPage<T>(
+  rows: T[],
+  limit: number,
+  totalCount: number,
+  cursorOf: (row: T) => string,
+  hasPrevious: boolean,
+): Page<T> {
   const items = rows.slice(0, limit);
   const edges = items.map((node) => ({ cursor: cursorOf(node), node }));
   return {

@@ -16,8 +16,16 @@ export const EntityRef = builder.objectRef<EntityShape>('Entity').implement({
   fields: (t) => ({
     mbid: t.exposeID('mbid'),
     type: t.field({ type: EntityTypeEnum, resolve: (e) => e.history[0]!.entity }),
-    latest: t.field({ type: EntityChangeRef, description: 'The newest change.', resolve: (e) => e.history.at(-1)! }),
-    history: t.field({ type: [EntityChangeRef], description: 'Every change, oldest first.', resolve: (e) => e.history }),
+    latest: t.field({
+      type: EntityChangeRef,
+      description: 'The newest change.',
+      resolve: (e) => e.history.at(-1)!,
+    }),
+    history: t.field({
+      type: [EntityChangeRef],
+      description: 'Every change, oldest first.',
+      resolve: (e) => e.history,
+    }),
   }),
 });
 

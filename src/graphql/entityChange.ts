@@ -1,8 +1,16 @@
 import { type ChangeRow, changesPage, dumpsOfPacket } from '../db/queries.js';
-import { builder } from './builder.js';
-import { connectionType, decodeCursor, encodeCursor, type Page, pageArgs, pageSize, toPage } from './connection.js';
-import { EntityTypeEnum } from './entityType.js';
 import type { EntityType } from '../feed/entities.js';
+import { builder } from './builder.js';
+import {
+  connectionType,
+  decodeCursor,
+  encodeCursor,
+  type Page,
+  pageArgs,
+  pageSize,
+  toPage,
+} from './connection.js';
+import { EntityTypeEnum } from './entityType.js';
 import { checkPacketNumber } from './validate.js';
 
 /** GraphQL `EntityChange`: one line of a JSON dump. */
@@ -22,7 +30,11 @@ export const EntityChangeRef = builder.objectRef<ChangeRow>('EntityChange').impl
         return typeof name === 'string' ? name : null;
       },
     }),
-    data: t.field({ type: 'JSON', description: 'The line as a JSON object, as upstream wrote it.', resolve: parseData }),
+    data: t.field({
+      type: 'JSON',
+      description: 'The line as a JSON object, as upstream wrote it.',
+      resolve: parseData,
+    }),
   }),
 });
 
@@ -63,6 +75,7 @@ builder.queryField('changes', (t) =>
       entity: t.arg({ type: EntityTypeEnum, required: true }),
       ...pageArgs(t.arg),
     },
-    resolve: (_root, args, ctx) => resolveChanges(ctx.store, checkPacketNumber(args.packet), args.entity, args),
+    resolve: (_root, args, ctx) =>
+      resolveChanges(ctx.store, checkPacketNumber(args.packet), args.entity, args),
   }),
 );

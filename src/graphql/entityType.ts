@@ -5,6 +5,9 @@ import { builder } from './builder.js';
 export const EntityTypeEnum = builder.enumType('EntityType', {
   description: 'The entity types that have incremental JSON dumps.',
   values: Object.fromEntries(
-    ENTITY_TYPES.map((entity) => [entityEnumName(entity), { value: entity, description: `\`${entity}\` in feed file names` }]),
+    ENTITY_TYPES.map((entity) => [
+      entityEnumName(entity),
+      { value: entity, description: `\`${entity}\` in feed file names` },
+    ]),
   ) as Record<string, { value: EntityType }>,
 });

@@ -10,6 +10,10 @@ export type ErrorCode =
   | 'NOT_FOUND';
 
 /** An expected error, shown to the client with its code (unexpected errors stay masked by Yoga). */
-export function userError(code: ErrorCode, message: string, extra: Record<string, unknown> = {}): GraphQLError {
+export function userError(
+  code: ErrorCode,
+  message: string,
+  extra: Record<string, unknown> = {},
+): GraphQLError {
   return new GraphQLError(message, { extensions: { code, ...extra } });
 }

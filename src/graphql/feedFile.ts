@@ -21,17 +21,27 @@ export function fileLink(origin: string, name: string): string {
 export const FeedFileRef = builder.objectRef<FeedFileRow>('FeedFile').implement({
   description: 'An archive fetched from the feed, with its checksum and signature status.',
   fields: (t) => ({
-    name: t.exposeString('name', { description: 'Path under the feed root, e.g. json-dumps/json-dump-186123/artist.tar.xz.' }),
-    url: t.string({ description: 'Download link on this server (upstream bytes, no token).', resolve: (f, _a, ctx) => fileLink(ctx.origin, f.name) }),
+    name: t.exposeString('name', {
+      description: 'Path under the feed root, e.g. json-dumps/json-dump-186123/artist.tar.xz.',
+    }),
+    url: t.string({
+      description: 'Download link on this server (upstream bytes, no token).',
+      resolve: (f, _a, ctx) => fileLink(ctx.origin, f.name),
+    }),
     signatureUrl: t.string({
       nullable: true,
       description: 'Link to the detached signature on this server, when the feed had one.',
       resolve: (f, _a, ctx) => (f.signatureStoredPath ? fileLink(ctx.origin, signaturePath(f.name)) : null),
     }),
     size: t.exposeInt('size', { description: 'Bytes.' }),
-    sha256: t.exposeString('sha256', { description: 'SHA-256 of the bytes, hex (computed here: upstream serves no checksums).' }),
+    sha256: t.exposeString('sha256', {
+      description: 'SHA-256 of the bytes, hex (computed here: upstream serves no checksums).',
+    }),
     signature: t.field({ type: SignatureStatusEnum, resolve: (f) => f.signature as 'VERIFIED' }),
-    fingerprint: t.exposeString('fingerprint', { nullable: true, description: 'Fingerprint of the key that verified the file.' }),
+    fingerprint: t.exposeString('fingerprint', {
+      nullable: true,
+      description: 'Fingerprint of the key that verified the file.',
+    }),
     fetchedAt: t.field({ type: 'DateTime', resolve: (f) => f.fetchedAt }),
   }),
 });

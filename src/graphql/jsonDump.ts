@@ -10,7 +10,9 @@ import { FeedFileRef } from './feedFile.js';
 export const DumpStatusEnum = builder.enumType('DumpStatus', {
   values: {
     SYNCED: { description: 'Stored: every line is a change or quarantined.' },
-    NO_CHANGES: { description: 'No JSON dump exists: no entity of this type changed that hour (packet settled).' },
+    NO_CHANGES: {
+      description: 'No JSON dump exists: no entity of this type changed that hour (packet settled).',
+    },
     PENDING: { description: 'Not on the feed yet; asked again on the next poll until the packet settles.' },
     FAILED: { description: 'Could not be stored (see error); a later sync retries it.' },
     SKIPPED: { description: 'Not synced by this instance (excluded by --entities).' },
@@ -35,8 +37,15 @@ export const JsonDumpRef = builder.objectRef<JsonDumpShape>('JsonDump').implemen
       resolve: (d) => (d.row?.status as 'SYNCED' | undefined) ?? (d.tracked ? 'PENDING' : 'SKIPPED'),
     }),
     changeCount: t.int({ resolve: (d) => d.row?.changeCount ?? 0 }),
-    quarantineCount: t.int({ description: 'Lines kept aside as malformed.', resolve: (d) => d.row?.quarantineCount ?? 0 }),
-    error: t.string({ nullable: true, description: 'Why the dump FAILED.', resolve: (d) => d.row?.error ?? null }),
+    quarantineCount: t.int({
+      description: 'Lines kept aside as malformed.',
+      resolve: (d) => d.row?.quarantineCount ?? 0,
+    }),
+    error: t.string({
+      nullable: true,
+      description: 'Why the dump FAILED.',
+      resolve: (d) => d.row?.error ?? null,
+    }),
     attempts: t.int({ description: 'Failed attempts so far.', resolve: (d) => d.row?.attempts ?? 0 }),
     file: t.field({
       type: FeedFileRef,

@@ -1,4 +1,11 @@
-import { dumpsOfPacket, latestPacket, type PacketRow, packetByNumber, packetCount, packetsPage } from '../db/queries.js';
+import {
+  dumpsOfPacket,
+  latestPacket,
+  type PacketRow,
+  packetByNumber,
+  packetCount,
+  packetsPage,
+} from '../db/queries.js';
 import { ENTITY_TYPES } from '../feed/entities.js';
 import { builder } from './builder.js';
 import { connectionType, decodeCursor, encodeCursor, pageArgs, pageSize, toPage } from './connection.js';
@@ -10,8 +17,16 @@ export const PacketRef = builder.objectRef<PacketRow>('Packet').implement({
   description: 'One hourly packet of the feed: its JSON dumps (and replication packet).',
   fields: (t) => ({
     number: t.exposeInt('number', { description: 'The replication sequence.' }),
-    timestamp: t.field({ type: 'DateTime', nullable: true, description: "The archives' TIMESTAMP.", resolve: (p) => p.timestamp }),
-    schemaSequence: t.exposeInt('schemaSequence', { nullable: true, description: 'Database schema number (SCHEMA_SEQUENCE).' }),
+    timestamp: t.field({
+      type: 'DateTime',
+      nullable: true,
+      description: "The archives' TIMESTAMP.",
+      resolve: (p) => p.timestamp,
+    }),
+    schemaSequence: t.exposeInt('schemaSequence', {
+      nullable: true,
+      description: 'Database schema number (SCHEMA_SEQUENCE).',
+    }),
     syncedAt: t.field({
       type: 'DateTime',
       nullable: true,
@@ -24,7 +39,12 @@ export const PacketRef = builder.objectRef<PacketRow>('Packet').implement({
       resolve: (p, _a, ctx) => {
         const rows = new Map(dumpsOfPacket(ctx.store, p.number).map((d) => [d.entity, d]));
         return ENTITY_TYPES.map(
-          (entity): JsonDumpShape => ({ packet: p.number, entity, row: rows.get(entity), tracked: ctx.service.entities.includes(entity) }),
+          (entity): JsonDumpShape => ({
+            packet: p.number,
+            entity,
+            row: rows.get(entity),
+            tracked: ctx.service.entities.includes(entity),
+          }),
         );
       },
     }),
@@ -38,7 +58,8 @@ builder.queryFields((t) => ({
   latestPacket: t.field({
     type: PacketRef,
     nullable: true,
-    description: 'The newest packet that is settled and fully synced, with every earlier packet since the first also complete.',
+    description:
+      'The newest packet that is settled and fully synced, with every earlier packet since the first also complete.',
     resolve: (_r, _a, ctx) => latestPacket(ctx.store),
   }),
   packet: t.field({
@@ -55,7 +76,13 @@ builder.queryFields((t) => ({
       const limit = pageSize(args.first);
       const before = decodeCursor('packet', args.after);
       const rows = limit === 0 ? [] : packetsPage(ctx.store, before, limit + 1);
-      return toPage(rows, limit, packetCount(ctx.store), (p) => encodeCursor('packet', p.number), before !== undefined);
+      return toPage(
+        rows,
+        limit,
+        packetCount(ctx.store),
+        (p) => encodeCursor('packet', p.number),
+        before !== undefined,
+      );
     },
   }),
 }));

@@ -14,10 +14,14 @@ builder.scalarType('DateTime', {
   serialize: (value) => value,
   parseValue: (value) => {
     if (typeof value === 'string' && ISO.test(value)) return value;
-    throw new GraphQLError('DateTime must be ISO 8601 UTC, e.g. 2026-05-11T21:14:26Z', { extensions: { code: 'BAD_USER_INPUT' } });
+    throw new GraphQLError('DateTime must be ISO 8601 UTC, e.g. 2026-05-11T21:14:26Z', {
+      extensions: { code: 'BAD_USER_INPUT' },
+    });
   },
   parseLiteral: (node) => {
     if (node.kind === Kind.STRING && ISO.test(node.value)) return node.value;
-    throw new GraphQLError('DateTime must be ISO 8601 UTC, e.g. 2026-05-11T21:14:26Z', { extensions: { code: 'BAD_USER_INPUT' } });
+    throw new GraphQLError('DateTime must be ISO 8601 UTC, e.g. 2026-05-11T21:14:26Z', {
+      extensions: { code: 'BAD_USER_INPUT' },
+    });
   },
 });

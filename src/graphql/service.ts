@@ -4,7 +4,9 @@ import { builder, type ServiceInfo } from './builder.js';
 export const ServiceRef = builder.objectRef<ServiceInfo>('Service').implement({
   description: 'This livefeed instance.',
   fields: (t) => ({
-    demo: t.exposeBoolean('demo', { description: 'True when serving the bundled sample feed (no upstream token given).' }),
+    demo: t.exposeBoolean('demo', {
+      description: 'True when serving the bundled sample feed (no upstream token given).',
+    }),
     deployment: t.exposeString('deployment', { description: 'production | test.' }),
     feedRoot: t.exposeString('feedRoot', { description: 'The feed root synced from (never with a token).' }),
     version: t.exposeString('version'),

@@ -8,7 +8,10 @@ import { userError } from './errors.js';
  */
 export function checkPacketNumber(packet: number): number {
   if (!Number.isInteger(packet) || packet < 1 || packet > MAX_PACKET) {
-    throw userError('INVALID_PACKET', `packet must be a replication sequence from 1 to ${MAX_PACKET}, got ${packet}`);
+    throw userError(
+      'INVALID_PACKET',
+      `packet must be a replication sequence from 1 to ${MAX_PACKET}, got ${packet}`,
+    );
   }
   return packet;
 }
@@ -18,6 +21,10 @@ export function checkPacketNumber(packet: number): number {
  * @throws GraphQLError INVALID_MBID
  */
 export function checkMbid(mbid: string): string {
-  if (!isMbid(mbid)) throw userError('INVALID_MBID', `not an MBID (a UUID like 8a754a16-0027-3a29-b6d7-2b40ea0481ed): ${JSON.stringify(mbid)}`);
+  if (!isMbid(mbid))
+    throw userError(
+      'INVALID_MBID',
+      `not an MBID (a UUID like 8a754a16-0027-3a29-b6d7-2b40ea0481ed): ${JSON.stringify(mbid)}`,
+    );
   return mbid.toLowerCase();
 }

@@ -87,23 +87,27 @@ export async function ingestJsonDump(store: Store, options: IngestJsonDumpOption
   return inTransaction(store, async () => {
     store.sqlite.prepare('DELETE FROM changes WHERE id BETWEEN ? AND ?').run(first, last);
     store.sqlite.prepare('DELETE FROM quarantine WHERE packet = ? AND entity = ?').run(packet, entity);
-    const summary = await readJsonDump(options.archivePath, { packet, entity, signal: options.signal }, (line, n) => {
-      row.id = changeId(packet, entity, n);
-      row.position = n;
-      row.line = line;
-      if (statements.insert.run(row).changes === 1) {
-        changeCount++;
-        return;
-      }
-      const diagnosis = diagnoseLine(line);
-      if (diagnosis.ok) {
-        statements.insertChecked.run({ ...row, line: diagnosis.json, mbid: diagnosis.mbid });
-        changeCount++;
-      } else {
-        statements.quarantine.run(packet, entity, n, line, diagnosis.reason);
-        quarantineCount++;
-      }
-    });
+    const summary = await readJsonDump(
+      options.archivePath,
+      { packet, entity, signal: options.signal },
+      (line, n) => {
+        row.id = changeId(packet, entity, n);
+        row.position = n;
+        row.line = line;
+        if (statements.insert.run(row).changes === 1) {
+          changeCount++;
+          return;
+        }
+        const diagnosis = diagnoseLine(line);
+        if (diagnosis.ok) {
+          statements.insertChecked.run({ ...row, line: diagnosis.json, mbid: diagnosis.mbid });
+          changeCount++;
+        } else {
+          statements.quarantine.run(packet, entity, n, line, diagnosis.reason);
+          quarantineCount++;
+        }
+      },
+    );
     recordDump(store, options, { changeCount, quarantineCount, now, metadata: summary.metadata });
     options.beforeCommit?.();
     return { ...summary, changeCount, quarantineCount };
@@ -151,14 +155,21 @@ export function recordPacketMetadata(
   now: string,
 ): void {
   const db = store.sqlite;
-  db.prepare('INSERT INTO packets (number, created_at) VALUES (?, ?) ON CONFLICT DO NOTHING').run(packet, now);
-  const current = db.prepare('SELECT schema_sequence AS s FROM packets WHERE number = ?').get(packet) as { s: number | null };
+  db.prepare('INSERT INTO packets (number, created_at) VALUES (?, ?) ON CONFLICT DO NOTHING').run(
+    packet,
+    now,
+  );
+  const current = db.prepare('SELECT schema_sequence AS s FROM packets WHERE number = ?').get(packet) as {
+    s: number | null;
+  };
   db.prepare(
     'UPDATE packets SET timestamp = coalesce(timestamp, ?), schema_sequence = coalesce(schema_sequence, ?) WHERE number = ?',
   ).run(metadata.timestamp, metadata.schemaSequence, packet);
   if (current.s !== null) return;
   const previous = db
-    .prepare('SELECT number, schema_sequence AS s FROM packets WHERE number < ? AND schema_sequence IS NOT NULL ORDER BY number DESC LIMIT 1')
+    .prepare(
+      'SELECT number, schema_sequence AS s FROM packets WHERE number < ? AND schema_sequence IS NOT NULL ORDER BY number DESC LIMIT 1',
+    )
     .get(packet) as { number: number; s: number } | undefined;
   if (previous && previous.s !== metadata.schemaSequence) {
     db.prepare('INSERT INTO events (at, packet, kind, message) VALUES (?, ?, ?, ?)').run(

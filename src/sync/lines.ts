@@ -12,7 +12,10 @@ export function isMbid(value: unknown): value is string {
 export type LineDiagnosis = { ok: true; json: string; mbid: string } | { ok: false; reason: string };
 
 // Control characters are not allowed raw inside JSON strings; escaping them keeps the same value.
+// biome-ignore lint/suspicious/noControlCharactersInRegex: matching raw control characters is the point
 const RAW_CONTROL = /[\u0000-\u001f]/g;
+// biome-ignore lint/suspicious/noControlCharactersInRegex: as above, without the stateful global flag
+const HAS_RAW_CONTROL = /[\u0000-\u001f]/;
 
 function escapeControl(text: string): string {
   return text.replace(RAW_CONTROL, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`);
@@ -35,7 +38,7 @@ export function diagnoseLine(line: string): LineDiagnosis {
   if (line.trim() === '') return { ok: false, reason: 'empty line' };
   let parsed = parse(line);
   let json = line;
-  if (parsed.error !== undefined && RAW_CONTROL.test(line)) {
+  if (parsed.error !== undefined && HAS_RAW_CONTROL.test(line)) {
     json = escapeControl(line);
     parsed = parse(json);
   }

@@ -1,8 +1,9 @@
 import type Database from 'better-sqlite3';
+import { ENTITY_ROW_ID_SQL, ENTITY_ROW_TABLES_SQL } from '../db/schema.js';
 import { ENTITY_TYPES, type EntityType, entityOfTable } from '../feed/entities.js';
 
 /** `musicbrainz.<table>` of each entity type (`release-group` → `musicbrainz.release_group`). */
-const ENTITY_TABLES = ENTITY_TYPES.map((entity) => `musicbrainz.${entity.replace('-', '_')}`);
+export const ENTITY_TABLES = ENTITY_TYPES.map((entity) => `musicbrainz.${entity.replace('-', '_')}`);
 const REDIRECT_TABLES = ENTITY_TABLES.map((table) => `${table}_gid_redirect`);
 const REDIRECT = /^musicbrainz\.(\w+)_gid_redirect$/;
 
@@ -15,12 +16,10 @@ const CANDIDATES = `
   ORDER BY ord`;
 
 // The newest stored image of row `id` of an entity table that shows its gid, in this packet or an
-// earlier one. `packet IN (...)` lets the (packet, table_name, op) index narrow the search to that
-// table's rows. Ids compare as text: v1 values are text, v2 values JSON numbers.
+// earlier one, found through the partial index row_changes_entity_row (see db/schema.ts).
 const GID_OF_ROW = `
   SELECT coalesce(new_data ->> 'gid', old_data ->> 'gid') AS gid FROM row_changes
-  WHERE packet IN (SELECT packet FROM replication_packets WHERE packet <= @packet) AND table_name = @table
-    AND CAST(coalesce(new_data ->> 'id', old_data ->> 'id') AS TEXT) = @id
+  WHERE ${ENTITY_ROW_TABLES_SQL} AND table_name = @table AND ${ENTITY_ROW_ID_SQL} = @id AND packet <= @packet
     AND coalesce(new_data ->> 'gid', old_data ->> 'gid') IS NOT NULL
   ORDER BY packet DESC, ord DESC LIMIT 1`;
 

@@ -14,12 +14,12 @@ import type {
 // their data), and a packet can hold hundreds of thousands of rows. So rows are staged in TEMP
 // tables (this connection only, rolled back with the transaction) and SQL joins keys, data and
 // timestamps and computes upstream's apply order at the end, instead of holding rows in JS.
-const TABLES = ['livefeed_rp_change', 'livefeed_rp_v1data', 'livefeed_rp_keys', 'livefeed_rp_ts'];
+const TABLES = ['livefeed_rp_change', 'livefeed_rp_v1data', 'livefeed_rp_keys', 'livefeed_rp_ts', 'livefeed_rp_order'];
 
 const CREATE = `
   CREATE TEMP TABLE livefeed_rp_change (
     seqid INTEGER PRIMARY KEY, xid INTEGER NOT NULL, tbl TEXT NOT NULL, op TEXT NOT NULL,
-    keys TEXT, old TEXT, new TEXT, line INTEGER NOT NULL);
+    old TEXT, new TEXT, line INTEGER NOT NULL);
   CREATE TEMP TABLE livefeed_rp_v1data (
     seqid INTEGER NOT NULL, is_key INTEGER NOT NULL, data TEXT NOT NULL, line INTEGER NOT NULL,
     PRIMARY KEY (seqid, is_key)) WITHOUT ROWID;
@@ -37,45 +37,63 @@ function notObject(column: string): string {
   return `(${column} IS NOT NULL AND (CASE WHEN json_valid(${column}) THEN json_type(${column}) END) IS NOT 'object')`;
 }
 
-/** v2 keys: the table's key columns (pending_keys order) from the old row, or the new row for inserts. */
-const V2_KEYS = `
-  UPDATE temp.livefeed_rp_change AS c SET keys = (
-    SELECT json_group_object(k.col, coalesce(c.old, c.new) -> k.col ORDER BY k.pos)
-    FROM temp.livefeed_rp_keys k WHERE k.tbl = c.tbl)
-  WHERE c.tbl IN (SELECT tbl FROM temp.livefeed_rp_keys)`;
-
 /** First v1 data row whose seqid has no dbmirror_pending row. */
 const V1_ORPHAN = `
   SELECT d.line, d.seqid FROM temp.livefeed_rp_v1data d
   WHERE NOT EXISTS (SELECT 1 FROM temp.livefeed_rp_change c WHERE c.seqid = d.seqid) ORDER BY d.line LIMIT 1`;
 
-/** v1 key (`t`) and value (`f`) data of every staged row. */
-const V1_PAIRS = `
-  SELECT seqid, max(CASE WHEN is_key THEN data END) AS k, max(CASE WHEN NOT is_key THEN data END) AS v
-  FROM temp.livefeed_rp_v1data GROUP BY seqid`;
+/** A staged row's v1 key (`t`) and value (`f`) data (primary key lookups). */
+const V1_KEY = '(SELECT data FROM temp.livefeed_rp_v1data WHERE seqid = c.seqid AND is_key = 1)';
+const V1_VALUE = '(SELECT data FROM temp.livefeed_rp_v1data WHERE seqid = c.seqid AND is_key = 0)';
 
 /** First v1 row lacking the data its op needs: insert/update values, update/delete keys. */
 const V1_MISSING = `
-  SELECT c.line, c.seqid, c.op FROM temp.livefeed_rp_change c LEFT JOIN (${V1_PAIRS}) d ON d.seqid = c.seqid
-  WHERE (c.op IN ('i', 'u') AND d.v IS NULL) OR (c.op = 'u' AND d.k IS NULL) OR (c.op = 'd' AND d.k IS NULL AND d.v IS NULL)
+  SELECT c.line, c.seqid, c.op FROM temp.livefeed_rp_change c
+  WHERE (c.op IN ('i', 'u') AND ${V1_VALUE} IS NULL) OR (c.op = 'u' AND ${V1_KEY} IS NULL)
+     OR (c.op = 'd' AND ${V1_KEY} IS NULL AND ${V1_VALUE} IS NULL)
   ORDER BY c.line LIMIT 1`;
 
 /** v1 rows as a consumer applies them: keys identify, values are the new row; a delete keeps what it has of the old row. */
-const V1_FILL = `
-  UPDATE temp.livefeed_rp_change AS c SET
-    keys = d.k,
-    old = CASE c.op WHEN 'd' THEN coalesce(d.v, d.k) END,
-    new = CASE WHEN c.op IN ('i', 'u') THEN d.v END
-  FROM (${V1_PAIRS}) AS d WHERE d.seqid = c.seqid`;
+const V1_COLUMNS: RowColumns = {
+  keys: V1_KEY,
+  old: `CASE c.op WHEN 'd' THEN coalesce(${V1_VALUE}, ${V1_KEY}) END`,
+  new: `CASE WHEN c.op IN ('i', 'u') THEN ${V1_VALUE} END`,
+};
 
-/** Upstream's apply order: transactions by their highest seqid, rows by seqid; ord counts from 0. */
-const INSERT_ROW_CHANGES = `
-  INSERT INTO row_changes (packet, ord, seqid, xid, table_name, op, keys, old_data, new_data, timestamp)
-  SELECT @packet, row_number() OVER (ORDER BY t.last, c.seqid) - 1, c.seqid, c.xid, c.tbl, c.op, c.keys, c.old, c.new, ts.ts
+/** v2 rows are whole; keys are the table's key columns (pending_keys order) from the old row, or the new row for inserts. */
+const V2_COLUMNS: RowColumns = {
+  keys: `(SELECT CASE WHEN count(*) > 0 THEN json_group_object(k.col, coalesce(c.old, c.new) -> k.col ORDER BY k.pos) END
+          FROM temp.livefeed_rp_keys k WHERE k.tbl = c.tbl)`,
+  old: 'c.old',
+  new: 'c.new',
+};
+
+/** SQL expressions over a staged row `c` giving a row change's keys, old and new data. */
+interface RowColumns {
+  keys: string;
+  old: string;
+  new: string;
+}
+
+/**
+ * Upstream's apply order: transactions by their highest seqid, rows by seqid; ord counts from 0.
+ * Computed over (seqid, ord) pairs first so that the wide rows are read once, in order, by key.
+ */
+const APPLY_ORDER = `
+  CREATE TEMP TABLE livefeed_rp_order AS
+  SELECT c.seqid, row_number() OVER (ORDER BY t.last, c.seqid) - 1 AS ord
   FROM temp.livefeed_rp_change c
-  JOIN (SELECT xid, max(seqid) AS last FROM temp.livefeed_rp_change GROUP BY xid) t ON t.xid = c.xid
+  JOIN (SELECT xid, max(seqid) AS last FROM temp.livefeed_rp_change GROUP BY xid) t ON t.xid = c.xid`;
+
+function insertRowChanges(columns: RowColumns): string {
+  return `
+  INSERT INTO row_changes (packet, ord, seqid, xid, table_name, op, keys, old_data, new_data, timestamp)
+  SELECT @packet, o.ord, c.seqid, c.xid, c.tbl, c.op, ${columns.keys}, ${columns.old}, ${columns.new}, ts.ts
+  FROM temp.livefeed_rp_order o
+  JOIN temp.livefeed_rp_change c ON c.seqid = o.seqid
   LEFT JOIN temp.livefeed_rp_ts ts ON ts.xid = c.xid
-  ORDER BY t.last, c.seqid`;
+  ORDER BY o.ord`;
+}
 
 /**
  * Stages one packet's parsed lines in TEMP tables of `sqlite` (a {@link ReplicationSink}) and then
@@ -131,7 +149,6 @@ export class PacketStaging implements ReplicationSink {
     if (info.format === 'V2') {
       const bad = this.sqlite.prepare(BAD_JSON).get() as { line: number; col: string } | undefined;
       if (bad) throw new ArchiveError(`${where}: ${info.members.pendingData} line ${bad.line}: ${bad.col} is not a JSON object`);
-      this.sqlite.exec(V2_KEYS);
     } else {
       const orphan = this.sqlite.prepare(V1_ORPHAN).get() as { line: number; seqid: number } | undefined;
       if (orphan) {
@@ -146,9 +163,9 @@ export class PacketStaging implements ReplicationSink {
             `${missing.op === 'd' ? 'key' : 'key or value'} data in ${info.members.v1PendingData}`,
         );
       }
-      this.sqlite.exec(V1_FILL);
     }
-    return this.sqlite.prepare(INSERT_ROW_CHANGES).run({ packet }).changes;
+    this.sqlite.exec(APPLY_ORDER);
+    return this.sqlite.prepare(insertRowChanges(info.format === 'V2' ? V2_COLUMNS : V1_COLUMNS)).run({ packet }).changes;
   }
 
   /** Drops the TEMP tables (also run before creating them, in case an earlier run died mid-way). */

@@ -6,14 +6,16 @@ export type DumpStatus = 'SYNCED' | 'NO_CHANGES' | 'PENDING' | 'FAILED';
 
 /** The stored state of one JSON dump, or undefined when never tried. */
 export function dumpStatus(store: Store, packet: number, entity: EntityType): DumpStatus | undefined {
-  const row = store.sqlite.prepare('SELECT status FROM dumps WHERE packet = ? AND entity = ?').get(packet, entity) as
-    | { status: DumpStatus }
-    | undefined;
+  const row = store.sqlite
+    .prepare('SELECT status FROM dumps WHERE packet = ? AND entity = ?')
+    .get(packet, entity) as { status: DumpStatus } | undefined;
   return row?.status;
 }
 
 function ensurePacket(store: Store, packet: number, now: string): void {
-  store.sqlite.prepare('INSERT INTO packets (number, created_at) VALUES (?, ?) ON CONFLICT DO NOTHING').run(packet, now);
+  store.sqlite
+    .prepare('INSERT INTO packets (number, created_at) VALUES (?, ?) ON CONFLICT DO NOTHING')
+    .run(packet, now);
 }
 
 /** Records a 404 for a dump: PENDING until its packet settles (FEED.md, Errors). */
@@ -29,7 +31,13 @@ export function markPending(store: Store, packet: number, entity: EntityType, no
 }
 
 /** Records a failed dump with its reason; a later sync tries it again. */
-export function markFailed(store: Store, packet: number, entity: EntityType, reason: string, now: string): void {
+export function markFailed(
+  store: Store,
+  packet: number,
+  entity: EntityType,
+  reason: string,
+  now: string,
+): void {
   ensurePacket(store, packet, now);
   store.sqlite
     .prepare(
@@ -69,20 +77,26 @@ export function pendingDumps(store: Store, from: number, to: number): PendingDum
  * i.e. after TIMESTAMP + settleAfterMs or after a later packet's JSON dump was seen (FEED.md, Errors:
  * dumps appear about 30 minutes after their packet). `recheck` says a fresh request would settle it.
  */
-export function settleDecision(dump: PendingDump, settleAfterMs: number, now: Date): 'settled' | 'recheck' | 'wait' {
+export function settleDecision(
+  dump: PendingDump,
+  settleAfterMs: number,
+  now: Date,
+): 'settled' | 'recheck' | 'wait' {
   const checked = Date.parse(dump.checkedAt);
   const settledAt = Math.min(
     dump.timestamp ? Date.parse(dump.timestamp) + settleAfterMs : Number.POSITIVE_INFINITY,
     dump.laterDumpSeenAt ? Date.parse(dump.laterDumpSeenAt) : Number.POSITIVE_INFINITY,
   );
   if (checked > settledAt) return 'settled';
-  return now.getTime() > settledAt ? 'recheck' : 'wait';
+  return now.getTime() >= settledAt ? 'recheck' : 'wait';
 }
 
 /** Marks a PENDING dump NO_CHANGES. */
 export function markNoChanges(store: Store, packet: number, entity: EntityType, now: string): void {
   store.sqlite
-    .prepare(`UPDATE dumps SET status = 'NO_CHANGES', updated_at = ? WHERE packet = ? AND entity = ? AND status = 'PENDING'`)
+    .prepare(
+      `UPDATE dumps SET status = 'NO_CHANGES', updated_at = ? WHERE packet = ? AND entity = ? AND status = 'PENDING'`,
+    )
     .run(now, packet, entity);
 }
 
@@ -105,10 +119,18 @@ export function completePackets(
          (SELECT status FROM replication_packets r WHERE r.packet = p.number) AS replication
        FROM packets p WHERE p.synced_at IS NULL AND p.number BETWEEN ? AND ? ORDER BY p.number`,
     )
-    .all(JSON.stringify(entities), range.from, range.to) as { number: number; done: number; replication: string | null }[];
+    .all(JSON.stringify(entities), range.from, range.to) as {
+    number: number;
+    done: number;
+    replication: string | null;
+  }[];
   const completed = rows
     .filter((r) => r.done === entities.length)
-    .filter((r) => !requireReplication(r.number) || (r.replication !== null && r.replication !== 'FAILED' && r.replication !== 'PENDING'))
+    .filter(
+      (r) =>
+        !requireReplication(r.number) ||
+        (r.replication !== null && r.replication !== 'FAILED' && r.replication !== 'PENDING'),
+    )
     .map((r) => r.number);
   const update = store.sqlite.prepare('UPDATE packets SET synced_at = ? WHERE number = ?');
   for (const number of completed) update.run(now, number);
@@ -118,7 +140,9 @@ export function completePackets(
 /** Lowest packet not yet complete, and the highest packet known, or nulls on an empty database. */
 export function syncPosition(store: Store): { firstIncomplete: number | null; highest: number | null } {
   const row = store.sqlite
-    .prepare('SELECT (SELECT min(number) FROM packets WHERE synced_at IS NULL) AS firstIncomplete, (SELECT max(number) FROM packets) AS highest')
+    .prepare(
+      'SELECT (SELECT min(number) FROM packets WHERE synced_at IS NULL) AS firstIncomplete, (SELECT max(number) FROM packets) AS highest',
+    )
     .get() as { firstIncomplete: number | null; highest: number | null };
   return row;
 }

@@ -38,7 +38,11 @@ export interface Verifier {
  * every file is UNVERIFIED and the sync says so once.
  * @throws Error naming the key file when it cannot be loaded.
  */
-export async function createVerifier(signingKey: string | undefined, mode: VerifyMode, logger: Logger): Promise<Verifier> {
+export async function createVerifier(
+  signingKey: string | undefined,
+  mode: VerifyMode,
+  logger: Logger,
+): Promise<Verifier> {
   if (!signingKey || mode === 'off') {
     logger.warn(
       { event: 'verification-off' },
@@ -55,9 +59,16 @@ export async function createVerifier(signingKey: string | undefined, mode: Verif
   const keys = await loadSigningKeys(signingKey);
   logger.info({ event: 'signing-keys', keys: describeKeys(keys), mode }, 'verifying signatures');
   if (!keys.fingerprints.some(isUpstreamKey)) {
-    logger.warn({ event: 'foreign-signing-key', fingerprints: keys.fingerprints }, "signing key is not upstream's documented data dump key");
+    logger.warn(
+      { event: 'foreign-signing-key', fingerprints: keys.fingerprints },
+      "signing key is not upstream's documented data dump key",
+    );
   }
-  return { mode, enabled: true, check: (file, name, signature, signal) => verify(keys, mode, logger, file, name, signature, signal) };
+  return {
+    mode,
+    enabled: true,
+    check: (file, name, signature, signal) => verify(keys, mode, logger, file, name, signature, signal),
+  };
 }
 
 async function verify(

@@ -71,7 +71,8 @@ export function packetRange(
   const to = Math.min(flags.to ?? latest, latest);
   if (flags.from !== undefined) return { from: flags.from, to };
   const { firstIncomplete, highest } = syncPosition(store);
-  const from = firstIncomplete ?? (highest !== null ? highest + 1 : Math.max(1, latest - (INITIAL_WINDOW - 1)));
+  const from =
+    firstIncomplete ?? (highest !== null ? highest + 1 : Math.max(1, latest - (INITIAL_WINDOW - 1)));
   return { from, to };
 }
 
@@ -82,17 +83,31 @@ export function packetRange(
  * the file and reported; the pass goes on.
  * @throws FeedAuthError at once when the feed refuses the token; an AbortError when aborted.
  */
-export async function syncOnce(ctx: SyncContext, flags: { from?: number; to?: number } = {}): Promise<SyncReport> {
+export async function syncOnce(
+  ctx: SyncContext,
+  flags: { from?: number; to?: number } = {},
+): Promise<SyncReport> {
   const now = ctx.now ?? (() => new Date());
   const latest = await ctx.client.replicationInfo(ctx.signal);
-  const report: SyncReport = { latest, from: null, to: null, dumpsStored: 0, completed: [], pending: 0, problems: [] };
+  const report: SyncReport = {
+    latest,
+    from: null,
+    to: null,
+    dumpsStored: 0,
+    completed: [],
+    pending: 0,
+    problems: [],
+  };
   if (latest === null) {
     ctx.logger.info({ event: 'feed-empty' }, 'the feed has no packets yet');
     return report;
   }
   const range = packetRange(ctx.store, latest, flags);
   Object.assign(report, range);
-  ctx.logger.info({ event: 'sync-start', latest, from: range.from, to: range.to }, `syncing packets ${range.from}..${range.to}`);
+  ctx.logger.info(
+    { event: 'sync-start', latest, from: range.from, to: range.to },
+    `syncing packets ${range.from}..${range.to}`,
+  );
   for (let packet = range.from; packet <= range.to; packet++) {
     ctx.signal?.throwIfAborted();
     await syncPacket(ctx, packet, report, now);
@@ -103,22 +118,43 @@ export async function syncOnce(ctx: SyncContext, flags: { from?: number; to?: nu
   for (const packet of report.completed) ctx.onPacketSynced?.(packet);
   report.pending = pendingDumps(ctx.store, range.from, range.to).length;
   ctx.logger.info(
-    { event: 'sync-pass', latest, stored: report.dumpsStored, completed: report.completed.length, pending: report.pending, failed: report.problems.length },
+    {
+      event: 'sync-pass',
+      latest,
+      stored: report.dumpsStored,
+      completed: report.completed.length,
+      pending: report.pending,
+      failed: report.problems.length,
+    },
     'sync pass finished',
   );
   return report;
 }
 
-async function syncPacket(ctx: SyncContext, packet: number, report: SyncReport, now: () => Date): Promise<void> {
+async function syncPacket(
+  ctx: SyncContext,
+  packet: number,
+  report: SyncReport,
+  now: () => Date,
+): Promise<void> {
   if (ctx.replicationPackets && !ctx.skipPackets.has(packet)) {
-    await guard(ctx, report, packet, `replication packet ${packet}`, () => syncReplicationPacket(ctx, packet, now));
+    await guard(ctx, report, packet, `replication packet ${packet}`, () =>
+      syncReplicationPacket(ctx, packet, now),
+    );
   }
   for (const entity of ctx.entities) {
     const status = dumpStatus(ctx.store, packet, entity);
     if (status === 'SYNCED' || status === 'NO_CHANGES') continue;
-    await guard(ctx, report, packet, jsonDumpPath(packet, entity), async () => {
-      if (await syncDump(ctx, packet, entity, now)) report.dumpsStored++;
-    }, (reason) => markFailed(ctx.store, packet, entity, reason, now().toISOString()));
+    await guard(
+      ctx,
+      report,
+      packet,
+      jsonDumpPath(packet, entity),
+      async () => {
+        if (await syncDump(ctx, packet, entity, now)) report.dumpsStored++;
+      },
+      (reason) => markFailed(ctx.store, packet, entity, reason, now().toISOString()),
+    );
   }
 }
 
@@ -143,9 +179,20 @@ async function guard(
 }
 
 /** Fetches and stores one JSON dump; false when it is not on the feed (yet). */
-async function syncDump(ctx: SyncContext, packet: number, entity: EntityType, now: () => Date): Promise<boolean> {
+async function syncDump(
+  ctx: SyncContext,
+  packet: number,
+  entity: EntityType,
+  now: () => Date,
+): Promise<boolean> {
   const name = jsonDumpPath(packet, entity);
-  const fetched = await fetchFile(ctx.client, ctx.verifier, { name, packet, dataDir: ctx.dataDir, signal: ctx.signal, now });
+  const fetched = await fetchFile(ctx.client, ctx.verifier, {
+    name,
+    packet,
+    dataDir: ctx.dataDir,
+    signal: ctx.signal,
+    now,
+  });
   if (!fetched) {
     markPending(ctx.store, packet, entity, now().toISOString());
     return false;
@@ -162,7 +209,15 @@ async function syncDump(ctx: SyncContext, packet: number, entity: EntityType, no
     });
     const level = result.quarantineCount > 0 ? 'warn' : 'info';
     ctx.logger[level](
-      { event: 'dump-stored', packet, entity, changes: result.changeCount, quarantined: result.quarantineCount, bytes: fetched.record.size, signature: fetched.record.signature },
+      {
+        event: 'dump-stored',
+        packet,
+        entity,
+        changes: result.changeCount,
+        quarantined: result.quarantineCount,
+        bytes: fetched.record.size,
+        signature: fetched.record.signature,
+      },
       `stored ${name}: ${result.changeCount} changes${result.quarantineCount ? `, ${result.quarantineCount} lines quarantined` : ''}`,
     );
     return true;
@@ -172,15 +227,27 @@ async function syncDump(ctx: SyncContext, packet: number, entity: EntityType, no
 }
 
 /** Declares settled missing dumps NO_CHANGES, asking once more where the 404 predates the evidence. */
-async function settle(ctx: SyncContext, range: { from: number; to: number }, report: SyncReport, now: () => Date): Promise<void> {
+async function settle(
+  ctx: SyncContext,
+  range: { from: number; to: number },
+  report: SyncReport,
+  now: () => Date,
+): Promise<void> {
   for (const dump of pendingDumps(ctx.store, range.from, range.to)) {
     if (!ctx.entities.includes(dump.entity)) continue;
     let decision = settleDecision(dump, ctx.settleAfterMs, now());
     if (decision === 'recheck') {
       let stored = false;
-      await guard(ctx, report, dump.packet, jsonDumpPath(dump.packet, dump.entity), async () => {
-        stored = await syncDump(ctx, dump.packet, dump.entity, now);
-      }, (reason) => markFailed(ctx.store, dump.packet, dump.entity, reason, now().toISOString()));
+      await guard(
+        ctx,
+        report,
+        dump.packet,
+        jsonDumpPath(dump.packet, dump.entity),
+        async () => {
+          stored = await syncDump(ctx, dump.packet, dump.entity, now);
+        },
+        (reason) => markFailed(ctx.store, dump.packet, dump.entity, reason, now().toISOString()),
+      );
       if (stored) report.dumpsStored++;
       decision = dumpStatus(ctx.store, dump.packet, dump.entity) === 'PENDING' ? 'settled' : 'wait';
     }
@@ -194,7 +261,10 @@ async function settle(ctx: SyncContext, range: { from: number; to: number }, rep
  * poll with backoff; an auth error stops following.
  * @throws FeedAuthError
  */
-export async function follow(ctx: SyncContext, options: { pollIntervalMs: number; from?: number; to?: number }): Promise<void> {
+export async function follow(
+  ctx: SyncContext,
+  options: { pollIntervalMs: number; from?: number; to?: number },
+): Promise<void> {
   let failures = 0;
   let flags: { from?: number; to?: number } = { from: options.from, to: options.to };
   while (!ctx.signal?.aborted) {
@@ -205,9 +275,13 @@ export async function follow(ctx: SyncContext, options: { pollIntervalMs: number
     } catch (error) {
       if (error instanceof FeedAuthError || ctx.signal?.aborted) throw error;
       failures++;
-      ctx.logger.error({ event: 'sync-pass-failed', failures, err: safeMessage(error) }, 'sync pass failed; will retry');
+      ctx.logger.error(
+        { event: 'sync-pass-failed', failures, err: safeMessage(error) },
+        'sync pass failed; will retry',
+      );
     }
-    const base = failures === 0 ? options.pollIntervalMs : Math.min(options.pollIntervalMs, 5_000 * 2 ** failures);
+    const base =
+      failures === 0 ? options.pollIntervalMs : Math.min(options.pollIntervalMs, 5_000 * 2 ** failures);
     const delay = Math.round(base * (0.8 + Math.random() * 0.4));
     try {
       await sleep(delay, undefined, { signal: ctx.signal });

@@ -2,7 +2,7 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import pino from 'pino';
-import { type Store, openStore } from '../../src/db/client.js';
+import { openStore, type Store } from '../../src/db/client.js';
 import { FeedClient } from '../../src/feed/client.js';
 import { ENTITY_TYPES, type EntityType } from '../../src/feed/entities.js';
 import type { ServiceInfo } from '../../src/graphql/builder.js';
@@ -78,19 +78,29 @@ export function testService(overrides: Partial<ServiceInfo> = {}): ServiceInfo {
 }
 
 /** The app over a store (reader connection of its own on the same file). */
-export function testApp(dbPath: string, dataDir: string, service: Partial<ServiceInfo> = {}): App & { store: Store } {
+export function testApp(
+  dbPath: string,
+  dataDir: string,
+  service: Partial<ServiceInfo> = {},
+): App & { store: Store } {
   const store = openStore(dbPath);
   return { ...createApp({ store, service: testService(service), logger: testLogger(), dataDir }), store };
 }
 
-/** A GraphQL answer. */
+/** A GraphQL answer; `data` is loosely typed so tests can walk it. */
+// biome-ignore lint/suspicious/noExplicitAny: test answers are walked field by field
 export interface GqlResult<T = Record<string, any>> {
   data?: T;
   errors?: { message: string; extensions?: { code?: string } }[];
 }
 
 /** Runs a GraphQL query in-process through `yoga.fetch`. */
-export async function gql<T = Record<string, any>>(app: App, query: string, variables?: Record<string, unknown>): Promise<GqlResult<T>> {
+// biome-ignore lint/suspicious/noExplicitAny: as above
+export async function gql<T = Record<string, any>>(
+  app: App,
+  query: string,
+  variables?: Record<string, unknown>,
+): Promise<GqlResult<T>> {
   const response = await app.yoga.fetch('http://livefeed.test/graphql', {
     method: 'POST',
     headers: { 'content-type': 'application/json', accept: 'application/json' },
