@@ -106,6 +106,23 @@ export const replicationPackets = sqliteTable('replication_packets', {
   updatedAt: text('updated_at').notNull(),
 });
 
+/**
+ * `musicbrainz.<table>` of the eleven entity types (FEED.md, Replication packet archives), spelled
+ * out as the WHERE term of the partial index `row_changes_entity_row`; queries repeat this exact
+ * term so that SQLite uses the index.
+ */
+export const ENTITY_ROW_TABLES_SQL =
+  "table_name IN ('musicbrainz.area', 'musicbrainz.artist', 'musicbrainz.event', 'musicbrainz.instrument', " +
+  "'musicbrainz.label', 'musicbrainz.place', 'musicbrainz.recording', 'musicbrainz.release', " +
+  "'musicbrainz.release_group', 'musicbrainz.series', 'musicbrainz.work')";
+
+/**
+ * The row id of an entity table's row change as text (v1 values are text, v2 JSON numbers): the
+ * indexed expression of `row_changes_entity_row`, finding an entity row by id across all packets
+ * (a merge's target MBID, a v1 deletion's MBID) without scanning every stored row change.
+ */
+export const ENTITY_ROW_ID_SQL = "CAST(coalesce(new_data ->> 'id', old_data ->> 'id') AS TEXT)";
+
 /** One row change of a replication packet, in upstream's apply order (`ord`). */
 export const rowChanges = sqliteTable(
   'row_changes',
@@ -123,7 +140,13 @@ export const rowChanges = sqliteTable(
     newData: text('new_data'),
     timestamp: text('timestamp'),
   },
-  (t) => [primaryKey({ columns: [t.packet, t.ord] }), index('row_changes_table').on(t.packet, t.tableName, t.op)],
+  (t) => [
+    primaryKey({ columns: [t.packet, t.ord] }),
+    index('row_changes_table').on(t.packet, t.tableName, t.op),
+    // Also `row_changes_entity_row` on (table_name, ENTITY_ROW_ID_SQL) WHERE ENTITY_ROW_TABLES_SQL,
+    // created by the custom migration drizzle/0001_row_changes_entity_row.sql: drizzle-kit splits
+    // expression index columns at commas and writes broken SQL, so it is not declared here.
+  ],
 );
 
 /** Entities deleted or merged away, derived from replication packets. */
@@ -163,4 +186,3 @@ export const meta = sqliteTable('meta', {
   key: text('key').primaryKey(),
   value: text('value').notNull(),
 });
-

@@ -2,7 +2,8 @@ const PG_TIMESTAMPTZ = /^(\d{4}-\d{2}-\d{2})[ T](\d{2}:\d{2}:\d{2})(\.\d+)?([+-]
 
 /**
  * Converts PostgreSQL timestamptz text (FEED.md, JSON dump archives: `2026-05-11 21:14:26.878674+00`)
- * to ISO 8601 UTC, keeping up to microseconds: `2026-05-11T21:14:26.878674Z`.
+ * to ISO 8601 UTC with exactly six fraction digits (`2026-05-11T21:14:26.878674Z`), so that the
+ * stored texts sort in time order.
  * @throws Error quoting the text when it is not in that form.
  */
 export function parsePgTimestamp(text: string): string {
@@ -12,6 +13,5 @@ export function parsePgTimestamp(text: string): string {
   const base = new Date(`${date}T${time}${offsetHours}:${offsetMinutes}`);
   if (Number.isNaN(base.getTime())) throw new Error(`not a valid timestamp: ${JSON.stringify(text)}`);
   const iso = base.toISOString().slice(0, 19);
-  const micros = fraction.slice(1, 7);
-  return micros ? `${iso}.${micros}Z` : `${iso}Z`;
+  return `${iso}.${fraction.slice(1, 7).padEnd(6, '0')}Z`;
 }

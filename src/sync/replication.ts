@@ -2,7 +2,12 @@ import { basename } from 'node:path';
 import type Database from 'better-sqlite3';
 import type { Store } from '../db/client.js';
 import { packetLabel, readReplicationArchive } from '../feed/replication/archive.js';
-import type { ReplicationArchiveInfo, ReplicationFormat, RowChange, RowOp } from '../feed/replication/types.js';
+import type {
+  ReplicationArchiveInfo,
+  ReplicationFormat,
+  RowChange,
+  RowOp,
+} from '../feed/replication/types.js';
 import { deriveRemovals, type UnresolvedRemoval } from './replicationRemovals.js';
 import { PacketStaging } from './replicationStaging.js';
 import { inTransaction } from './transaction.js';
@@ -52,8 +57,9 @@ export interface StoredReplicationPacket {
  * `packets.timestamp` / `schema_sequence` where still empty (the row is created if missing).
  * The archive is streamed; rows are staged in SQLite, not in memory.
  * @throws ArchiveError naming packet (and member and line where there is one) when the archive
- *   breaks the format, including REPLICATION_SEQUENCE ≠ `packet`; the abort reason when
- *   `options.signal` aborts; SQLite errors (e.g. busy). Nothing is stored in any of these cases.
+ *   breaks the format, including REPLICATION_SEQUENCE ≠ `packet`; the signal's reason when
+ *   `options.signal` is already aborted, an AbortError when it aborts while reading; file system
+ *   and SQLite errors (e.g. busy). Nothing is stored in any of these cases.
  */
 export async function storeReplicationPacket(
   store: Store,
@@ -65,36 +71,49 @@ export async function storeReplicationPacket(
   const fileName = options.fileName ?? basename(archivePath);
   const where = packetLabel(packet, fileName);
   const { sqlite } = store;
+  options.signal?.throwIfAborted();
   return inTransaction(store, async () => {
     const staging = new PacketStaging(sqlite);
     try {
-      const info = await readReplicationArchive(archivePath, staging, { packet, fileName, signal: options.signal });
+      const info = await readReplicationArchive(archivePath, staging, {
+        packet,
+        fileName,
+        signal: options.signal,
+      });
       options.signal?.throwIfAborted();
-      sqlite.prepare('DELETE FROM row_changes WHERE packet = ?').run(packet);
-      sqlite.prepare('DELETE FROM removals WHERE packet = ?').run(packet);
-      const rowCount = staging.finish(info, packet, where);
-      const at = now().toISOString();
-      upsertReplicationPacket(sqlite, packet, info, rowCount, fileName, at);
-      const removals = deriveRemovals(sqlite, packet);
-      recordUnresolved(sqlite, packet, removals.unresolved, at);
-      const schemaChange = recordSchemaChange(sqlite, packet, info.schemaSequence, at);
-      fillPacketRow(sqlite, packet, info, at);
-      options.signal?.throwIfAborted();
-      return {
-        format: info.format,
-        replicationSequence: info.replicationSequence,
-        schemaSequence: info.schemaSequence,
-        timestamp: info.timestamp,
-        rowCount,
-        tables: tableChanges(sqlite, packet),
-        removals: removals.count,
-        schemaChange,
-        unresolvedDeletions: removals.unresolved.length,
-      };
+      return writePacket(sqlite, staging, info, { packet, fileName, where, at: now().toISOString() });
     } finally {
       staging.drop();
     }
   });
+}
+
+/** Replaces the packet's rows and removals with the staged ones and records its rows and events. */
+function writePacket(
+  sqlite: Database.Database,
+  staging: PacketStaging,
+  info: ReplicationArchiveInfo,
+  { packet, fileName, where, at }: { packet: number; fileName: string; where: string; at: string },
+): StoredReplicationPacket {
+  sqlite.prepare('DELETE FROM row_changes WHERE packet = ?').run(packet);
+  sqlite.prepare('DELETE FROM removals WHERE packet = ?').run(packet);
+  const rowCount = staging.finish(info, packet, where);
+  upsertReplicationPacket(sqlite, packet, info, rowCount, fileName, at);
+  const removals = deriveRemovals(sqlite, packet, where);
+  recordUnresolved(sqlite, packet, removals.unresolved, at);
+  const schemaChange = recordSchemaChange(sqlite, packet, info.schemaSequence, at);
+  fillPacketRow(sqlite, packet, info, at);
+  return {
+    format: info.format,
+    replicationSequence: info.replicationSequence,
+    schemaSequence: info.schemaSequence,
+    timestamp: info.timestamp,
+    rowCount,
+    tables: tableChanges(sqlite, packet),
+    removals: removals.count,
+    schemaChange,
+    unresolvedDeletions: removals.unresolved.length,
+  };
 }
 
 function upsertReplicationPacket(
@@ -148,7 +167,12 @@ function recordSchemaChange(
 }
 
 /** Replaces the packet's `removal-unresolved` event: deletions whose MBID is unknown are reported, never dropped silently. */
-function recordUnresolved(sqlite: Database.Database, packet: number, rows: UnresolvedRemoval[], at: string): void {
+function recordUnresolved(
+  sqlite: Database.Database,
+  packet: number,
+  rows: UnresolvedRemoval[],
+  at: string,
+): void {
   sqlite.prepare(`DELETE FROM events WHERE packet = ? AND kind = 'removal-unresolved'`).run(packet);
   if (rows.length === 0) return;
   const shown = rows.slice(0, 20).map((row) => `${row.table} id ${row.id ?? 'NULL'}`);
@@ -156,11 +180,18 @@ function recordUnresolved(sqlite: Database.Database, packet: number, rows: Unres
   const message =
     `${rows.length} deleted entity row(s) of packet ${packet} have no known MBID (no stored packet shows their gid; ` +
     `v1 packets keep only the key columns of deleted rows): ${shown.join(', ')}${more}`;
-  sqlite.prepare(`INSERT INTO events (at, packet, kind, message) VALUES (?, ?, 'removal-unresolved', ?)`).run(at, packet, message);
+  sqlite
+    .prepare(`INSERT INTO events (at, packet, kind, message) VALUES (?, ?, 'removal-unresolved', ?)`)
+    .run(at, packet, message);
 }
 
 /** Sets `packets.timestamp` / `schema_sequence` where still empty, creating the row if missing. */
-function fillPacketRow(sqlite: Database.Database, packet: number, info: ReplicationArchiveInfo, at: string): void {
+function fillPacketRow(
+  sqlite: Database.Database,
+  packet: number,
+  info: ReplicationArchiveInfo,
+  at: string,
+): void {
   sqlite
     .prepare(
       `INSERT INTO packets (number, timestamp, schema_sequence, created_at) VALUES (?, ?, ?, ?)
@@ -193,7 +224,8 @@ interface RowChangeRecord {
 
 /** A `row_changes` row as a {@link RowChange} (JSON columns parsed). */
 export function rowChangeOf(record: RowChangeRecord): RowChange {
-  const json = (text: string | null) => (text === null ? null : (JSON.parse(text) as Record<string, unknown>));
+  const json = (text: string | null) =>
+    text === null ? null : (JSON.parse(text) as Record<string, unknown>);
   return { ...record, keys: json(record.keys), oldData: json(record.oldData), newData: json(record.newData) };
 }
 

@@ -1,6 +1,7 @@
 import type Database from 'better-sqlite3';
 import { ENTITY_ROW_ID_SQL, ENTITY_ROW_TABLES_SQL } from '../db/schema.js';
 import { ENTITY_TYPES, type EntityType, entityOfTable } from '../feed/entities.js';
+import { ArchiveError } from '../feed/errors.js';
 
 /** `musicbrainz.<table>` of each entity type (`release-group` → `musicbrainz.release_group`). */
 export const ENTITY_TABLES = ENTITY_TYPES.map((entity) => `musicbrainz.${entity.replace('-', '_')}`);
@@ -8,7 +9,7 @@ const REDIRECT_TABLES = ENTITY_TABLES.map((table) => `${table}_gid_redirect`);
 const REDIRECT = /^musicbrainz\.(\w+)_gid_redirect$/;
 
 const CANDIDATES = `
-  SELECT table_name AS tbl, op, old_data ->> 'gid' AS oldGid, old_data ->> 'id' AS oldId,
+  SELECT seqid, table_name AS tbl, op, old_data ->> 'gid' AS oldGid, old_data ->> 'id' AS oldId,
          new_data ->> 'gid' AS newGid, new_data ->> 'new_id' AS newId
   FROM row_changes
   WHERE packet = ? AND ((op = 'd' AND table_name IN (${ENTITY_TABLES.map(() => '?').join(', ')}))
@@ -29,6 +30,7 @@ const INSERT_REMOVAL = `
     entity = excluded.entity, merged_into = coalesce(excluded.merged_into, removals.merged_into)`;
 
 interface Candidate {
+  seqid: number;
   tbl: string;
   op: string;
   oldGid: string | null;
@@ -59,36 +61,46 @@ export interface DerivedRemovals {
  *   deletes the source row of every merge.
  * Deletions whose gid no stored packet shows (v1 keeps only key columns) are returned, not stored.
  * Call after the packet's rows and its `replication_packets` row are written.
+ * @throws ArchiveError (prefixed with `where`) for a redirect insert without a gid.
  */
-export function deriveRemovals(sqlite: Database.Database, packet: number): DerivedRemovals {
-  const candidates = sqlite.prepare(CANDIDATES).all(packet, ...ENTITY_TABLES, ...REDIRECT_TABLES) as Candidate[];
+export function deriveRemovals(sqlite: Database.Database, packet: number, where: string): DerivedRemovals {
+  const candidates = sqlite
+    .prepare(CANDIDATES)
+    .all(packet, ...ENTITY_TABLES, ...REDIRECT_TABLES) as Candidate[];
   const gidOf = sqlite.prepare(GID_OF_ROW).pluck();
   const lookup = (table: string, id: string | number | null): string | null =>
     id === null ? null : ((gidOf.get({ packet, table, id: String(id) }) as string | undefined) ?? null);
   const insert = sqlite.prepare(INSERT_REMOVAL);
   const merged = new Set<string>();
-  const unresolved: UnresolvedRemoval[] = [];
-  let count = 0;
   for (const row of candidates.filter((c) => c.op === 'i')) {
+    if (row.newGid === null)
+      throw new ArchiveError(`${where}: insert into ${row.tbl} (seqid ${row.seqid}) has no gid`);
     const entity = entityOfTable(REDIRECT.exec(row.tbl)![1]!) as EntityType;
-    if (row.newGid === null) {
-      unresolved.push({ table: row.tbl, id: row.newId === null ? null : String(row.newId) });
-      continue;
-    }
-    const target = lookup(row.tbl.replace(/_gid_redirect$/, ''), row.newId);
-    insert.run(row.newGid, entity, packet, 'MERGED', target);
+    insert.run(
+      row.newGid,
+      entity,
+      packet,
+      'MERGED',
+      lookup(row.tbl.replace(/_gid_redirect$/, ''), row.newId),
+    );
     merged.add(row.newGid);
-    count++;
   }
+  const unresolved: UnresolvedRemoval[] = [];
+  let deleted = 0;
   for (const row of candidates.filter((c) => c.op === 'd')) {
-    const entity = entityOfTable(row.tbl.slice('musicbrainz.'.length)) as EntityType;
     const gid = row.oldGid ?? lookup(row.tbl, row.oldId);
     if (gid === null) {
       unresolved.push({ table: row.tbl, id: row.oldId === null ? null : String(row.oldId) });
     } else if (!merged.has(gid)) {
-      insert.run(gid, entity, packet, 'DELETED', null);
-      count++;
+      insert.run(
+        gid,
+        entityOfTable(row.tbl.slice('musicbrainz.'.length)) as EntityType,
+        packet,
+        'DELETED',
+        null,
+      );
+      deleted++;
     }
   }
-  return { count, unresolved };
+  return { count: merged.size + deleted, unresolved };
 }

@@ -6,6 +6,7 @@ import type {
   PendingTsRecord,
   ReplicationArchiveInfo,
   ReplicationSink,
+  RowOp,
   V1PendingDataRecord,
   V1PendingRecord,
 } from '../feed/replication/types.js';
@@ -14,7 +15,13 @@ import type {
 // their data), and a packet can hold hundreds of thousands of rows. So rows are staged in TEMP
 // tables (this connection only, rolled back with the transaction) and SQL joins keys, data and
 // timestamps and computes upstream's apply order at the end, instead of holding rows in JS.
-const TABLES = ['livefeed_rp_change', 'livefeed_rp_v1data', 'livefeed_rp_keys', 'livefeed_rp_ts', 'livefeed_rp_order'];
+const TABLES = [
+  'livefeed_rp_change',
+  'livefeed_rp_v1data',
+  'livefeed_rp_keys',
+  'livefeed_rp_ts',
+  'livefeed_rp_order',
+];
 
 const CREATE = `
   CREATE TEMP TABLE livefeed_rp_change (
@@ -41,6 +48,13 @@ function notObject(column: string): string {
 const V1_ORPHAN = `
   SELECT d.line, d.seqid FROM temp.livefeed_rp_v1data d
   WHERE NOT EXISTS (SELECT 1 FROM temp.livefeed_rp_change c WHERE c.seqid = d.seqid) ORDER BY d.line LIMIT 1`;
+
+/** The data rows each v1 op needs. */
+const V1_NEEDS: Record<RowOp, string> = {
+  i: 'value (f) row',
+  u: 'key (t) and value (f) rows',
+  d: 'key (t) row',
+};
 
 /** A staged row's v1 key (`t`) and value (`f`) data (primary key lookups). */
 const V1_KEY = '(SELECT data FROM temp.livefeed_rp_v1data WHERE seqid = c.seqid AND is_key = 1)';
@@ -112,13 +126,18 @@ export class PacketStaging implements ReplicationSink {
     this.insertChange = sqlite.prepare(
       'INSERT INTO temp.livefeed_rp_change (seqid, xid, tbl, op, old, new, line) VALUES (?, ?, ?, ?, ?, ?, ?)',
     );
-    this.insertV1Data = sqlite.prepare('INSERT INTO temp.livefeed_rp_v1data (seqid, is_key, data, line) VALUES (?, ?, ?, ?)');
+    this.insertV1Data = sqlite.prepare(
+      'INSERT INTO temp.livefeed_rp_v1data (seqid, is_key, data, line) VALUES (?, ?, ?, ?)',
+    );
     this.insertKey = sqlite.prepare('INSERT INTO temp.livefeed_rp_keys (tbl, pos, col) VALUES (?, ?, ?)');
     this.insertTs = sqlite.prepare('INSERT INTO temp.livefeed_rp_ts (xid, ts) VALUES (?, ?)');
   }
 
   pendingData(r: PendingDataRecord, line: number): void {
-    unique(() => this.insertChange.run(r.seqid, r.xid, r.table, r.op, r.oldJson, r.newJson, line), `seqid ${r.seqid}`);
+    unique(
+      () => this.insertChange.run(r.seqid, r.xid, r.table, r.op, r.oldJson, r.newJson, line),
+      `seqid ${r.seqid}`,
+    );
   }
 
   v1Pending(r: V1PendingRecord, line: number): void {
@@ -131,7 +150,9 @@ export class PacketStaging implements ReplicationSink {
   }
 
   pendingKeys(r: PendingKeysRecord): void {
-    unique(() => r.columns.forEach((col, pos) => this.insertKey.run(r.table, pos, col)), `table ${r.table}`);
+    unique(() => {
+      for (const [pos, col] of r.columns.entries()) this.insertKey.run(r.table, pos, col);
+    }, `table ${r.table}`);
   }
 
   pendingTs(r: PendingTsRecord): void {
@@ -146,26 +167,39 @@ export class PacketStaging implements ReplicationSink {
    *   not a JSON object, a v1 data row without its pending row, or a v1 row missing its data.
    */
   finish(info: ReplicationArchiveInfo, packet: number, where: string): number {
-    if (info.format === 'V2') {
-      const bad = this.sqlite.prepare(BAD_JSON).get() as { line: number; col: string } | undefined;
-      if (bad) throw new ArchiveError(`${where}: ${info.members.pendingData} line ${bad.line}: ${bad.col} is not a JSON object`);
-    } else {
-      const orphan = this.sqlite.prepare(V1_ORPHAN).get() as { line: number; seqid: number } | undefined;
-      if (orphan) {
-        throw new ArchiveError(
-          `${where}: ${info.members.v1PendingData} line ${orphan.line}: seqid ${orphan.seqid} is not in ${info.members.v1Pending}`,
-        );
-      }
-      const missing = this.sqlite.prepare(V1_MISSING).get() as { line: number; seqid: number; op: string } | undefined;
-      if (missing) {
-        throw new ArchiveError(
-          `${where}: ${info.members.v1Pending} line ${missing.line}: op ${missing.op} of seqid ${missing.seqid} lacks its ` +
-            `${missing.op === 'd' ? 'key' : 'key or value'} data in ${info.members.v1PendingData}`,
-        );
-      }
-    }
+    if (info.format === 'V2') this.checkV2(info, where);
+    else this.checkV1(info, where);
     this.sqlite.exec(APPLY_ORDER);
-    return this.sqlite.prepare(insertRowChanges(info.format === 'V2' ? V2_COLUMNS : V1_COLUMNS)).run({ packet }).changes;
+    return this.sqlite
+      .prepare(insertRowChanges(info.format === 'V2' ? V2_COLUMNS : V1_COLUMNS))
+      .run({ packet }).changes;
+  }
+
+  private checkV2(info: ReplicationArchiveInfo, where: string): void {
+    const bad = this.sqlite.prepare(BAD_JSON).get() as { line: number; col: string } | undefined;
+    if (bad)
+      throw new ArchiveError(
+        `${where}: ${info.members.pendingData} line ${bad.line}: ${bad.col} is not a JSON object`,
+      );
+  }
+
+  private checkV1(info: ReplicationArchiveInfo, where: string): void {
+    const { v1Pending, v1PendingData } = info.members;
+    const orphan = this.sqlite.prepare(V1_ORPHAN).get() as { line: number; seqid: number } | undefined;
+    if (orphan) {
+      throw new ArchiveError(
+        `${where}: ${v1PendingData} line ${orphan.line}: seqid ${orphan.seqid} is not in ${v1Pending}`,
+      );
+    }
+    const missing = this.sqlite.prepare(V1_MISSING).get() as
+      | { line: number; seqid: number; op: RowOp }
+      | undefined;
+    if (missing) {
+      throw new ArchiveError(
+        `${where}: ${v1Pending} line ${missing.line}: op ${missing.op} of seqid ${missing.seqid} lacks its ` +
+          `${V1_NEEDS[missing.op]} in ${v1PendingData}`,
+      );
+    }
   }
 
   /** Drops the TEMP tables (also run before creating them, in case an earlier run died mid-way). */
@@ -179,7 +213,8 @@ function unique(insert: () => unknown, what: string): void {
   try {
     insert();
   } catch (error) {
-    if ((error as { code?: string }).code?.startsWith('SQLITE_CONSTRAINT')) throw new Error(`duplicate ${what}`);
+    if ((error as { code?: string }).code?.startsWith('SQLITE_CONSTRAINT'))
+      throw new Error(`duplicate ${what}`);
     throw error;
   }
 }

@@ -1,6 +1,6 @@
 import { createReadStream } from 'node:fs';
 import { type Readable, Writable } from 'node:stream';
-import { pipeline } from 'node:stream/promises';
+import { finished, pipeline } from 'node:stream/promises';
 import split2 from 'split2';
 import tar from 'tar-stream';
 import unbzip2 from 'unbzip2-stream';
@@ -44,75 +44,107 @@ export function packetLabel(packet: number, fileName?: string): string {
  * @returns the metadata, format and members read.
  * @throws ArchiveError naming the packet when REPLICATION_SEQUENCE differs from `options.packet`
  *   (as soon as it is read), a metadata member is missing or malformed, a member is unexpected
- *   (e.g. outside `mbdump/`) or repeated, or the data members fit neither format;
- *   ReplicationLineError naming packet, member and line for a line that cannot be parsed or stored
- *   by `sink`; decompression errors and aborts (`options.signal`) propagate.
+ *   (e.g. outside `mbdump/`) or repeated, the data members fit neither format, or the bzip2 or tar
+ *   data is corrupt; ReplicationLineError (an ArchiveError) naming packet, member and line for a
+ *   line that cannot be parsed or that `sink` refuses. Aborts (`options.signal`) and file system
+ *   errors propagate.
  */
 export async function readReplicationArchive(
   path: string,
   sink: ReplicationSink,
   options: ReadReplicationOptions,
 ): Promise<ReplicationArchiveInfo> {
-  const where = packetLabel(options.packet, options.fileName);
-  const texts = new Map<string, string>();
-  const kinds = new Map<DataMemberKind, string>();
-  const lineCounts: Record<string, number> = {};
-  const handlers = lineHandlers(sink);
-
+  const state: ReadState = {
+    packet: options.packet,
+    where: packetLabel(options.packet, options.fileName),
+    texts: new Map(),
+    kinds: new Map(),
+    lineCounts: {},
+    handlers: lineHandlers(sink),
+  };
   const extract = tar.extract();
   extract.on('entry', (header, source, next) => {
     // tar-stream's entries are streamx streams; Node's stream helpers accept them.
     const stream = source as unknown as Readable;
-    const done = (error?: unknown) => (error ? extract.destroy(error as Error) : next());
-    const drainThen = (error?: unknown) => {
-      stream.resume();
-      done(error);
-    };
-    let role: ReturnType<typeof memberRole>;
-    try {
-      role = memberRole(header.name, header.type, where);
-    } catch (error) {
-      drainThen(error);
-      return;
-    }
-    if (role.role === 'skip') {
-      stream.on('end', () => done());
-      stream.resume();
-    } else if (role.role === 'metadata') {
-      readSmall(stream, role.limit, `${where}: member ${header.name}`)
-        .then((text) => {
-          texts.set(header.name.replace(/^\.\//, ''), text);
-          if (header.name.endsWith('REPLICATION_SEQUENCE')) checkSequence(text, options.packet, where);
-        })
-        .then(() => done(), done);
-    } else if (kinds.has(role.kind)) {
-      drainThen(new ArchiveError(`${where}: ${header.name} repeats ${kinds.get(role.kind)}`));
-    } else {
-      kinds.set(role.kind, header.name);
-      const counter = (count: number) => {
-        lineCounts[header.name] = count;
-      };
-      readLines(stream, header.name, options.packet, where, handlers[role.kind], counter).then(() => done(), done);
-    }
+    // Destroying `extract` destroys the current entry with the same error, which the pipeline
+    // already reports; without a listener it would also surface as an unhandled 'error'.
+    stream.on('error', () => {});
+    readEntry(state, header, stream).then(
+      () => next(),
+      (error: Error) => {
+        stream.resume();
+        extract.destroy(error);
+      },
+    );
   });
-
-  await pipeline(createReadStream(path), unbzip2(), extract, { signal: options.signal });
-  return summarize(texts, kinds, lineCounts, options.packet, where);
+  try {
+    await pipeline(createReadStream(path), unbzip2(), extract, { signal: options.signal });
+  } catch (error) {
+    throw asArchiveError(error, state.where);
+  }
+  return summarize(state);
 }
 
-/** Streams a data member's lines into `handle`, wrapping any error with member and line. */
-function readLines(
+/** What reading one archive has gathered so far. */
+interface ReadState {
+  packet: number;
+  where: string;
+  /** Metadata member → content. */
+  texts: Map<string, string>;
+  /** Data member kind → member name. */
+  kinds: Map<DataMemberKind, string>;
+  lineCounts: Record<string, number>;
+  handlers: ReturnType<typeof lineHandlers>;
+}
+
+/** Reads one tar member to its end according to its role. */
+async function readEntry(state: ReadState, header: tar.Header, stream: Readable): Promise<void> {
+  const { where } = state;
+  const role = memberRole(header.name, header.type, where);
+  const name = header.name.replace(/^\.\//, '');
+  if (role.role === 'skip') {
+    stream.resume();
+    await finished(stream);
+  } else if (role.role === 'metadata') {
+    if (state.texts.has(name)) throw new ArchiveError(`${where}: member ${name} appears twice`);
+    const text = await readSmall(stream, role.limit, `${where}: member ${name}`);
+    state.texts.set(name, text);
+    if (name === 'REPLICATION_SEQUENCE') checkSequence(text, state.packet, where);
+  } else {
+    const earlier = state.kinds.get(role.kind);
+    if (earlier) throw new ArchiveError(`${where}: ${header.name} repeats ${earlier}`);
+    state.kinds.set(role.kind, header.name);
+    state.lineCounts[header.name] = await readLines(stream, header.name, state, state.handlers[role.kind]);
+  }
+}
+
+/**
+ * Names the packet in decompression and tar errors (unbzip2-stream throws bare TypeErrors on a
+ * truncated file); our own errors, aborts and system errors (ENOENT, ...) pass unchanged.
+ */
+function asArchiveError(error: unknown, where: string): unknown {
+  if (error instanceof ArchiveError || !(error instanceof Error)) return error;
+  if (error.name === 'AbortError' || 'errno' in error) return error;
+  return new ArchiveError(`${where}: corrupt archive (${error.name}: ${error.message})`, { cause: error });
+}
+
+/** Streams a data member's lines into `handle`, wrapping any error with member and line; returns the line count. */
+async function readLines(
   stream: Readable,
   member: string,
-  packet: number,
-  where: string,
+  state: ReadState,
   handle: (text: string, line: number) => void,
-  onCount: (count: number) => void,
-): Promise<void> {
+): Promise<number> {
   let line = 0;
   let ended = false;
-  const fail = (message: string, cause?: unknown) =>
-    new ReplicationLineError(packet, member, line, `${where}: ${member} line ${line}: ${message}`, { cause });
+  const fail = (message: string, cause: unknown) =>
+    new ReplicationLineError(
+      state.packet,
+      member,
+      line,
+      `${state.where}: ${member} line ${line}: ${message}`,
+      { cause },
+    );
   const lines = new Writable({
     objectMode: true,
     write(text: string, _encoding, callback) {
@@ -127,13 +159,10 @@ function readLines(
         callback(fail((error as Error).message, error));
       }
     },
-    final(callback) {
-      onCount(ended ? line - 1 : line);
-      callback();
-    },
   });
   // Only `\n` ends a line: COPY escapes every other control character inside values.
-  return pipeline(stream, split2('\n'), lines);
+  await pipeline(stream, split2('\n'), lines);
+  return ended ? line - 1 : line;
 }
 
 function readSmall(stream: Readable, limit: number, what: string): Promise<string> {
@@ -152,22 +181,18 @@ function readSmall(stream: Readable, limit: number, what: string): Promise<strin
 
 function integerText(text: string | undefined, name: string, where: string): number {
   if (text === undefined) throw new ArchiveError(`${where}: member ${name} is missing`);
-  if (!/^\d+\n?$/.test(text)) throw new ArchiveError(`${where}: member ${name} is not a number: ${JSON.stringify(text.slice(0, 40))}`);
+  if (!/^\d+\n?$/.test(text))
+    throw new ArchiveError(`${where}: member ${name} is not a number: ${JSON.stringify(text.slice(0, 40))}`);
   return Number(text.trim());
 }
 
 function checkSequence(text: string | undefined, packet: number, where: string): void {
   const sequence = integerText(text, 'REPLICATION_SEQUENCE', where);
-  if (sequence !== packet) throw new ArchiveError(`${where}: REPLICATION_SEQUENCE is ${sequence}, expected ${packet}`);
+  if (sequence !== packet)
+    throw new ArchiveError(`${where}: REPLICATION_SEQUENCE is ${sequence}, expected ${packet}`);
 }
 
-function summarize(
-  texts: Map<string, string>,
-  kinds: Map<DataMemberKind, string>,
-  lineCounts: Record<string, number>,
-  packet: number,
-  where: string,
-): ReplicationArchiveInfo {
+function summarize({ texts, kinds, lineCounts, packet, where }: ReadState): ReplicationArchiveInfo {
   checkSequence(texts.get('REPLICATION_SEQUENCE'), packet, where);
   const stamp = texts.get('TIMESTAMP');
   if (stamp === undefined) throw new ArchiveError(`${where}: member TIMESTAMP is missing`);
@@ -177,7 +202,9 @@ function summarize(
   } catch (error) {
     throw new ArchiveError(`${where}: member TIMESTAMP: ${(error as Error).message}`);
   }
-  const version = texts.has('DBMIRROR_VERSION') ? integerText(texts.get('DBMIRROR_VERSION'), 'DBMIRROR_VERSION', where) : null;
+  const version = texts.has('DBMIRROR_VERSION')
+    ? integerText(texts.get('DBMIRROR_VERSION'), 'DBMIRROR_VERSION', where)
+    : null;
   return {
     format: formatOf(kinds, version, where),
     replicationSequence: packet,
@@ -191,18 +218,26 @@ function summarize(
 }
 
 /** V2 when `DBMIRROR_VERSION` is present (it must be 2, with `pending_data`), else V1 (both v1 members). */
-function formatOf(kinds: Map<DataMemberKind, string>, version: number | null, where: string): ReplicationFormat {
+function formatOf(
+  kinds: Map<DataMemberKind, string>,
+  version: number | null,
+  where: string,
+): ReplicationFormat {
   const v2 = [...kinds.keys()].filter((kind) => V2_KINDS.has(kind));
   const v1 = [...kinds.keys()].filter((kind) => !V2_KINDS.has(kind));
   if (version !== null) {
-    if (version !== 2) throw new ArchiveError(`${where}: unsupported DBMIRROR_VERSION ${version} (expected 2)`);
-    if (v1.length > 0) throw new ArchiveError(`${where}: DBMIRROR_VERSION 2 but v1 member ${kinds.get(v1[0]!)}`);
+    if (version !== 2)
+      throw new ArchiveError(`${where}: unsupported DBMIRROR_VERSION ${version} (expected 2)`);
+    if (v1.length > 0)
+      throw new ArchiveError(`${where}: DBMIRROR_VERSION 2 but v1 member ${kinds.get(v1[0]!)}`);
     if (!kinds.has('pendingData')) throw new ArchiveError(`${where}: member mbdump/pending_data is missing`);
     return 'V2';
   }
   if (v2.length > 0) throw new ArchiveError(`${where}: member ${kinds.get(v2[0]!)} but no DBMIRROR_VERSION`);
   if (!kinds.has('v1Pending') || !kinds.has('v1PendingData')) {
-    throw new ArchiveError(`${where}: no replication data (needs mbdump/pending_data or mbdump/dbmirror_pending and mbdump/dbmirror_pendingdata)`);
+    throw new ArchiveError(
+      `${where}: no replication data (needs mbdump/pending_data or mbdump/dbmirror_pending and mbdump/dbmirror_pendingdata)`,
+    );
   }
   return 'V1';
 }

@@ -36,7 +36,9 @@ export function unescapeCopy(value: string): string {
     try {
       out += utf8.decode(Uint8Array.from(bytes));
     } catch {
-      throw new Error(`byte escapes do not form valid UTF-8: ${bytes.map((b) => `\\x${b.toString(16)}`).join('')}`);
+      throw new Error(
+        `byte escapes do not form valid UTF-8: ${bytes.map((b) => `\\x${b.toString(16)}`).join('')}`,
+      );
     }
     bytes = [];
   };

@@ -34,7 +34,8 @@ function required(value: string | null, name: string): string {
 function integer(value: string | null, name: string): number {
   const text = required(value, name);
   const number = Number(text);
-  if (!/^\d+$/.test(text) || !Number.isSafeInteger(number)) throw new Error(`${name} is not an integer: ${JSON.stringify(text)}`);
+  if (!/^\d+$/.test(text) || !Number.isSafeInteger(number))
+    throw new Error(`${name} is not an integer: ${JSON.stringify(text)}`);
   return number;
 }
 
@@ -95,7 +96,12 @@ export function parsePendingTsLine(line: string): PendingTsRecord {
  */
 export function parseDbmirrorPendingLine(line: string): V1PendingRecord {
   const [seqid, table, op, xid] = columns(line, 4);
-  return { seqid: integer(seqid!, 'seqid'), table: tableName(table!), op: operation(op!), xid: integer(xid!, 'xid') };
+  return {
+    seqid: integer(seqid!, 'seqid'),
+    table: tableName(table!),
+    op: operation(op!),
+    xid: integer(xid!, 'xid'),
+  };
 }
 
 /**
@@ -106,5 +112,9 @@ export function parseDbmirrorPendingDataLine(line: string): V1PendingDataRecord 
   const [seqid, isKey, data] = columns(line, 3);
   const flag = required(isKey!, 'iskey');
   if (flag !== 't' && flag !== 'f') throw new Error(`iskey is not t or f: ${JSON.stringify(flag)}`);
-  return { seqid: integer(seqid!, 'seqid'), isKey: flag === 't', data: parsePackedData(required(data!, 'data')) };
+  return {
+    seqid: integer(seqid!, 'seqid'),
+    isKey: flag === 't',
+    data: parsePackedData(required(data!, 'data')),
+  };
 }

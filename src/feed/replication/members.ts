@@ -42,7 +42,10 @@ export const DATA_MEMBERS: Readonly<Record<string, DataMemberKind>> = {
 export const V2_KINDS: ReadonlySet<DataMemberKind> = new Set(['pendingData', 'pendingKeys', 'pendingTs']);
 
 /** How one member is read. */
-export type MemberRole = { role: 'skip' } | { role: 'metadata'; limit: number } | { role: 'data'; kind: DataMemberKind };
+export type MemberRole =
+  | { role: 'skip' }
+  | { role: 'metadata'; limit: number }
+  | { role: 'data'; kind: DataMemberKind };
 
 /**
  * Decides how to read the tar member `name` of type `type` (tar-stream header type). The `mbdump`
@@ -65,7 +68,9 @@ export function memberRole(name: string, type: string | null | undefined, where:
 }
 
 /** Line handler of each data member kind: parse, then hand the record to the sink. */
-export function lineHandlers(sink: ReplicationSink): Record<DataMemberKind, (text: string, line: number) => void> {
+export function lineHandlers(
+  sink: ReplicationSink,
+): Record<DataMemberKind, (text: string, line: number) => void> {
   return {
     pendingData: (text, line) => sink.pendingData(parsePendingDataLine(text), line),
     pendingKeys: (text, line) => sink.pendingKeys(parsePendingKeysLine(text), line),
