@@ -1,23 +1,30 @@
-import { createServer, type Server } from 'node:http';
 import { readFileSync } from 'node:fs';
+import { createServer, type Server } from 'node:http';
 import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { Command, Option } from 'commander';
 import { CONFIG_OPTIONS, type Config, ConfigError, type Flags, loadConfig } from './config.js';
 import { openStore, type Store } from './db/client.js';
+import { watchCompletedPackets } from './events.js';
 import { FeedClient } from './feed/client.js';
 import { FeedAuthError, safeMessage } from './feed/errors.js';
-import { databaseName, DEFAULT_FEED_ROOTS, redactUrl } from './feed/urls.js';
+import { DEFAULT_FEED_ROOTS, databaseName, redactUrl } from './feed/urls.js';
 import type { ServiceInfo } from './graphql/builder.js';
 import { createLogger, type Logger } from './logger.js';
+import { createOps, feedClientHooks, instrumentSync, type Ops } from './ops.js';
 import { BUNDLED_FEED_ROOT, SAMPLE_TOKEN, type SampleFeed, startSampleFeed } from './samplefeed/server.js';
 import { createApp } from './server.js';
+import { runStatus } from './statusCommand.js';
+import { acquireWriterLock, LockHeldError } from './sync/lock.js';
 import { createVerifier } from './sync/verifier.js';
 import { follow, type SyncContext, type SyncReport, syncOnce } from './sync/worker.js';
 
-const VERSION = (JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')) as { version: string }).version;
+const VERSION = (
+  JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')) as { version: string }
+).version;
 
 /** Exit codes of the CLI. */
-export const EXIT = { ok: 0, failedFiles: 1, config: 2, auth: 3, unexpected: 4 } as const;
+export const EXIT = { ok: 0, failedFiles: 1, config: 2, auth: 3, unexpected: 4, locked: 5 } as const;
 
 /** The feed to sync from: upstream with a token, or the bundled sample feed (demo). */
 interface FeedTarget {
@@ -25,7 +32,12 @@ interface FeedTarget {
   token: string | undefined;
   demo: boolean;
   sampleFeed?: SampleFeed;
+  /** The bundled feed's TEST key, so the demo shows verification at work. */
+  signingKey?: string;
 }
+
+/** Public half of the TEST key that signs the bundled feed (fixtures/keys/README.md). */
+const BUNDLED_SIGNING_KEY = fileURLToPath(new URL('../fixtures/keys/test-signing-key.asc', import.meta.url));
 
 function helpText(key: keyof Config): string {
   const option = CONFIG_OPTIONS.find((o) => o.key === key)!;
@@ -37,13 +49,29 @@ function sharedOptions(command: Command): Command {
     const option = CONFIG_OPTIONS.find((o) => o.key === key)!;
     command.addOption(new Option(option.flag!, helpText(key)));
   }
-  return command.addHelpText('after', `\nThe upstream token comes from LIVEFEED_TOKEN or the file named by LIVEFEED_TOKEN_FILE (never a flag).`);
+  return command.addHelpText(
+    'after',
+    `\nThe upstream token comes from LIVEFEED_TOKEN or the file named by LIVEFEED_TOKEN_FILE (never a flag).`,
+  );
 }
 
 function syncOptions(command: Command): Command {
   command.option('--once', 'exit when caught up (exit 0; 1 when a file failed) instead of following');
   command.option('--demo', 'sync the bundled sample feed (what start does without a token)');
-  for (const key of ['from', 'to', 'entities', 'pollIntervalMs', 'settleAfterMs', 'replicationPackets', 'skipPackets', 'signingKey', 'verify'] as const) {
+  command.option('--wait', "wait while another sync holds the database's writer lock (default: exit 5)");
+  for (const key of [
+    'from',
+    'to',
+    'entities',
+    'pollIntervalMs',
+    'settleAfterMs',
+    'replicationPackets',
+    'skipPackets',
+    'signingKey',
+    'verify',
+    'maxDumpBytes',
+    'keepFiles',
+  ] as const) {
     const option = CONFIG_OPTIONS.find((o) => o.key === key)!;
     command.addOption(new Option(option.flag!, helpText(key)));
   }
@@ -51,7 +79,7 @@ function syncOptions(command: Command): Command {
 }
 
 function serveOptions(command: Command): Command {
-  for (const key of ['port', 'host'] as const) {
+  for (const key of ['port', 'host', 'freshnessWarningMs', 'freshnessCriticalMs'] as const) {
     const option = CONFIG_OPTIONS.find((o) => o.key === key)!;
     command.addOption(new Option(option.flag!, helpText(key)));
   }
@@ -59,19 +87,26 @@ function serveOptions(command: Command): Command {
 }
 
 /** Resolves the feed: without a token and with the default feed root, starts the bundled demo feed. */
-async function feedTarget(config: Config, logger: Logger, allowDemo: boolean, demo: boolean): Promise<FeedTarget> {
+async function feedTarget(
+  config: Config,
+  logger: Logger,
+  allowDemo: boolean,
+  demo: boolean,
+): Promise<FeedTarget> {
   if (!demo && (config.token || config.feedUrl !== DEFAULT_FEED_ROOTS[config.deployment])) {
     return { feedRoot: config.feedUrl, token: config.token, demo: false };
   }
   if (!allowDemo) {
-    throw new ConfigError('no upstream token: set LIVEFEED_TOKEN or LIVEFEED_TOKEN_FILE (or --feed-url to a feed that needs none)');
+    throw new ConfigError(
+      'no upstream token: set LIVEFEED_TOKEN or LIVEFEED_TOKEN_FILE (or --feed-url to a feed that needs none)',
+    );
   }
   const sampleFeed = await startSampleFeed({ root: BUNDLED_FEED_ROOT, host: '127.0.0.1', port: 0 });
   logger.warn(
     { event: 'demo', feedRoot: sampleFeed.feedRoot },
     'DEMO MODE: no upstream token (LIVEFEED_TOKEN / LIVEFEED_TOKEN_FILE) given, so livefeed syncs the bundled sample feed on loopback. Set a token to sync MusicBrainz.',
   );
-  return { feedRoot: sampleFeed.feedRoot, token: SAMPLE_TOKEN, demo: true, sampleFeed };
+  return { feedRoot: sampleFeed.feedRoot, token: SAMPLE_TOKEN, demo: true, sampleFeed, signingKey: config.signingKey ?? BUNDLED_SIGNING_KEY };
 }
 
 function demoDb(config: Config, flags: Flags, env: NodeJS.ProcessEnv): string {
@@ -89,16 +124,28 @@ function serviceInfo(config: Config, target: FeedTarget): ServiceInfo {
   };
 }
 
-async function syncContext(config: Config, target: FeedTarget, store: Store, logger: Logger, signal: AbortSignal): Promise<SyncContext> {
+async function syncContext(
+  config: Config,
+  target: FeedTarget,
+  store: Store,
+  logger: Logger,
+  signal: AbortSignal,
+  ops: Ops,
+): Promise<SyncContext> {
   const client = new FeedClient({
     feedRoot: target.feedRoot,
     token: target.token,
-    onRetry: (info) => logger.warn({ event: 'retry', ...info }, `retrying ${info.url} in ${info.delayMs} ms: ${info.reason}`),
+    ...feedClientHooks(ops, logger),
   });
   return {
     store,
     client,
-    verifier: await createVerifier(config.signingKey, config.verify, logger),
+    // The demo verifies with the bundled TEST key unless a key was configured.
+    verifier: await createVerifier(
+      target.signingKey ?? config.signingKey,
+      target.signingKey && !config.signingKey ? 'fail' : config.verify,
+      logger,
+    ),
     logger,
     entities: config.entities,
     deployment: config.deployment,
@@ -107,14 +154,47 @@ async function syncContext(config: Config, target: FeedTarget, store: Store, log
     replicationPackets: config.replicationPackets,
     skipPackets: new Set(config.skipPackets),
     signal,
+    maxDumpBytes: config.maxDumpBytes,
+    keepFiles: config.keepFiles,
   };
+}
+
+/**
+ * Client the HTTP server uses to fetch files no longer kept locally (the token is added server side,
+ * never shown); undefined without upstream access (no token for the default upstream feed root).
+ */
+function upstreamClient(config: Config, target: FeedTarget, logger: Logger): FeedClient | undefined {
+  const token = target.token ?? config.token;
+  if (!token && !target.demo && config.feedUrl === DEFAULT_FEED_ROOTS[config.deployment]) return undefined;
+  return new FeedClient({
+    feedRoot: target.feedRoot,
+    token,
+    // Someone waits for the answer: one quick retry, not the sync's patient schedule.
+    retry: { attempts: 2 },
+    onRetry: (info) =>
+      logger.warn({ event: 'retry', ...info }, `retrying ${info.url} in ${info.delayMs} ms: ${info.reason}`),
+  });
 }
 
 function summarize(report: SyncReport, logger: Logger): number {
   for (const problem of report.problems) {
     process.stderr.write(`livefeed: packet ${problem.packet}: ${problem.file}: ${problem.reason}\n`);
   }
-  logger.info({ event: 'sync-done', latest: report.latest, pending: report.pending, failed: report.problems.length }, 'sync caught up');
+  if (report.quarantined > 0) {
+    process.stderr.write(
+      `livefeed: ${report.quarantined} malformed line(s) quarantined (GraphQL: quarantine { nodes { packet entity line reason } })\n`,
+    );
+  }
+  logger.info(
+    {
+      event: 'sync-done',
+      latest: report.latest,
+      pending: report.pending,
+      failed: report.problems.length,
+      quarantined: report.quarantined,
+    },
+    'sync caught up',
+  );
   return report.problems.length > 0 ? EXIT.failedFiles : EXIT.ok;
 }
 
@@ -125,7 +205,10 @@ async function listen(server: Server, config: Config, logger: Logger, demo: bool
   });
   const address = server.address();
   const port = typeof address === 'object' && address ? address.port : config.port;
-  logger.info({ event: 'listening', host: config.host, port, demo }, `GraphQL on http://${config.host}:${port}/graphql${demo ? ' (demo data)' : ''}`);
+  logger.info(
+    { event: 'listening', host: config.host, port, demo },
+    `GraphQL on http://${config.host}:${port}/graphql${demo ? ' (demo data)' : ''}`,
+  );
 }
 
 /** Aborts on SIGINT/SIGTERM so long work stops cleanly (current transaction finished or rolled back). */
@@ -145,10 +228,15 @@ type Mode = 'sync' | 'serve' | 'start';
 
 async function run(mode: Mode, flags: Flags): Promise<number> {
   const config = loadConfig(flags);
+  secretToken = config.token;
   const logger = createLogger(config.logLevel, { service: 'livefeed' });
   const controller = shutdownSignal(logger);
-  const target = mode === 'serve' ? { feedRoot: config.feedUrl, token: undefined, demo: false } : await feedTarget(config, logger, mode === 'start' || !!flags.demo, !!flags.demo);
+  const target =
+    mode === 'serve'
+      ? { feedRoot: config.feedUrl, token: undefined, demo: false }
+      : await feedTarget(config, logger, mode === 'start' || !!flags.demo, !!flags.demo);
   const dbPath = target.demo ? demoDb(config, flags, process.env) : config.db;
+  const ops = createOps({ version: VERSION, deployment: config.deployment, demo: target.demo });
   const stores: Store[] = [];
   const open = () => {
     const store = openStore(dbPath);
@@ -157,20 +245,50 @@ async function run(mode: Mode, flags: Flags): Promise<number> {
   };
   let server: Server | undefined;
   try {
-    if (target.demo) open().sqlite.prepare("INSERT OR REPLACE INTO meta (key, value) VALUES ('demo', 'true')").run();
+    if (target.demo)
+      open().sqlite.prepare("INSERT OR REPLACE INTO meta (key, value) VALUES ('demo', 'true')").run();
     if (mode !== 'sync') {
-      const app = createApp({ store: open(), service: serviceInfo(config, target), logger, dataDir: config.dataDir, corsOrigins: config.corsOrigins });
+      const appStore = open();
+      const app = createApp({
+        store: appStore,
+        service: serviceInfo(config, target),
+        logger,
+        dataDir: config.dataDir,
+        corsOrigins: config.corsOrigins,
+        mirrorTokens: config.mirrorTokens,
+        upstream: upstreamClient(config, target, logger),
+        metrics: ops.metrics,
+        events: ops.events,
+        freshness: { warningMs: config.freshnessWarningMs, criticalMs: config.freshnessCriticalMs },
+      });
+      // `serve` has no sync in the process: subscriptions learn of completed packets from the database.
+      if (mode === 'serve') {
+        watchCompletedPackets(appStore, ops.events, {
+          signal: controller.signal,
+          onError: (error) => logger.warn({ event: 'watch-failed', err: safeMessage(error) }, 'cannot check for synced packets'),
+        });
+      }
       server = createServer(app.handle);
       await listen(server, config, logger, target.demo);
     }
     if (mode === 'serve') {
-      await new Promise<void>((resolve) => controller.signal.addEventListener('abort', () => resolve(), { once: true }));
+      await new Promise<void>((resolve) =>
+        controller.signal.addEventListener('abort', () => resolve(), { once: true }),
+      );
       return EXIT.ok;
     }
-    const ctx = await syncContext(config, target, open(), logger, controller.signal);
-    if (config.once) return summarize(await syncOnce(ctx, config), logger);
-    await follow(ctx, { pollIntervalMs: config.pollIntervalMs, from: config.from, to: config.to });
-    return EXIT.ok;
+    const syncStore = open();
+    // One writer per database (src/sync/lock.ts); a lost lock stops this sync like a signal.
+    const lock = await acquireWriterLock(syncStore, { wait: config.wait, logger, signal: controller.signal });
+    try {
+      const signal = AbortSignal.any([controller.signal, lock.lost]);
+      const ctx = instrumentSync(await syncContext(config, target, syncStore, logger, signal, ops), ops, logger);
+      if (config.once) return summarize(await syncOnce(ctx, config), logger);
+      await follow(ctx, { pollIntervalMs: config.pollIntervalMs, from: config.from, to: config.to });
+      return EXIT.ok;
+    } finally {
+      lock.release();
+    }
   } finally {
     server?.closeAllConnections();
     server?.close();
@@ -179,31 +297,64 @@ async function run(mode: Mode, flags: Flags): Promise<number> {
   }
 }
 
+/** The upstream token once configured, so that even an unexpected error message cannot print it. */
+let secretToken: string | undefined;
+
 function report(error: unknown): number {
   if (error instanceof ConfigError) {
     process.stderr.write(`livefeed: ${error.message}\n`);
     return EXIT.config;
   }
   if (error instanceof FeedAuthError) {
-    process.stderr.write(`livefeed: ${error.message}\n`);
+    process.stderr.write(`livefeed: ${safeMessage(error, secretToken)}\n`);
     return EXIT.auth;
   }
-  if ((error as Error)?.name === 'AbortError' || /stopped by SIG/.test(String((error as Error)?.message))) return EXIT.ok;
-  process.stderr.write(`livefeed: ${safeMessage(error)}\n`);
+  if (error instanceof LockHeldError) {
+    process.stderr.write(`livefeed: ${error.message}\n`);
+    return EXIT.locked;
+  }
+  if ((error as Error)?.name === 'AbortError' || /stopped by SIG/.test(String((error as Error)?.message)))
+    return EXIT.ok;
+  process.stderr.write(`livefeed: ${safeMessage(error, secretToken)}\n`);
   return EXIT.unexpected;
 }
 
 /** Builds the `livefeed` command line program. */
 export function program(): Command {
   const root = new Command('livefeed')
-    .description('Keeps a verified local copy of the MusicBrainz live data feed in SQLite and serves it over GraphQL.')
+    .description(
+      'Keeps a verified local copy of the MusicBrainz live data feed in SQLite and serves it over GraphQL.',
+    )
     .version(VERSION);
   const action = (mode: Mode) => async (options: Flags) => {
     process.exitCode = await run(mode, options).catch(report);
   };
-  sharedOptions(syncOptions(root.command('sync').description('catch up from the feed into the database; follow unless --once'))).action(action('sync'));
-  sharedOptions(serveOptions(root.command('serve').description('serve GraphQL (GraphiQL for browsers) on /graphql'))).action(action('serve'));
-  sharedOptions(serveOptions(syncOptions(root.command('start').description('sync (following) and serve in one process; a demo without a token')))).action(action('start'));
+  sharedOptions(
+    syncOptions(
+      root.command('sync').description('catch up from the feed into the database; follow unless --once'),
+    ),
+  ).action(action('sync'));
+  sharedOptions(
+    serveOptions(root.command('serve').description('serve GraphQL (GraphiQL for browsers) on /graphql')),
+  ).action(action('serve'));
+  sharedOptions(
+    serveOptions(
+      syncOptions(
+        root
+          .command('start')
+          .description('sync (following) and serve in one process; a demo without a token'),
+      ),
+    ),
+  ).action(action('start'));
+  sharedOptions(
+    root
+      .command('status')
+      .description('print the local and upstream position, unfinished files and freshness on one screen')
+      .option('--offline', 'do not ask upstream; show the position the sync last recorded')
+      .option('--demo', 'look at the demo database (what start uses without a token)'),
+  ).action(async (options: Flags) => {
+    process.exitCode = await runStatus(options).catch(report);
+  });
   root
     .command('sample-feed')
     .description(`serve the bundled sample feed (token ${SAMPLE_TOKEN})`)

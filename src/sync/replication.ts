@@ -8,6 +8,7 @@ import type {
   RowChange,
   RowOp,
 } from '../feed/replication/types.js';
+import { type FeedFileRecord, upsertFeedFile } from './ingest.js';
 import { deriveRemovals, type UnresolvedRemoval } from './replicationRemovals.js';
 import { PacketStaging } from './replicationStaging.js';
 import { inTransaction } from './transaction.js';
@@ -19,6 +20,10 @@ export interface StoreReplicationOptions {
   fileName?: string;
   /** Clock for `updated_at`, `created_at` and event times. */
   now?: () => Date;
+  /** The archive's `feed_files` record, written in the same transaction. */
+  file?: FeedFileRecord;
+  /** Called in the transaction just before COMMIT (e.g. to move the archive into place). */
+  beforeCommit?: () => void;
 }
 
 /** Row counts of one table in one packet. */
@@ -81,7 +86,10 @@ export async function storeReplicationPacket(
         signal: options.signal,
       });
       options.signal?.throwIfAborted();
-      return writePacket(sqlite, staging, info, { packet, fileName, where, at: now().toISOString() });
+      const stored = writePacket(sqlite, staging, info, { packet, fileName, where, at: now().toISOString() });
+      if (options.file) upsertFeedFile(store, options.file);
+      options.beforeCommit?.();
+      return stored;
     } finally {
       staging.drop();
     }
