@@ -132,7 +132,7 @@ describe('storeReplicationPacket', () => {
       keys: { id: 11 },
       oldData: ED,
       newData: { ...ED, comment: 'UK\tsinger\nsongwriter \\o/' },
-      timestamp: '2026-05-11T20:59:59.5Z',
+      timestamp: '2026-05-11T20:59:59.500000Z',
     });
     expect(rows[1]).toMatchObject({
       table: 'musicbrainz.artist_gid_redirect',

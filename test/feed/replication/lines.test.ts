@@ -137,7 +137,7 @@ describe('parsePendingKeysLine', () => {
 describe('parsePendingTsLine', () => {
   it.each([
     [line('77', '2026-05-11 21:14:26.878674+00'), { xid: 77, timestamp: '2026-05-11T21:14:26.878674Z' }],
-    [line('78', '2026-05-11 23:14:26+02'), { xid: 78, timestamp: '2026-05-11T21:14:26Z' }],
+    [line('78', '2026-05-11 23:14:26+02'), { xid: 78, timestamp: '2026-05-11T21:14:26.000000Z' }],
   ])('%s', (text, expected) => {
     expect(parsePendingTsLine(text)).toEqual(expected);
   });
