@@ -1,0 +1,91 @@
+import { writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { ConfigError, KNOWN_BROKEN_PACKETS, loadConfig } from '../src/config.js';
+import { ENTITY_TYPES } from '../src/feed/entities.js';
+import { tempDir } from './support/harness.js';
+
+const TOKEN = 'abcdefghijABCDEFGHIJ0123456789abcdefghij';
+
+describe('loadConfig', () => {
+  it('uses the defaults of the issue', () => {
+    const config = loadConfig({}, {});
+    expect(config).toMatchObject({
+      feedUrl: 'https://metabrainz.org/api/musicbrainz',
+      deployment: 'production',
+      db: join('data', 'livefeed.db'),
+      host: '127.0.0.1',
+      port: 4000,
+      entities: [...ENTITY_TYPES],
+      pollIntervalMs: 300_000,
+      settleAfterMs: 7_200_000,
+      replicationPackets: true,
+      skipPackets: [...KNOWN_BROKEN_PACKETS],
+      verify: 'off',
+      once: false,
+    });
+    expect(config.token).toBeUndefined();
+  });
+
+  it('takes flags over env over defaults', () => {
+    const env = {
+      LIVEFEED_PORT: '5000',
+      LIVEFEED_HOST: '0.0.0.0',
+      LIVEFEED_ENTITIES: 'area,artist',
+      LIVEFEED_TOKEN: TOKEN,
+    };
+    const config = loadConfig({ port: '6000', entities: 'work' }, env);
+    expect(config.port).toBe(6000);
+    expect(config.host).toBe('0.0.0.0');
+    expect(config.entities).toEqual(['work']);
+    expect(config.token).toBe(TOKEN);
+  });
+
+  it('switches the default feed root with the test deployment', () => {
+    expect(loadConfig({ deployment: 'test' }, {}).feedUrl).toBe(
+      'https://test.metabrainz.org/api/musicbrainz',
+    );
+    expect(
+      loadConfig({ deployment: 'test', feedUrl: 'http://127.0.0.1:1/api/musicbrainz' }, {}).feedUrl,
+    ).toBe('http://127.0.0.1:1/api/musicbrainz');
+  });
+
+  it('reads the token from LIVEFEED_TOKEN_FILE', async () => {
+    const dir = await tempDir();
+    const file = join(dir.dir, 'token');
+    writeFileSync(file, `${TOKEN}\n`);
+    expect(loadConfig({}, { LIVEFEED_TOKEN_FILE: file }).token).toBe(TOKEN);
+    await dir.cleanup();
+  });
+
+  it('names every bad value at once, never the token', () => {
+    const badToken = 'short-secret-value';
+    let error: unknown;
+    try {
+      loadConfig(
+        { port: '99999', entities: 'artist,song', deployment: 'staging' },
+        { LIVEFEED_TOKEN: badToken, LIVEFEED_VERIFY: 'maybe' },
+      );
+    } catch (e) {
+      error = e;
+    }
+    expect(error).toBeInstanceOf(ConfigError);
+    const message = (error as Error).message;
+    expect(message).toContain('--port');
+    expect(message).toContain('song');
+    expect(message).toContain('--deployment');
+    expect(message).toContain('LIVEFEED_VERIFY');
+    expect(message).toContain('LIVEFEED_TOKEN');
+    expect(message).not.toContain(badToken);
+  });
+
+  it('rejects --from after --to', () => {
+    expect(() => loadConfig({ from: '10', to: '5' }, {})).toThrow(/--from 10 is after --to 5/);
+  });
+
+  it('expands packet ranges in --skip-packets and defaults --verify to fail with a key', () => {
+    const config = loadConfig({ skipPackets: '5,7-9', signingKey: '/keys/feed.asc' }, {});
+    expect(config.skipPackets).toEqual([5, 7, 8, 9]);
+    expect(config.verify).toBe('fail');
+  });
+});
