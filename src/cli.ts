@@ -106,7 +106,13 @@ async function feedTarget(
     { event: 'demo', feedRoot: sampleFeed.feedRoot },
     'DEMO MODE: no upstream token (LIVEFEED_TOKEN / LIVEFEED_TOKEN_FILE) given, so livefeed syncs the bundled sample feed on loopback. Set a token to sync MusicBrainz.',
   );
-  return { feedRoot: sampleFeed.feedRoot, token: SAMPLE_TOKEN, demo: true, sampleFeed, signingKey: config.signingKey ?? BUNDLED_SIGNING_KEY };
+  return {
+    feedRoot: sampleFeed.feedRoot,
+    token: SAMPLE_TOKEN,
+    demo: true,
+    sampleFeed,
+    signingKey: config.signingKey ?? BUNDLED_SIGNING_KEY,
+  };
 }
 
 function demoDb(config: Config, flags: Flags, env: NodeJS.ProcessEnv): string {
@@ -265,7 +271,11 @@ async function run(mode: Mode, flags: Flags): Promise<number> {
       if (mode === 'serve') {
         watchCompletedPackets(appStore, ops.events, {
           signal: controller.signal,
-          onError: (error) => logger.warn({ event: 'watch-failed', err: safeMessage(error) }, 'cannot check for synced packets'),
+          onError: (error) =>
+            logger.warn(
+              { event: 'watch-failed', err: safeMessage(error) },
+              'cannot check for synced packets',
+            ),
         });
       }
       server = createServer(app.handle);
@@ -282,7 +292,11 @@ async function run(mode: Mode, flags: Flags): Promise<number> {
     const lock = await acquireWriterLock(syncStore, { wait: config.wait, logger, signal: controller.signal });
     try {
       const signal = AbortSignal.any([controller.signal, lock.lost]);
-      const ctx = instrumentSync(await syncContext(config, target, syncStore, logger, signal, ops), ops, logger);
+      const ctx = instrumentSync(
+        await syncContext(config, target, syncStore, logger, signal, ops),
+        ops,
+        logger,
+      );
       if (config.once) return summarize(await syncOnce(ctx, config), logger);
       await follow(ctx, { pollIntervalMs: config.pollIntervalMs, from: config.from, to: config.to });
       return EXIT.ok;

@@ -1,9 +1,21 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { createYoga, type YogaServerInstance } from 'graphql-yoga';
 import type { Store } from './db/client.js';
+import { createPacketEvents, type PacketEvents } from './events.js';
+import type { FeedClient } from './feed/client.js';
+import { DEFAULT_FRESHNESS, type FreshnessThresholds } from './freshness.js';
 import type { Context, ServiceInfo } from './graphql/builder.js';
+import { type GraphqlLimits, hardeningPlugin } from './graphql/hardening.js';
 import { schema } from './graphql/schema.js';
+import { FileSource } from './http/fileSource.js';
+import { filesRoute } from './http/files.js';
+import { freshnessRoute } from './http/freshness.js';
+import { renderGraphiQL } from './http/graphiql.js';
+import { healthRoute, readyRoute } from './http/health.js';
+import { metricsRoute } from './http/metrics.js';
+import { mirrorRoute } from './http/mirror.js';
 import type { Logger } from './logger.js';
+import { createMetrics, graphqlMetricsPlugin, type Metrics } from './metrics.js';
 
 /** Query GraphiQL opens with. */
 export const EXAMPLE_QUERY = `# livefeed: the MusicBrainz live data feed, verified and stored locally.
@@ -32,6 +44,21 @@ export interface AppOptions {
   logger: Logger;
   dataDir: string;
   corsOrigins?: string[];
+  /** Tokens the mirror endpoints (`/api/<database>/...`) require in `?token=`; empty or absent: open. */
+  mirrorTokens?: string[];
+  /**
+   * Client of the feed synced from, with the upstream token: fetches files no longer kept locally on
+   * demand (token added server side). Absent: such files are 410 Gone.
+   */
+  upstream?: FeedClient;
+  /** The process's metrics (`/metrics`); default a new registry. */
+  metrics?: Metrics;
+  /** The process's live events (subscription `packetSynced`); default a new pubsub. */
+  events?: PacketEvents;
+  /** Lag thresholds of `/freshness`; default 2 h and 6 h. */
+  freshness?: FreshnessThresholds;
+  /** GraphQL limits (depth, aliases, cost, body size, time budget); default DEFAULT_GRAPHQL_LIMITS. */
+  graphqlLimits?: Partial<GraphqlLimits>;
 }
 
 /**
@@ -46,31 +73,65 @@ export interface Route {
 export interface App {
   yoga: YogaServerInstance<Record<string, never>, Context>;
   handle(req: IncomingMessage, res: ServerResponse): void;
+  metrics: Metrics;
+  events: PacketEvents;
 }
 
 /**
- * Builds livefeed's HTTP application: GraphQL (and GraphiQL for browsers) on `/graphql`. It does
+ * Builds livefeed's HTTP application: GraphQL (and GraphiQL for browsers) on `/graphql`, the routes
+ * of `src/http/` (file links on `/files/`, the mirror on `/api/<database>/`, ...). It does
  * not listen: the CLI does. Unexpected errors are masked for clients and logged.
  */
 export function createApp(options: AppOptions): App {
+  const metrics = options.metrics ?? createMetrics();
+  metrics.useStore(options.store);
+  const events = options.events ?? createPacketEvents();
   const yoga = createYoga<Record<string, never>, Context>({
     schema,
     graphqlEndpoint: '/graphql',
     landingPage: false,
     graphiql: { title: options.service.demo ? 'livefeed (demo)' : 'livefeed', defaultQuery: EXAMPLE_QUERY },
+    renderGraphiQL,
+    plugins: [graphqlMetricsPlugin(metrics), hardeningPlugin(options.graphqlLimits)],
     cors: options.corsOrigins?.length ? { origin: options.corsOrigins, credentials: false } : false,
     logging: {
       debug: (...args) => options.logger.debug({ event: 'graphql' }, String(args[0])),
       info: (...args) => options.logger.info({ event: 'graphql' }, String(args[0])),
       warn: (...args) => options.logger.warn({ event: 'graphql' }, String(args[0])),
-      error: (...args) => options.logger.error({ event: 'graphql-error', err: args[0] }, 'unexpected GraphQL error'),
+      error: (...args) =>
+        options.logger.error({ event: 'graphql-error', err: args[0] }, 'unexpected GraphQL error'),
     },
-    context: ({ request }) => ({ store: options.store, service: options.service, origin: new URL(request.url).origin }),
+    context: ({ request }) => ({
+      store: options.store,
+      service: options.service,
+      origin: new URL(request.url).origin,
+      events,
+    }),
   });
   // Routes are tried in order before GraphQL; each file in src/http/ adds one.
-  const routes: Route[] = [];
+  const files = new FileSource({
+    store: options.store,
+    dataDir: options.dataDir,
+    upstream: options.upstream,
+    logger: options.logger,
+  });
+  const routes: Route[] = [
+    healthRoute(),
+    readyRoute(options.store),
+    freshnessRoute(options.store, options.freshness ?? DEFAULT_FRESHNESS),
+    metricsRoute(metrics),
+    filesRoute(files),
+    mirrorRoute({
+      store: options.store,
+      source: files,
+      database: options.service.database,
+      tokens: options.mirrorTokens ?? [],
+    }),
+  ];
   return {
     yoga,
+    metrics,
+    events,
     handle: (req, res) => {
       void dispatch(routes, yoga, req, res, options.logger);
     },
@@ -91,7 +152,10 @@ async function dispatch(
     }
     await yoga(req, res);
   } catch (error) {
-    logger.error({ event: 'http-error', path: url.pathname, err: (error as Error).message }, 'unexpected HTTP error');
+    logger.error(
+      { event: 'http-error', path: url.pathname, err: (error as Error).message },
+      'unexpected HTTP error',
+    );
     if (!res.headersSent) {
       res.writeHead(500, { 'content-type': 'text/plain' });
       res.end('Internal Server Error\n');

@@ -1,12 +1,13 @@
 import { createReadStream } from 'node:fs';
-import { type Readable, Writable } from 'node:stream';
+import type { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
-import lzma from 'lzma-native';
-import split2 from 'split2';
 import tar from 'tar-stream';
 import type { EntityType } from './entities.js';
 import { ArchiveError } from './errors.js';
+import { LineSplitter } from './lineSplitter.js';
+import { DEFAULT_MAX_ARCHIVE_BYTES, sizeLimit } from './sizeLimit.js';
 import { parsePgTimestamp } from './timestamp.js';
+import { createXzDecompressor, type XzDecoder } from './xz.js';
 
 /** Metadata members of a JSON dump archive (FEED.md, JSON dump archives). */
 export interface JsonDumpMetadata {
@@ -23,12 +24,16 @@ export interface ReadJsonDumpOptions {
   packet: number;
   entity: EntityType;
   signal?: AbortSignal;
-  /** Most decompressed bytes of `mbdump/<entity>` accepted (archive bombs). Default 64 GiB. */
+  /** Most decompressed bytes accepted, the whole tar stream (archive bombs). Default 64 GiB. */
   maxBytes?: number;
   /** Called once all metadata members were read, before the first line. */
   onMetadata?: (metadata: JsonDumpMetadata) => void;
   /** Called for a member that is neither metadata nor `mbdump/<entity>`; it is not read. */
   onIgnoredMember?: (name: string) => void;
+  /** Decoder of the xz layer (see {@link XzDecoder}). Default `auto`. */
+  decoder?: XzDecoder;
+  /** Called as the archive file is read, with the compressed bytes read so far (progress). */
+  onProgress?: (compressedBytes: number) => void;
 }
 
 /** What {@link readJsonDump} read. */
@@ -48,12 +53,16 @@ const METADATA_MEMBERS: Record<string, number> = {
   JSON_DUMPS_SCHEMA_NUMBER: 64,
 };
 
-const DEFAULT_MAX_BYTES = 64 * 2 ** 30;
+/** Default decompression limit of one JSON dump in bytes (see sizeLimit.ts). */
+export const DEFAULT_MAX_BYTES = DEFAULT_MAX_ARCHIVE_BYTES;
 
 /**
  * Reads a JSON dump archive (`<entity>.tar.xz`, FEED.md, JSON dump archives) from `path` as a stream
  * and calls `onLine(line, lineNumber)` for every line of `mbdump/<entity>` (split on `\n` only;
- * lineNumber is 1-based). `onLine` is synchronous so that storing keeps pace with decompression.
+ * lineNumber is 1-based; `line` is the line's bytes without the `\n`, a view valid only during the
+ * call: see {@link LineSplitter}). `onLine` is synchronous so that storing keeps pace with
+ * decompression, which runs in parallel (another process or thread, see {@link XzDecoder}); memory
+ * stays bounded by the chunk size and the longest line, whatever the dump's size.
  * @throws ArchiveError naming packet, entity and member when REPLICATION_SEQUENCE differs from the
  *   packet, a metadata member is missing or malformed, a member path is unsafe, `mbdump/<entity>`
  *   is absent, or the size limit is passed; decompression errors propagate.
@@ -61,7 +70,7 @@ const DEFAULT_MAX_BYTES = 64 * 2 ** 30;
 export async function readJsonDump(
   path: string,
   options: ReadJsonDumpOptions,
-  onLine: (line: string, lineNumber: number) => void,
+  onLine: (line: Buffer, lineNumber: number) => void,
 ): Promise<JsonDumpSummary> {
   const where = `JSON dump ${options.entity} of packet ${options.packet}`;
   const texts = new Map<string, string>();
@@ -112,29 +121,45 @@ export async function readJsonDump(
       done(error);
       return;
     }
-    const maxBytes = options.maxBytes ?? DEFAULT_MAX_BYTES;
+    // Only `\n` ends a line: U+2028, U+2029, U+0085 and `\r` are data (FEED.md). Lines are handed
+    // over synchronously from each chunk: no per-line stream, promise or string.
+    const splitter = new LineSplitter((line) => onLine(line, ++lineCount));
+    let failed = false;
     stream.on('data', (chunk: Buffer) => {
+      if (failed) return;
       bytes += chunk.length;
-      if (bytes > maxBytes)
-        stream.destroy(new ArchiveError(`${where}: ${dataMember} exceeds ${maxBytes} bytes`));
+      try {
+        splitter.push(chunk);
+      } catch (error) {
+        failed = true;
+        stream.destroy(error as Error);
+      }
     });
-    const sink = new Writable({
-      objectMode: true,
-      write(line: string, _enc, callback) {
-        lineCount++;
-        try {
-          onLine(line, lineCount);
-          callback();
-        } catch (error) {
-          callback(error as Error);
-        }
-      },
+    stream.once('end', () => {
+      if (failed) return;
+      try {
+        splitter.end();
+        done();
+      } catch (error) {
+        done(error);
+      }
     });
-    // Only `\n` ends a line: U+2028, U+2029, U+0085 and `\r` are data (FEED.md).
-    pipeline(stream, split2('\n'), sink).then(() => done(), done);
+    stream.once('error', (error) => done(error));
   });
 
-  await pipeline(createReadStream(path), lzma.createDecompressor(), extract, { signal: options.signal });
+  const limiter = sizeLimit(options.maxBytes ?? DEFAULT_MAX_BYTES, where);
+  let compressed = 0;
+  const file = createReadStream(path, { highWaterMark: 256 * 1024 });
+  if (options.onProgress) {
+    const report = options.onProgress;
+    file.on('data', (chunk) => {
+      compressed += chunk.length;
+      report(compressed);
+    });
+  }
+  await pipeline(file, createXzDecompressor(options.decoder ?? 'auto', where), limiter, extract, {
+    signal: options.signal,
+  });
   if (!sawData) throw new ArchiveError(`${where}: archive has no member ${dataMember}`);
   return { metadata: metadata!, lineCount, bytes };
 }

@@ -7,8 +7,8 @@ import {
   type ServerResponse,
 } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { pipeline } from 'node:stream/promises';
 import { fileURLToPath } from 'node:url';
+import { sendFile as sendFileBody } from '../http/fileBody.js';
 import {
   ERROR_BODIES,
   METHOD_NOT_ALLOWED_HTML,
@@ -16,7 +16,8 @@ import {
   NOT_FOUND_HTML,
   replicationInfoBody,
 } from './bodies.js';
-import { type OpenFeedFile, openFeedFile, parseRange, resolveInside } from './files.js';
+import { answerFault, FaultPlan, withBodyFault } from './faults.js';
+import { type OpenFeedFile, openFeedFile, resolveInside } from './files.js';
 import { findLastPacket } from './lastPacket.js';
 import { type FileRoute, matchRoute } from './routes.js';
 
@@ -44,6 +45,8 @@ export interface SampleFeedOptions {
   database?: string;
   /** Tokens accepted in the `token` query parameter. Default `[SAMPLE_TOKEN]`. */
   tokens?: readonly string[];
+  /** Faults to inject (tests); default an empty plan, reachable as `faults` on the handler and feed. */
+  faults?: FaultPlan;
 }
 
 /** One answered request. `path` never carries the query string, so the token is never kept. */
@@ -56,6 +59,7 @@ export interface SampleFeedRequest {
 /** A request handler of the sample feed with its request log (appended as each response starts). */
 export type SampleFeedHandler = ((req: IncomingMessage, res: ServerResponse) => void) & {
   requests: SampleFeedRequest[];
+  faults: FaultPlan;
 };
 
 /** A running sample feed. */
@@ -64,6 +68,8 @@ export interface SampleFeed {
   feedRoot: string;
   /** Every request answered so far, in order. */
   requests: SampleFeedRequest[];
+  /** Faults injected into later requests (src/samplefeed/faults.ts). */
+  faults: FaultPlan;
   /** Stops listening and drops open connections. */
   close(): Promise<void>;
   server: Server;
@@ -83,6 +89,7 @@ interface Context {
   database: string;
   tokens: ReadonlySet<string>;
   requests: SampleFeedRequest[];
+  faults: FaultPlan;
 }
 
 /**
@@ -105,11 +112,12 @@ export function createSampleFeedHandler(options: SampleFeedOptions): SampleFeedH
   if (badToken >= 0)
     throw new Error(`sample feed: token #${badToken + 1} is not 40 characters of [A-Za-z0-9]`);
 
-  const context: Context = { root: options.root, database, tokens: new Set(tokens), requests: [] };
+  const faults = options.faults ?? new FaultPlan();
+  const context: Context = { root: options.root, database, tokens: new Set(tokens), requests: [], faults };
   const handler = (req: IncomingMessage, res: ServerResponse) => {
     handle(context, req, res).catch((error: unknown) => failed(context, req, res, error));
   };
-  return Object.assign(handler, { requests: context.requests });
+  return Object.assign(handler, { requests: context.requests, faults });
 }
 
 /**
@@ -128,6 +136,7 @@ export async function startSampleFeed(
   return {
     feedRoot: `http://${host}:${address.port}/api/${options.database ?? 'musicbrainz'}`,
     requests: handler.requests,
+    faults: handler.faults,
     server,
     async close() {
       const closed = new Promise<void>((resolve, reject) =>
@@ -156,9 +165,9 @@ async function handle(context: Context, req: IncomingMessage, res: ServerRespons
     );
   }
 
-  // Extension point, fault injection (a later issue): per-path faults (5xx, 429/503 with Retry-After,
-  // cut connections) are decided here, after routing and before the token checks; faults on the body
-  // (slow trickle, corrupted bytes) belong in sendFile's pipeline.
+  // Fault injection (faults.ts): after routing, before the token checks, like a faulty proxy.
+  const fault = context.faults.take(route.kind === 'file' ? route.path : 'replication-info');
+  if (fault && answerFault(fault, req, res, (status) => record(context, req, path, status))) return;
 
   const token = new URLSearchParams(queryAt < 0 ? '' : url.slice(queryAt + 1)).get('token');
   if (!token) return reply(400, TEXT, ERROR_BODIES.noToken);
@@ -170,7 +179,8 @@ async function handle(context: Context, req: IncomingMessage, res: ServerRespons
   }
   const file = await openFeedFile(resolveInside(context.root, route.path));
   if (!file) return reply(404, TEXT, missingFileBody(route));
-  await sendFile(req, res, file, route, (status) => record(context, req, path, status));
+  const served = fault ? withBodyFault(file, fault) : file;
+  await sendFile(req, res, served, route, (status) => record(context, req, path, status));
 }
 
 /** The request path without its query string: what the log keeps (the token is in the query). */
@@ -204,44 +214,8 @@ async function sendFile(
   route: FileRoute,
   log: (status: number) => void,
 ): Promise<void> {
-  const headers: OutgoingHttpHeaders = {
-    'content-type': route.signature ? CONTENT_TYPES.signature : CONTENT_TYPES[route.file],
-    'accept-ranges': 'bytes',
-    'last-modified': file.mtime.toUTCString(),
-  };
-  const range = parseRange(req.headers.range, file.size);
-  if (range.kind === 'unsatisfiable') {
-    await file.handle.close();
-    const body = 'Requested range not satisfiable\n';
-    log(416);
-    res.writeHead(416, {
-      ...TEXT,
-      'content-range': `bytes */${file.size}`,
-      'content-length': Buffer.byteLength(body),
-    });
-    res.end(req.method === 'HEAD' ? undefined : body);
-    return;
-  }
-  const start = range.kind === 'partial' ? range.start : 0;
-  const end = range.kind === 'partial' ? range.end : file.size - 1;
-  const status = range.kind === 'partial' ? 206 : 200;
-  if (range.kind === 'partial') headers['content-range'] = `bytes ${start}-${end}/${file.size}`;
-  headers['content-length'] = end - start + 1;
-  log(status);
-  res.writeHead(status, headers);
-  if (req.method === 'HEAD' || file.size === 0) {
-    await file.handle.close();
-    res.end();
-    return;
-  }
-  // The stream owns the handle from here (autoClose), also when the client goes away mid-body.
-  const body = file.handle.createReadStream({ start, end });
-  try {
-    await pipeline(body, res);
-  } catch (error) {
-    // A client that hangs up mid-body is normal for a file server; anything else is a real failure.
-    if ((error as NodeJS.ErrnoException).code !== 'ERR_STREAM_PREMATURE_CLOSE') throw error;
-  }
+  const contentType = route.signature ? CONTENT_TYPES.signature : CONTENT_TYPES[route.file];
+  await sendFileBody(req, res, file, { contentType, onStatus: log });
 }
 
 function failed(context: Context, req: IncomingMessage, res: ServerResponse, error: unknown): void {

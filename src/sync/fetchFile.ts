@@ -59,7 +59,9 @@ export async function fetchFile(
 export function keep(dataDir: string, file: FetchedFile): void {
   const target = keptPath(dataDir, file.record.name);
   mkdirSync(dirname(target), { recursive: true });
+  // A signature kept from an earlier copy must not sit beside a file the feed now serves without one.
   if (file.signature !== null) writeFileSync(`${target}.asc`, file.signature);
+  else rmSync(`${target}.asc`, { force: true });
   renameSync(file.tmpPath, target);
 }
 

@@ -24,6 +24,8 @@ export interface StoreReplicationOptions {
   file?: FeedFileRecord;
   /** Called in the transaction just before COMMIT (e.g. to move the archive into place). */
   beforeCommit?: () => void;
+  /** Most decompressed bytes of the archive (readReplicationArchive; `--max-dump-bytes`). */
+  maxBytes?: number;
 }
 
 /** Row counts of one table in one packet. */
@@ -84,6 +86,7 @@ export async function storeReplicationPacket(
         packet,
         fileName,
         signal: options.signal,
+        maxBytes: options.maxBytes,
       });
       options.signal?.throwIfAborted();
       const stored = writePacket(sqlite, staging, info, { packet, fileName, where, at: now().toISOString() });

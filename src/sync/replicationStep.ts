@@ -5,14 +5,22 @@ import type { SyncContext } from './worker.js';
 
 /** Stored status of a packet's replication packet, or undefined when never tried. */
 function replicationStatus(ctx: SyncContext, packet: number): string | undefined {
-  const row = ctx.store.sqlite.prepare('SELECT status FROM replication_packets WHERE packet = ?').get(packet) as
-    | { status: string }
-    | undefined;
+  const row = ctx.store.sqlite
+    .prepare('SELECT status FROM replication_packets WHERE packet = ?')
+    .get(packet) as { status: string } | undefined;
   return row?.status;
 }
 
-function record(ctx: SyncContext, packet: number, status: 'FAILED' | 'MISSING', error: string, now: string): void {
-  ctx.store.sqlite.prepare('INSERT INTO packets (number, created_at) VALUES (?, ?) ON CONFLICT DO NOTHING').run(packet, now);
+function record(
+  ctx: SyncContext,
+  packet: number,
+  status: 'FAILED' | 'MISSING',
+  error: string,
+  now: string,
+): void {
+  ctx.store.sqlite
+    .prepare('INSERT INTO packets (number, created_at) VALUES (?, ?) ON CONFLICT DO NOTHING')
+    .run(packet, now);
   ctx.store.sqlite
     .prepare(
       `INSERT INTO replication_packets (packet, status, error, attempts, updated_at) VALUES (?, ?, ?, 1, ?)
@@ -35,12 +43,22 @@ export class MissingPacketError extends Error {
  * recorded FAILED and retried by the next sync.
  * @throws MissingPacketError, SignatureError, ArchiveError and the client's errors.
  */
-export async function syncReplicationPacket(ctx: SyncContext, packet: number, now: () => Date): Promise<void> {
+export async function syncReplicationPacket(
+  ctx: SyncContext,
+  packet: number,
+  now: () => Date,
+): Promise<void> {
   const status = replicationStatus(ctx, packet);
   if (status === 'SYNCED' || status === 'MISSING') return;
   const name = replicationPacketName(packet, ctx.deployment);
   try {
-    const fetched = await fetchFile(ctx.client, ctx.verifier, { name, packet, dataDir: ctx.dataDir, signal: ctx.signal, now });
+    const fetched = await fetchFile(ctx.client, ctx.verifier, {
+      name,
+      packet,
+      dataDir: ctx.dataDir,
+      signal: ctx.signal,
+      now,
+    });
     if (!fetched) {
       const reason = `${name} is not on the feed although replication-info lists packet ${packet} or later`;
       record(ctx, packet, 'MISSING', reason, now().toISOString());
@@ -53,16 +71,30 @@ export async function syncReplicationPacket(ctx: SyncContext, packet: number, no
         now,
         file: fetched.record,
         beforeCommit: () => keep(ctx.dataDir, fetched),
+        maxBytes: ctx.maxDumpBytes,
       });
       ctx.logger.info(
-        { event: 'replication-stored', packet, format: stored.format, rows: stored.rowCount, removals: stored.removals, signature: fetched.record.signature },
+        {
+          event: 'replication-stored',
+          packet,
+          format: stored.format,
+          rows: stored.rowCount,
+          removals: stored.removals,
+          signature: fetched.record.signature,
+        },
         `stored ${name}: ${stored.rowCount} row changes, ${stored.removals} removals`,
       );
       if (stored.schemaChange) {
-        ctx.logger.warn({ event: 'schema-change', packet, ...stored.schemaChange }, `schema sequence changed from ${stored.schemaChange.from} to ${stored.schemaChange.to}`);
+        ctx.logger.warn(
+          { event: 'schema-change', packet, ...stored.schemaChange },
+          `schema sequence changed from ${stored.schemaChange.from} to ${stored.schemaChange.to}`,
+        );
       }
       if (stored.unresolvedDeletions > 0) {
-        ctx.logger.warn({ event: 'removal-unresolved', packet, rows: stored.unresolvedDeletions }, 'deleted rows whose MBID no stored packet shows');
+        ctx.logger.warn(
+          { event: 'removal-unresolved', packet, rows: stored.unresolvedDeletions },
+          'deleted rows whose MBID no stored packet shows',
+        );
       }
     } finally {
       discard(fetched);

@@ -1,17 +1,30 @@
+import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { Store } from '../db/client.js';
+import { recordUpstream } from '../db/status.js';
 import type { FeedClient } from '../feed/client.js';
 import type { EntityType } from '../feed/entities.js';
 import { FeedAuthError, safeMessage } from '../feed/errors.js';
-import { type Deployment, jsonDumpPath } from '../feed/urls.js';
+import { removeStaleDownloads } from '../feed/partial.js';
+import { type Deployment, jsonDumpPath, replicationPacketName } from '../feed/urls.js';
 import type { Logger } from '../logger.js';
 import { discard, fetchFile, keep } from './fetchFile.js';
+import {
+  dumpDeferred,
+  type FailureRecord,
+  noteFileOutcome,
+  recordDumpFailure,
+  recordReplicationRetry,
+  replicationDeferred,
+  withRedownload,
+} from './fileRetry.js';
 import { ingestJsonDump } from './ingest.js';
+import type { PassOutcome, SyncObserver } from './observer.js';
 import { syncReplicationPacket } from './replicationStep.js';
+import { applyRetention, type KeepFiles } from './retention.js';
 import {
   completePackets,
   dumpStatus,
-  markFailed,
   markNoChanges,
   markPending,
   pendingDumps,
@@ -36,6 +49,14 @@ export interface SyncContext {
   now?: () => Date;
   /** Told when a packet becomes complete (GraphQL subscriptions, metrics). */
   onPacketSynced?: (packet: number) => void;
+  /** Told about passes, packets and stored dumps (metrics, progress bars). */
+  observer?: SyncObserver;
+  /** Most decompressed bytes of one archive (`--max-dump-bytes`); default readJsonDump's. */
+  maxDumpBytes?: number;
+  /** Retention of kept archives, applied after each pass (`--keep-files`); default keep all. */
+  keepFiles?: KeepFiles;
+  /** Leave FAILED files alone until their `next_retry_at` (follow mode sets it; `--once` tries all). */
+  deferFailed?: boolean;
 }
 
 /** A file the sync could not store, with the reason (packet and file named). */
@@ -54,6 +75,10 @@ export interface SyncReport {
   completed: number[];
   pending: number;
   problems: SyncProblem[];
+  /** Malformed lines quarantined by the dumps stored in this pass. */
+  quarantined: number;
+  /** FAILED files not tried because their next retry time had not come (follow mode). */
+  deferred: number;
 }
 
 /** Packets the first sync of an empty database covers: the latest and the 23 before it (one day). */
@@ -79,16 +104,33 @@ export function packetRange(
 /**
  * One pass: reads `replication-info`, then for each packet of the range in order fetches, verifies
  * and stores every tracked JSON dump not yet SYNCED or NO_CHANGES (and the replication packet),
- * settles missing dumps (FEED.md, Errors), and completes packets. File failures are recorded on
- * the file and reported; the pass goes on.
+ * settles missing dumps (FEED.md, Errors), completes packets, and applies `keepFiles` retention.
+ * File failures are recorded on the file and reported; the pass goes on.
  * @throws FeedAuthError at once when the feed refuses the token; an AbortError when aborted.
  */
 export async function syncOnce(
   ctx: SyncContext,
   flags: { from?: number; to?: number } = {},
 ): Promise<SyncReport> {
+  const started = performance.now();
+  const finished = (outcome: PassOutcome) =>
+    ctx.observer?.passFinished?.({ seconds: (performance.now() - started) / 1000, outcome });
+  try {
+    const report = await syncPass(ctx, flags);
+    finished(report.problems.length > 0 ? 'problems' : 'ok');
+    return report;
+  } catch (error) {
+    finished('error');
+    throw error;
+  }
+}
+
+async function syncPass(ctx: SyncContext, flags: { from?: number; to?: number }): Promise<SyncReport> {
   const now = ctx.now ?? (() => new Date());
   const latest = await ctx.client.replicationInfo(ctx.signal);
+  // Downloads a crash left behind; a day old at least, so none of a sync still running.
+  await removeStaleDownloads(join(ctx.dataDir, 'tmp'), 24 * 3_600_000);
+  recordUpstream(ctx.store, latest, now().toISOString());
   const report: SyncReport = {
     latest,
     from: null,
@@ -97,6 +139,8 @@ export async function syncOnce(
     completed: [],
     pending: 0,
     problems: [],
+    quarantined: 0,
+    deferred: 0,
   };
   if (latest === null) {
     ctx.logger.info({ event: 'feed-empty' }, 'the feed has no packets yet');
@@ -104,6 +148,7 @@ export async function syncOnce(
   }
   const range = packetRange(ctx.store, latest, flags);
   Object.assign(report, range);
+  ctx.observer?.passStarted?.({ latest, ...range });
   ctx.logger.info(
     { event: 'sync-start', latest, from: range.from, to: range.to },
     `syncing packets ${range.from}..${range.to}`,
@@ -111,12 +156,14 @@ export async function syncOnce(
   for (let packet = range.from; packet <= range.to; packet++) {
     ctx.signal?.throwIfAborted();
     await syncPacket(ctx, packet, report, now);
+    ctx.observer?.packetVisited?.(packet);
   }
   await settle(ctx, range, report, now);
   const requireReplication = (p: number) => ctx.replicationPackets && !ctx.skipPackets.has(p);
   report.completed = completePackets(ctx.store, range, ctx.entities, requireReplication, now().toISOString());
   for (const packet of report.completed) ctx.onPacketSynced?.(packet);
   report.pending = pendingDumps(ctx.store, range.from, range.to).length;
+  if (ctx.keepFiles) applyRetention(ctx.store, ctx.dataDir, ctx.keepFiles, now(), ctx.logger);
   ctx.logger.info(
     {
       event: 'sync-pass',
@@ -125,6 +172,8 @@ export async function syncOnce(
       completed: report.completed.length,
       pending: report.pending,
       failed: report.problems.length,
+      quarantined: report.quarantined,
+      deferred: report.deferred,
     },
     'sync pass finished',
   );
@@ -138,44 +187,67 @@ async function syncPacket(
   now: () => Date,
 ): Promise<void> {
   if (ctx.replicationPackets && !ctx.skipPackets.has(packet)) {
-    await guard(ctx, report, packet, `replication packet ${packet}`, () =>
-      syncReplicationPacket(ctx, packet, now),
-    );
+    if (ctx.deferFailed && replicationDeferred(ctx.store, packet, now())) report.deferred++;
+    else {
+      const name = replicationPacketName(packet, ctx.deployment);
+      await guard(
+        ctx,
+        report,
+        packet,
+        `replication packet ${packet}`,
+        () => withRedownload({ packet, name }, ctx.logger, () => syncReplicationPacket(ctx, packet, now)),
+        () => recordReplicationRetry(ctx.store, packet, now()),
+      );
+    }
   }
   for (const entity of ctx.entities) {
     const status = dumpStatus(ctx.store, packet, entity);
     if (status === 'SYNCED' || status === 'NO_CHANGES') continue;
+    if (status === 'FAILED' && ctx.deferFailed && dumpDeferred(ctx.store, packet, entity, now())) {
+      report.deferred++;
+      continue;
+    }
     await guard(
       ctx,
       report,
       packet,
       jsonDumpPath(packet, entity),
       async () => {
-        if (await syncDump(ctx, packet, entity, now)) report.dumpsStored++;
+        if (await syncDump(ctx, packet, entity, now, report)) report.dumpsStored++;
       },
-      (reason) => markFailed(ctx.store, packet, entity, reason, now().toISOString()),
+      (reason) => recordDumpFailure(ctx.store, packet, entity, reason, now()),
     );
   }
 }
 
-/** Runs one file's work; an auth error or abort stops the sync, anything else is recorded and reported. */
+/**
+ * Runs one file's work; an auth error or abort stops the sync, anything else is recorded (attempts,
+ * next retry time) and reported. Several files in a row failing on the network end the pass
+ * (fileRetry.ts, FeedUnavailableError).
+ */
 async function guard(
   ctx: SyncContext,
   report: SyncReport,
   packet: number,
   file: string,
   work: () => Promise<unknown>,
-  onFailure?: (reason: string) => void,
+  onFailure?: (reason: string) => FailureRecord | undefined,
 ): Promise<void> {
   try {
     await work();
   } catch (error) {
     if (error instanceof FeedAuthError || ctx.signal?.aborted) throw error;
     const reason = safeMessage(error);
-    onFailure?.(reason);
+    const failure = onFailure?.(reason);
     report.problems.push({ packet, file, reason });
-    ctx.logger.error({ event: 'file-failed', packet, file, err: reason }, `cannot store ${file}: ${reason}`);
+    ctx.logger.error(
+      { event: 'file-failed', packet, file, err: reason, ...failure },
+      `cannot store ${file}: ${reason}${failure ? ` (attempt ${failure.attempts}; next retry ${failure.nextRetryAt})` : ''}`,
+    );
+    noteFileOutcome(report, error);
+    return;
   }
+  noteFileOutcome(report);
 }
 
 /** Fetches and stores one JSON dump; false when it is not on the feed (yet). */
@@ -184,6 +256,21 @@ async function syncDump(
   packet: number,
   entity: EntityType,
   now: () => Date,
+  report: SyncReport,
+): Promise<boolean> {
+  const name = jsonDumpPath(packet, entity);
+  // A body that does not decompress or verify was damaged in transit: fetch it again (bounded).
+  return withRedownload({ packet, name }, ctx.logger, () =>
+    fetchAndStoreDump(ctx, packet, entity, now, report),
+  );
+}
+
+async function fetchAndStoreDump(
+  ctx: SyncContext,
+  packet: number,
+  entity: EntityType,
+  now: () => Date,
+  report: SyncReport,
 ): Promise<boolean> {
   const name = jsonDumpPath(packet, entity);
   const fetched = await fetchFile(ctx.client, ctx.verifier, {
@@ -204,9 +291,11 @@ async function syncDump(
       archivePath: fetched.tmpPath,
       file: fetched.record,
       signal: ctx.signal,
+      maxBytes: ctx.maxDumpBytes,
       now,
       beforeCommit: () => keep(ctx.dataDir, fetched),
     });
+    report.quarantined += result.quarantineCount;
     const level = result.quarantineCount > 0 ? 'warn' : 'info';
     ctx.logger[level](
       {
@@ -220,6 +309,13 @@ async function syncDump(
       },
       `stored ${name}: ${result.changeCount} changes${result.quarantineCount ? `, ${result.quarantineCount} lines quarantined` : ''}`,
     );
+    ctx.observer?.dumpStored?.({
+      packet,
+      entity,
+      changes: result.changeCount,
+      quarantined: result.quarantineCount,
+      bytes: fetched.record.size,
+    });
     return true;
   } finally {
     discard(fetched);
@@ -244,9 +340,9 @@ async function settle(
         dump.packet,
         jsonDumpPath(dump.packet, dump.entity),
         async () => {
-          stored = await syncDump(ctx, dump.packet, dump.entity, now);
+          stored = await syncDump(ctx, dump.packet, dump.entity, now, report);
         },
-        (reason) => markFailed(ctx.store, dump.packet, dump.entity, reason, now().toISOString()),
+        (reason) => recordDumpFailure(ctx.store, dump.packet, dump.entity, reason, now()),
       );
       if (stored) report.dumpsStored++;
       decision = dumpStatus(ctx.store, dump.packet, dump.entity) === 'PENDING' ? 'settled' : 'wait';
@@ -267,9 +363,11 @@ export async function follow(
 ): Promise<void> {
   let failures = 0;
   let flags: { from?: number; to?: number } = { from: options.from, to: options.to };
+  // A file that keeps failing waits for its next retry time instead of costing every poll.
+  const passCtx: SyncContext = { ...ctx, deferFailed: true };
   while (!ctx.signal?.aborted) {
     try {
-      await syncOnce(ctx, flags);
+      await syncOnce(passCtx, flags);
       flags = { to: options.to };
       failures = 0;
     } catch (error) {

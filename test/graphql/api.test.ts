@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { BUNDLED_FEED_ROOT, type SampleFeed, startSampleFeed } from '../../src/samplefeed/server.js';
 import { syncOnce } from '../../src/sync/worker.js';
-import { gql, syncContext, tempDir, testApp } from '../support/harness.js';
+import { type GqlResult, gql, syncContext, tempDir, testApp } from '../support/harness.js';
 import { type ManifestPacket, readBundledManifest } from '../support/manifest.js';
 
 const manifest = readBundledManifest();
@@ -80,14 +80,14 @@ describe('GraphQL over a synced bundled feed (yoga.fetch)', () => {
     const seen: string[] = [];
     let after: string | null = null;
     for (let page = 0; page < 10; page++) {
-      const { data: d, errors } = await gql(
+      const { data: d, errors }: GqlResult = await gql(
         app,
         `query($p: Int!, $after: String) { changes(packet: $p, entity: LABEL, first: 1, after: $after) {
           totalCount pageInfo { hasNextPage endCursor } edges { cursor node { mbid entity packet position name data } } nodes { mbid } } }`,
         { p: packet.number, after },
       );
       expect(errors).toBeUndefined();
-      const conn = d!.changes;
+      const conn: NonNullable<GqlResult['data']> = d!.changes;
       expect(conn.totalCount).toBe(expected.mbids.length);
       expect(conn.nodes.map((n: { mbid: string }) => n.mbid)).toEqual(
         conn.edges.map((e: { node: { mbid: string } }) => e.node.mbid),
@@ -123,7 +123,7 @@ describe('GraphQL over a synced bundled feed (yoga.fetch)', () => {
     const numbers: number[] = [];
     let after: string | null = null;
     do {
-      const { data: d } = await gql(
+      const { data: d }: GqlResult = await gql(
         app,
         `query($a: String) { packets(first: 10, after: $a) { totalCount pageInfo { hasNextPage endCursor } nodes { number } } }`,
         { a: after },

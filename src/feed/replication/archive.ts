@@ -5,6 +5,7 @@ import split2 from 'split2';
 import tar from 'tar-stream';
 import unbzip2 from 'unbzip2-stream';
 import { ArchiveError } from '../errors.js';
+import { DEFAULT_MAX_ARCHIVE_BYTES, sizeLimit } from '../sizeLimit.js';
 import { parsePgTimestamp } from '../timestamp.js';
 import { type DataMemberKind, lineHandlers, memberRole, V2_KINDS } from './members.js';
 import type { ReplicationArchiveInfo, ReplicationFormat, ReplicationSink } from './types.js';
@@ -30,6 +31,8 @@ export interface ReadReplicationOptions {
   /** File name shown in errors (e.g. `replication-5-v2.tar.bz2`). */
   fileName?: string;
   signal?: AbortSignal;
+  /** Most decompressed bytes accepted, the whole tar stream (archive bombs). Default 64 GiB. */
+  maxBytes?: number;
 }
 
 /** Describes the archive in messages: `replication packet 5 (replication-5-v2.tar.bz2)`. */
@@ -78,7 +81,8 @@ export async function readReplicationArchive(
     );
   });
   try {
-    await pipeline(createReadStream(path), unbzip2(), extract, { signal: options.signal });
+    const limiter = sizeLimit(options.maxBytes ?? DEFAULT_MAX_ARCHIVE_BYTES, state.where);
+    await pipeline(createReadStream(path), unbzip2(), limiter, extract, { signal: options.signal });
   } catch (error) {
     throw asArchiveError(error, state.where);
   }

@@ -1,0 +1,41 @@
+import type { Store } from '../db/client.js';
+import { type FreshnessThresholds, freshness } from '../freshness.js';
+import type { Route } from '../server.js';
+import { respond } from './respond.js';
+
+/**
+ * `GET /freshness`: one line in upstream's replication-check style, `OK: ...`, `WARNING: ...` or
+ * `CRITICAL: ...` with the newest local packet, its age and the lag (see freshness.ts). Status 200
+ * for OK and WARNING, 503 for CRITICAL, so plain HTTP monitors alert too; `?format=json` gives the
+ * same facts as JSON. Never part of readiness.
+ */
+export function freshnessRoute(
+  store: Store,
+  thresholds: FreshnessThresholds,
+  now: () => Date = () => new Date(),
+): Route {
+  return {
+    handle(req, res, url) {
+      if (url.pathname !== '/freshness') return false;
+      const f = freshness(store, thresholds, now());
+      const status = f.level === 'CRITICAL' ? 503 : 200;
+      if (url.searchParams.get('format') === 'json') {
+        const body = {
+          level: f.level,
+          message: f.message,
+          localLatest: f.localLatest,
+          localTime: f.localTime?.toISOString() ?? null,
+          ageSeconds: f.ageSeconds,
+          lagSeconds: f.lagSeconds,
+          lagPackets: f.lagPackets,
+          upstreamLatest: f.upstream?.latest ?? null,
+          upstreamCheckedAt: f.upstream?.checkedAt ?? null,
+          warningSeconds: thresholds.warningMs / 1000,
+          criticalSeconds: thresholds.criticalMs / 1000,
+        };
+        respond(req, res, status, `${JSON.stringify(body)}\n`, 'application/json; charset=utf-8');
+      } else respond(req, res, status, `${f.message}\n`);
+      return true;
+    },
+  };
+}

@@ -1,0 +1,14 @@
+import type { Metrics } from '../metrics.js';
+import type { Route } from '../server.js';
+import { respond } from './respond.js';
+
+/** `GET /metrics`: the Prometheus text exposition of `metrics` (all names `livefeed_*`). */
+export function metricsRoute(metrics: Metrics): Route {
+  return {
+    async handle(req, res, url) {
+      if (url.pathname !== '/metrics') return false;
+      respond(req, res, 200, await metrics.render(), metrics.registry.contentType);
+      return true;
+    },
+  };
+}

@@ -1,0 +1,212 @@
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { openStore, type Store } from '../../src/db/client.js';
+import { ENTITY_TYPES } from '../../src/feed/entities.js';
+import {
+  BUNDLED_FEED_ROOT,
+  SAMPLE_TOKEN,
+  type SampleFeed,
+  startSampleFeed,
+} from '../../src/samplefeed/server.js';
+import { createApp } from '../../src/server.js';
+import { createVerifier } from '../../src/sync/verifier.js';
+import { syncOnce } from '../../src/sync/worker.js';
+import { TEST_KEY_FINGERPRINT, TEST_PUBLIC_KEY_FILE } from '../support/archives.js';
+import { syncContext, tempDir, testLogger, testService } from '../support/harness.js';
+import { readBundledManifest } from '../support/manifest.js';
+import { type RawResponse, rawRequest } from '../support/rawHttp.js';
+import { type ServedApp, serveApp } from '../support/serveApp.js';
+
+const manifest = readBundledManifest();
+const dumps = manifest.packets.flatMap((p) => Object.values(p.jsonDumps));
+/** Mirror tokens have upstream's shape so another livefeed accepts one as its LIVEFEED_TOKEN. */
+const MIRROR_TOKEN = 'MirrorTokenForDownstreamLivefeed00000001';
+const OTHER_TOKEN = 'MirrorTokenForDownstreamLivefeed00000002';
+const withToken = (path: string, token: string) => `${path}${path.includes('?') ? '&' : '?'}token=${token}`;
+
+describe('mirror endpoints /api/<database>/ (issue 4, Mirror endpoints)', () => {
+  let feed: SampleFeed;
+  let data: Awaited<ReturnType<typeof tempDir>>;
+  let dbPath: string;
+  const stores: Store[] = [];
+  const served: ServedApp[] = [];
+
+  async function start(mirrorTokens: string[], path = dbPath): Promise<string> {
+    const store = openStore(path);
+    stores.push(store);
+    const app = createApp({
+      store,
+      service: testService(),
+      logger: testLogger(),
+      dataDir: data.dir,
+      mirrorTokens,
+    });
+    const server = await serveApp(app);
+    served.push(server);
+    return server.origin;
+  }
+
+  beforeAll(async () => {
+    feed = await startSampleFeed({ root: BUNDLED_FEED_ROOT });
+    data = await tempDir();
+    const logger = testLogger();
+    const ctx = await syncContext({
+      feedRoot: feed.feedRoot,
+      dataDir: data.dir,
+      logger,
+      verifier: await createVerifier(TEST_PUBLIC_KEY_FILE, 'fail', logger),
+    });
+    expect((await syncOnce(ctx)).problems).toEqual([]);
+    dbPath = ctx.store.path;
+    ctx.store.close();
+    await ctx.client.close();
+  });
+  afterAll(async () => {
+    for (const server of served) await server.close();
+    for (const store of stores) store.close();
+    await feed.close();
+    await data.cleanup();
+  });
+
+  describe('with mirror tokens', () => {
+    let origin: string;
+    beforeAll(async () => {
+      origin = await start([OTHER_TOKEN, MIRROR_TOKEN]);
+    });
+
+    it("checks upstream's way: route, then token present (400), then token valid (403)", async () => {
+      const info = '/api/musicbrainz/replication-info';
+      const none = await rawRequest(origin, info);
+      expect([none.status, none.body.toString()]).toEqual([400, 'You need to provide an access token!\n']);
+      const empty = await rawRequest(origin, `${info}?token=`);
+      expect(empty.status).toBe(400);
+      for (const wrong of [SAMPLE_TOKEN, 'short', `${MIRROR_TOKEN}x`, MIRROR_TOKEN.toLowerCase()]) {
+        const res = await rawRequest(origin, withToken(info, wrong));
+        expect([res.status, res.body.toString()], wrong).toEqual([
+          403,
+          'Provided access token is invalid!\n',
+        ]);
+      }
+      for (const token of [MIRROR_TOKEN, OTHER_TOKEN]) {
+        const ok = await rawRequest(origin, withToken(info, token));
+        expect(ok.status).toBe(200);
+        expect(ok.headers['content-type']).toBe('application/json');
+        expect(ok.body.toString()).toBe(`{"last_packet":"replication-${manifest.lastPacket}.tar.bz2"}\n`);
+      }
+      const unknown = await rawRequest(origin, '/api/musicbrainz/nothing-here');
+      expect(unknown.status).toBe(404);
+      expect(unknown.headers['content-type']).toMatch(/^text\/html/);
+      const post = await rawRequest(origin, info, { method: 'POST' });
+      expect(post.status).toBe(405);
+    });
+
+    it("answers every path as the sample feed (upstream's behaviour) does, byte for byte", async () => {
+      const last = manifest.packets.at(-1)!;
+      const absent = ENTITY_TYPES.find((e) => !last.jsonDumps[e])!;
+      const paths = [
+        'replication-info',
+        ...dumps.flatMap((d) => [d.file, d.signature]),
+        `json-dumps/json-dump-${last.number}/${absent}.tar.xz`,
+        `json-dumps/json-dump-${last.number}/${absent}.tar.xz.asc`,
+        `json-dumps/json-dump-${last.number + 1}/area.tar.xz`,
+        `replication-${last.number}-v2.tar.bz2`,
+        `replication-${last.number}-v2.tar.bz2.asc`,
+        `replication-${last.number}.tar.bz2`,
+        `json-dumps/json-dump-${last.number}/nonsense.tar.xz`,
+        'json-dumps/json-dump-x/area.tar.xz',
+        `json-dumps/json-dump-0${last.number}/${dumps.at(-1)!.file.split('/').at(-1)}`,
+      ];
+      const feedOrigin = new URL(feed.feedRoot).origin;
+      const shape = (r: RawResponse) => ({ status: r.status, type: r.headers['content-type'], body: r.body });
+      for (const path of paths) {
+        const upstream = await rawRequest(feedOrigin, withToken(`/api/musicbrainz/${path}`, SAMPLE_TOKEN));
+        const mirror = await rawRequest(origin, withToken(`/api/musicbrainz/${path}`, MIRROR_TOKEN));
+        expect(shape(mirror), path).toEqual(shape(upstream));
+      }
+      const file = dumps[3]!;
+      for (const headers of [{ range: 'bytes=3-40' }, { range: 'bytes=100000-' }]) {
+        const upstream = await rawRequest(
+          feedOrigin,
+          withToken(`/api/musicbrainz/${file.file}`, SAMPLE_TOKEN),
+          { headers },
+        );
+        const mirror = await rawRequest(origin, withToken(`/api/musicbrainz/${file.file}`, MIRROR_TOKEN), {
+          headers,
+        });
+        expect(shape(mirror)).toEqual(shape(upstream));
+        expect(mirror.headers['content-range']).toBe(upstream.headers['content-range']);
+      }
+      const head = await rawRequest(origin, withToken(`/api/musicbrainz/${file.file}`, MIRROR_TOKEN), {
+        method: 'HEAD',
+      });
+      expect([head.status, head.headers['content-length'], head.body.length]).toEqual([
+        200,
+        String(file.bytes),
+        0,
+      ]);
+      expect(readFileSync(join(BUNDLED_FEED_ROOT, file.file)).length).toBe(file.bytes);
+    });
+  });
+
+  describe('without mirror tokens', () => {
+    it('is open', async () => {
+      const origin = await start([]);
+      const res = await rawRequest(origin, `/api/musicbrainz/${dumps[0]!.file}`);
+      expect(res.status).toBe(200);
+      expect(res.body).toEqual(readFileSync(join(BUNDLED_FEED_ROOT, dumps[0]!.file)));
+    });
+
+    it('reports no packet when nothing is held', async () => {
+      const empty = await tempDir();
+      try {
+        const origin = await start([], join(empty.dir, 'livefeed.db'));
+        const res = await rawRequest(origin, '/api/musicbrainz/replication-info');
+        expect([res.status, res.body.toString()]).toEqual([200, '{"last_packet":null}\n']);
+      } finally {
+        await empty.cleanup();
+      }
+    });
+  });
+
+  describe('another livefeed syncs from this one', () => {
+    it("stores the same changes, dumps and verified files as this instance (B from A's mirror)", async () => {
+      const origin = await start([MIRROR_TOKEN]);
+      const dataB = await tempDir();
+      const logger = testLogger();
+      const b = await syncContext({
+        feedRoot: `${origin}/api/musicbrainz`,
+        token: MIRROR_TOKEN,
+        dataDir: dataB.dir,
+        logger,
+        verifier: await createVerifier(TEST_PUBLIC_KEY_FILE, 'fail', logger),
+      });
+      const a = openStore(dbPath);
+      try {
+        const report = await syncOnce(b);
+        expect(report.problems).toEqual([]);
+        expect(report.completed).toHaveLength(manifest.packets.length);
+        const tables = [
+          'SELECT id, packet, entity, position, mbid, data FROM changes ORDER BY id',
+          'SELECT packet, entity, status, change_count, quarantine_count, file_name FROM dumps ORDER BY packet, entity',
+          'SELECT number, timestamp, schema_sequence, synced_at IS NOT NULL AS complete FROM packets ORDER BY number',
+          'SELECT name, packet, size, sha256, signature, fingerprint FROM feed_files ORDER BY name',
+        ];
+        for (const sql of tables)
+          expect(b.store.sqlite.prepare(sql).all(), sql).toEqual(a.sqlite.prepare(sql).all());
+        const signatures = b.store.sqlite
+          .prepare('SELECT DISTINCT signature, fingerprint FROM feed_files')
+          .all();
+        expect(signatures).toEqual([{ signature: 'VERIFIED', fingerprint: TEST_KEY_FINGERPRINT }]);
+        expect(a.sqlite.prepare('SELECT count(*) AS n FROM changes').get()).toEqual({
+          n: dumps.reduce((n, d) => n + d.mbids.length, 0),
+        });
+      } finally {
+        a.close();
+        b.store.close();
+        await b.client.close();
+        await dataB.cleanup();
+      }
+    });
+  });
+});
