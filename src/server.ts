@@ -6,6 +6,7 @@ import type { FeedClient } from './feed/client.js';
 import { DEFAULT_FRESHNESS, type FreshnessThresholds } from './freshness.js';
 import type { Context, ServiceInfo } from './graphql/builder.js';
 import { type GraphqlLimits, hardeningPlugin } from './graphql/hardening.js';
+import { rawJsonPlugin } from './graphql/rawJson.js';
 import { schema } from './graphql/schema.js';
 import { FileSource } from './http/fileSource.js';
 import { filesRoute } from './http/files.js';
@@ -51,7 +52,7 @@ export interface AppOptions {
    * demand (token added server side). Absent: such files are 410 Gone.
    */
   upstream?: FeedClient;
-  /** The process's metrics (`/metrics`); default a new registry. */
+  /** The process's metrics (`/metrics`); default a new registry without process metrics. */
   metrics?: Metrics;
   /** The process's live events (subscription `packetSynced`); default a new pubsub. */
   events?: PacketEvents;
@@ -83,7 +84,8 @@ export interface App {
  * not listen: the CLI does. Unexpected errors are masked for clients and logged.
  */
 export function createApp(options: AppOptions): App {
-  const metrics = options.metrics ?? createMetrics();
+  // The CLI passes the process's registry; apps made without one (tests) skip process metrics.
+  const metrics = options.metrics ?? createMetrics({ processMetrics: false });
   metrics.useStore(options.store);
   const events = options.events ?? createPacketEvents();
   const yoga = createYoga<Record<string, never>, Context>({
@@ -92,7 +94,7 @@ export function createApp(options: AppOptions): App {
     landingPage: false,
     graphiql: { title: options.service.demo ? 'livefeed (demo)' : 'livefeed', defaultQuery: EXAMPLE_QUERY },
     renderGraphiQL,
-    plugins: [graphqlMetricsPlugin(metrics), hardeningPlugin(options.graphqlLimits)],
+    plugins: [graphqlMetricsPlugin(metrics), hardeningPlugin(options.graphqlLimits), rawJsonPlugin()],
     cors: options.corsOrigins?.length ? { origin: options.corsOrigins, credentials: false } : false,
     logging: {
       debug: (...args) => options.logger.debug({ event: 'graphql' }, String(args[0])),

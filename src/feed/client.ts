@@ -1,12 +1,9 @@
-import { createHash, randomUUID } from 'node:crypto';
-import { createWriteStream } from 'node:fs';
-import { mkdir, rm, stat } from 'node:fs/promises';
-import { join } from 'node:path';
-import { Transform } from 'node:stream';
+import { mkdir } from 'node:fs/promises';
 import { pipeline } from 'node:stream/promises';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { Agent, type Dispatcher, request } from 'undici';
 import { FeedAuthError, FeedHttpError, FeedNetworkError, safeMessage } from './errors.js';
+import { PartialDownload, PartialRestart } from './partial.js';
 import { feedUrl, parseReplicationInfo, redactUrl } from './urls.js';
 
 /** Retry policy for transient failures. Delays in milliseconds. */
@@ -25,11 +22,17 @@ export interface FeedClientOptions {
   feedRoot: string;
   token?: string;
   retry?: Partial<RetryPolicy>;
-  /** Milliseconds to connect, to receive headers, and between body chunks. Default 30 000. */
+  /** Default of both timeouts below, in milliseconds. Default 30 000. */
   timeoutMs?: number;
+  /** Milliseconds to open a connection (DNS and TCP/TLS). Default `timeoutMs`. */
+  connectTimeoutMs?: number;
+  /** Milliseconds without progress: to the response head, and between two body chunks. Default `timeoutMs`. */
+  idleTimeoutMs?: number;
   dispatcher?: Dispatcher;
   /** Told about each retry; `url` is redacted. */
   onRetry?: (info: { url: string; attempt: number; delayMs: number; reason: string }) => void;
+  /** Told about each file received whole (download or signature text); `path` is under the feed root, no token. */
+  onFetched?: (info: { path: string; bytes: number }) => void;
 }
 
 /** Result of {@link FeedClient.download}: the file, or `missing` for a 404. */
@@ -70,16 +73,25 @@ export class FeedClient {
   readonly #retry: RetryPolicy;
   readonly #dispatcher: Dispatcher;
   readonly #onRetry: FeedClientOptions['onRetry'];
+  readonly #onFetched: FeedClientOptions['onFetched'];
 
   constructor(options: FeedClientOptions) {
     this.feedRoot = options.feedRoot;
     this.#token = options.token;
     this.#retry = { ...DEFAULT_RETRY, ...options.retry };
     const timeout = options.timeoutMs ?? 30_000;
+    const idle = options.idleTimeoutMs ?? timeout;
+    // Every request gets both timeouts; undici reports them as errors that #withRetry retries.
     this.#dispatcher =
       options.dispatcher ??
-      new Agent({ connect: { timeout }, headersTimeout: timeout, bodyTimeout: timeout, keepAliveTimeout: 10_000 });
+      new Agent({
+        connect: { timeout: options.connectTimeoutMs ?? timeout },
+        headersTimeout: idle,
+        bodyTimeout: idle,
+        keepAliveTimeout: 10_000,
+      });
     this.#onRetry = options.onRetry;
+    this.#onFetched = options.onFetched;
   }
 
   /** Redacted absolute URL of `path`, safe to log and show. */
@@ -105,36 +117,43 @@ export class FeedClient {
   }
 
   /**
-   * Downloads `path` into a new file under `tmpDir`, hashing it on the way (sha256 hex). The
-   * caller owns the returned file. A 404 gives `{status: 'missing'}` (FEED.md, Errors).
+   * Downloads `path` to a new file under `tmpDir`, hashing it on the way (sha256 hex); the caller
+   * owns the returned file. Bytes arrive in `<tmpDir>/partial/` and the file is renamed only once
+   * its size equals Content-Length. An interrupted transfer (cut, idle timeout, abort, crash) is
+   * resumed on the next attempt with `Range`/`If-Range` when the server announced
+   * `Accept-Ranges: bytes` and a validator, else fetched again whole (src/feed/partial.ts).
+   * A 404 gives `{status: 'missing'}` (FEED.md, Errors).
    * @throws FeedAuthError on 400/403, FeedHttpError on other statuses, FeedNetworkError after retries.
    */
   async download(path: string, tmpDir: string, signal?: AbortSignal): Promise<DownloadResult> {
     await mkdir(tmpDir, { recursive: true });
+    const partial = await PartialDownload.open(tmpDir, path);
     return this.#withRetry(path, signal, async (url) => {
-      const res = await this.#get(url, signal);
-      if (res.statusCode === 404) return { status: 'missing', body: await res.body.text() };
-      if (res.statusCode !== 200) this.#check(res, url, await res.body.text(), true);
-      const file = join(tmpDir, `${randomUUID()}.part`);
-      const hash = createHash('sha256');
-      const hasher = new Transform({
-        transform(chunk: Buffer, _enc, done) {
-          hash.update(chunk);
-          done(null, chunk);
-        },
-      });
-      try {
-        await pipeline(res.body, hasher, createWriteStream(file), { signal });
-        const { size } = await stat(file);
-        const expected = Number(res.headers['content-length']);
-        if (Number.isFinite(expected) && expected !== size) {
-          throw new RetryableError(`truncated body: ${size} of ${expected} bytes`);
-        }
-        return { status: 'ok', path: file, size, sha256: hash.digest('hex') };
-      } catch (error) {
-        await rm(file, { force: true });
-        throw error;
+      const res = await this.#get(url, signal, partial.requestHeaders());
+      if (res.statusCode === 404) {
+        await partial.discard();
+        return { status: 'missing', body: await res.body.text() };
       }
+      if (res.statusCode === 416) {
+        await res.body.dump();
+        await partial.discard();
+        throw new RetryableError('range not satisfiable (the file changed?); fetching it whole');
+      }
+      if (res.statusCode !== 200 && res.statusCode !== 206)
+        this.#check(res, url, await res.body.text(), true);
+      try {
+        await partial.begin(res.statusCode, res.headers);
+      } catch (error) {
+        await res.body.dump().catch(() => {});
+        throw error instanceof PartialRestart ? new RetryableError(error.message) : error;
+      }
+      await pipeline(res.body, partial.writer(), { signal });
+      const done = await partial.complete().catch((error: unknown) => {
+        throw error instanceof PartialRestart ? new RetryableError(error.message) : error;
+      });
+      if ('short' in done) throw new RetryableError(`truncated body: ${done.size} of ${done.expected} bytes`);
+      this.#onFetched?.({ path, bytes: done.size });
+      return { status: 'ok', ...done };
     });
   }
 
@@ -145,6 +164,7 @@ export class FeedClient {
       const body = await res.body.text();
       if (res.statusCode === 404) return null;
       this.#check(res, url, body, true);
+      this.#onFetched?.({ path, bytes: Buffer.byteLength(body) });
       return body;
     });
   }
@@ -154,8 +174,13 @@ export class FeedClient {
     await this.#dispatcher.close();
   }
 
-  #get(url: URL, signal?: AbortSignal) {
-    return request(url, { method: 'GET', dispatcher: this.#dispatcher, signal, headers: { 'user-agent': 'livefeed' } });
+  #get(url: URL, signal?: AbortSignal, headers: Record<string, string> = {}) {
+    return request(url, {
+      method: 'GET',
+      dispatcher: this.#dispatcher,
+      signal,
+      headers: { 'user-agent': 'livefeed', ...headers },
+    });
   }
 
   #check(res: Dispatcher.ResponseData, url: URL, body: string, allowNotFound: boolean): void {
@@ -166,7 +191,11 @@ export class FeedClient {
     throw new FeedHttpError(status, redactUrl(url), body);
   }
 
-  async #withRetry<T>(path: string, signal: AbortSignal | undefined, attempt: (url: URL) => Promise<T>): Promise<T> {
+  async #withRetry<T>(
+    path: string,
+    signal: AbortSignal | undefined,
+    attempt: (url: URL) => Promise<T>,
+  ): Promise<T> {
     const url = feedUrl(this.feedRoot, path, this.#token);
     let lastReason = '';
     for (let n = 1; n <= this.#retry.attempts; n++) {

@@ -1,5 +1,6 @@
 import SchemaBuilder from '@pothos/core';
 import type { Store } from '../db/client.js';
+import type { PacketEvents } from '../events.js';
 import type { EntityType } from '../feed/entities.js';
 
 /** Facts about this instance that the API shows (the demo is labelled as such). */
@@ -21,6 +22,8 @@ export interface Context {
   service: ServiceInfo;
   /** Origin of the request (`http://host:port`), for absolute links on this server. */
   origin: string;
+  /** The process's live events (subscription `packetSynced`). */
+  events: PacketEvents;
 }
 
 /** The Pothos builder; types are added by the files beside this one. */
@@ -29,6 +32,8 @@ export const builder = new SchemaBuilder<{
   Scalars: {
     JSON: { Input: unknown; Output: unknown };
     DateTime: { Input: string; Output: string };
+    /** Integers beyond 32 bits (replication seqids and xids), exact up to 2^53 − 1. */
+    SafeInt: { Input: number; Output: number };
   };
   DefaultFieldNullability: false;
 }>({ defaultFieldNullability: false });

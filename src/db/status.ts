@@ -1,0 +1,146 @@
+/**
+ * Read-mostly queries about the sync's position and health, for `/ready`, `/freshness`, `/metrics`
+ * and `livefeed status`. Times are ISO 8601 text as stored; packet numbers are replication sequences.
+ */
+import { readMigrationFiles } from 'drizzle-orm/migrator';
+import { MIGRATIONS_FOLDER, type Store } from './client.js';
+import { latestPacket, type PacketRow } from './queries.js';
+
+/** Packets are hourly (FEED.md, Deployments and URLs). */
+export const PACKET_INTERVAL_MS = 3_600_000;
+
+/** The upstream latest packet as last read from `replication-info` by a sync, and when. */
+export interface UpstreamRecord {
+  /** Null when the feed had no packets. */
+  latest: number | null;
+  /** ISO 8601. */
+  checkedAt: string;
+}
+
+/** Records what `replication-info` said (meta keys `upstream_latest`, `upstream_checked_at`). */
+export function recordUpstream(store: Store, latest: number | null, at: string): void {
+  const put = store.sqlite.prepare('INSERT OR REPLACE INTO meta (key, value) VALUES (?, ?)');
+  store.sqlite.transaction(() => {
+    put.run('upstream_latest', latest === null ? '' : String(latest));
+    put.run('upstream_checked_at', at);
+  })();
+}
+
+/** The last recorded upstream position, or undefined when no sync has read it into this database. */
+export function readUpstream(store: Store): UpstreamRecord | undefined {
+  const rows = store.sqlite
+    .prepare("SELECT key, value FROM meta WHERE key IN ('upstream_latest', 'upstream_checked_at')")
+    .all() as { key: string; value: string }[];
+  const map = new Map(rows.map((r) => [r.key, r.value]));
+  const checkedAt = map.get('upstream_checked_at');
+  if (checkedAt === undefined) return undefined;
+  const latest = map.get('upstream_latest');
+  return { latest: latest ? Number(latest) : null, checkedAt };
+}
+
+/** Where the local copy stands. */
+export interface LocalPosition {
+  /** Newest complete packet with no gap before it ({@link latestPacket}). */
+  latest: PacketRow | undefined;
+  /** Highest packet number known (complete or not), null on an empty database. */
+  highest: number | null;
+  /** Lowest packet not yet complete, null when none. */
+  firstIncomplete: number | null;
+  /** Packets stored, and how many of them are complete. */
+  packets: number;
+  completed: number;
+}
+
+/** The local position (see {@link LocalPosition}). */
+export function localPosition(store: Store): LocalPosition {
+  const row = store.sqlite
+    .prepare(
+      `SELECT max(number) AS highest, min(CASE WHEN synced_at IS NULL THEN number END) AS firstIncomplete,
+         count(*) AS packets, count(synced_at) AS completed FROM packets`,
+    )
+    .get() as Omit<LocalPosition, 'latest'>;
+  return { latest: latestPacket(store), ...row };
+}
+
+/** True when at least one packet is complete. */
+export function anyPacketSynced(store: Store): boolean {
+  return (
+    store.sqlite.prepare('SELECT 1 FROM packets WHERE synced_at IS NOT NULL LIMIT 1').get() !== undefined
+  );
+}
+
+/**
+ * The time of `packet`: its TIMESTAMP, or, when none of its archives was read (no changes that
+ * hour), the nearest earlier packet's TIMESTAMP plus one hour per packet. Null when unknown.
+ */
+export function packetTime(store: Store, packet: number): Date | null {
+  const row = store.sqlite
+    .prepare(
+      'SELECT number, timestamp FROM packets WHERE number <= ? AND timestamp IS NOT NULL ORDER BY number DESC LIMIT 1',
+    )
+    .get(packet) as { number: number; timestamp: string } | undefined;
+  if (!row) return null;
+  const at = Date.parse(row.timestamp);
+  return Number.isNaN(at) ? null : new Date(at + (packet - row.number) * PACKET_INTERVAL_MS);
+}
+
+/** A file the sync has not finished: a JSON dump or a replication packet, PENDING or FAILED. */
+export interface UnfinishedFile {
+  packet: number;
+  /** `json-dump <entity>` or `replication packet`. */
+  file: string;
+  status: 'PENDING' | 'FAILED';
+  error: string | null;
+  attempts: number;
+}
+
+/** Counts of unfinished files and the first `limit` of them (failed first, then by packet). */
+export function unfinishedFiles(
+  store: Store,
+  limit: number,
+): { pending: number; failed: number; files: UnfinishedFile[] } {
+  const sql = `
+    SELECT packet, 'json-dump ' || entity AS file, status, error, attempts FROM dumps WHERE status IN ('PENDING', 'FAILED')
+    UNION ALL
+    SELECT packet, 'replication packet' AS file, status, error, attempts FROM replication_packets
+      WHERE status IN ('PENDING', 'FAILED')`;
+  const counts = store.sqlite
+    .prepare(
+      `SELECT count(CASE WHEN status = 'PENDING' THEN 1 END) AS pending,
+         count(CASE WHEN status = 'FAILED' THEN 1 END) AS failed FROM (${sql})`,
+    )
+    .get() as { pending: number; failed: number };
+  const files = store.sqlite
+    .prepare(`SELECT * FROM (${sql}) ORDER BY status = 'PENDING', packet, file LIMIT ?`)
+    .all(limit) as UnfinishedFile[];
+  return { ...counts, files };
+}
+
+/** Lines kept in quarantine (not stored as changes) across all packets. */
+export function quarantinedLineCount(store: Store): number {
+  return (store.sqlite.prepare('SELECT count(*) AS n FROM quarantine').get() as { n: number }).n;
+}
+
+/** Which drizzle migrations are applied, by the migrator's own bookkeeping (`__drizzle_migrations`). */
+export interface MigrationState {
+  expected: number;
+  /** Migrations in `drizzle/` not applied to this database. */
+  pending: number;
+}
+
+/** Compares `drizzle/` with the database's migration table. */
+export function migrationState(store: Store): MigrationState {
+  const files = readMigrationFiles({ migrationsFolder: MIGRATIONS_FOLDER });
+  const table = store.sqlite
+    .prepare("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = '__drizzle_migrations'")
+    .get();
+  const last = table
+    ? (
+        store.sqlite.prepare('SELECT max(created_at) AS at FROM __drizzle_migrations').get() as {
+          at: number | null;
+        }
+      ).at
+    : null;
+  const pending = files.filter((m) => last === null || m.folderMillis > Number(last)).length;
+  return { expected: files.length, pending };
+}

@@ -1,0 +1,103 @@
+import type { Store } from './db/client.js';
+import { latestPacket } from './db/queries.js';
+import { PACKET_INTERVAL_MS, packetTime, readUpstream, type UpstreamRecord } from './db/status.js';
+
+/** Lag thresholds of `/freshness`, in milliseconds. */
+export interface FreshnessThresholds {
+  warningMs: number;
+  criticalMs: number;
+}
+
+/** Defaults: WARNING from 2 hours of lag, CRITICAL from 6 hours. */
+export const DEFAULT_FRESHNESS: FreshnessThresholds = { warningMs: 2 * 3_600_000, criticalMs: 6 * 3_600_000 };
+
+/** Nagios-style level, as upstream's replication check prints it. */
+export type FreshnessLevel = 'OK' | 'WARNING' | 'CRITICAL';
+
+/** How fresh the local copy is. Seconds are whole seconds; null when unknown. */
+export interface Freshness {
+  level: FreshnessLevel;
+  /** Newest complete packet without gaps, null when none. */
+  localLatest: number | null;
+  /** Its TIMESTAMP (or an hourly estimate from an earlier packet's, see packetTime). */
+  localTime: Date | null;
+  /** now − localTime. */
+  ageSeconds: number | null;
+  /**
+   * How long the first packet not held locally has been due upstream: now − (localTime + 1 h),
+   * at least 0. A healthy instance stays below about 1.5 h (JSON dumps appear about 30 minutes
+   * after their packet and missing ones settle once the next packet's dumps are seen).
+   */
+  lagSeconds: number | null;
+  /** The upstream position a sync last recorded in this database, if any. */
+  upstream: UpstreamRecord | undefined;
+  /** upstream.latest − localLatest (at least 0), null when either is unknown. */
+  lagPackets: number | null;
+  /** One line: `OK: ...`, `WARNING: ...` or `CRITICAL: ...`. */
+  message: string;
+}
+
+/** Formats seconds like a PostgreSQL interval: `[N days ]HH:MM:SS`. */
+export function formatInterval(totalSeconds: number): string {
+  const s = Math.max(0, Math.floor(totalSeconds));
+  const days = Math.floor(s / 86_400);
+  const pad = (n: number) => String(n).padStart(2, '0');
+  const clock = `${pad(Math.floor((s % 86_400) / 3600))}:${pad(Math.floor((s % 3600) / 60))}:${pad(s % 60)}`;
+  return days > 0 ? `${days} day${days === 1 ? '' : 's'} ${clock}` : clock;
+}
+
+/**
+ * Evaluates freshness from the database alone (works in `serve` without a sync in the process).
+ * Staleness is reported here and in metrics, never through readiness.
+ * @param upstream a fresher upstream position than the one the sync recorded (livefeed status)
+ */
+export function freshness(
+  store: Store,
+  thresholds: FreshnessThresholds,
+  now: Date = new Date(),
+  upstream: UpstreamRecord | undefined = readUpstream(store),
+): Freshness {
+  const latest = latestPacket(store);
+  const localLatest = latest?.number ?? null;
+  const lagPackets =
+    localLatest !== null && upstream?.latest != null ? Math.max(0, upstream.latest - localLatest) : null;
+  const behind =
+    lagPackets === null ? '' : `; upstream latest ${upstream?.latest}, ${lagPackets} packets behind`;
+  if (localLatest === null) {
+    const message = `CRITICAL: no packet synced yet${upstream?.latest != null ? `; upstream latest ${upstream.latest}` : ''}`;
+    return {
+      level: 'CRITICAL',
+      localLatest,
+      localTime: null,
+      ageSeconds: null,
+      lagSeconds: null,
+      upstream,
+      lagPackets,
+      message,
+    };
+  }
+  const localTime = packetTime(store, localLatest);
+  if (!localTime) {
+    const message = `WARNING: newest local packet is ${localLatest} but its time is unknown${behind}`;
+    return {
+      level: 'WARNING',
+      localLatest,
+      localTime,
+      ageSeconds: null,
+      lagSeconds: null,
+      upstream,
+      lagPackets,
+      message,
+    };
+  }
+  const ageMs = now.getTime() - localTime.getTime();
+  const lagMs = Math.max(0, ageMs - PACKET_INTERVAL_MS);
+  const level: FreshnessLevel =
+    lagMs >= thresholds.criticalMs ? 'CRITICAL' : lagMs >= thresholds.warningMs ? 'WARNING' : 'OK';
+  const ageSeconds = Math.floor(ageMs / 1000);
+  const lagSeconds = Math.floor(lagMs / 1000);
+  const message =
+    `${level}: newest local packet is ${localLatest} of ${localTime.toISOString()} ` +
+    `(age = ${formatInterval(ageSeconds)}, lag = ${formatInterval(lagSeconds)})${behind}`;
+  return { level, localLatest, localTime, ageSeconds, lagSeconds, upstream, lagPackets, message };
+}

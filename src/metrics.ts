@@ -1,0 +1,272 @@
+/**
+ * livefeed's Prometheus metrics (prom-client), all named `livefeed_*`. One {@link Metrics} per
+ * process: the sync reports into it through {@link syncMetricsObserver}, the feed client through
+ * `onRetry`/`onFetched`, the verifier through {@link instrumentVerifier}, GraphQL through
+ * {@link graphqlMetricsPlugin}. Position and lag gauges are read from the database at scrape time,
+ * so `serve` reports them even when the sync runs in another process.
+ */
+import { getOperationAST } from 'graphql';
+import type { Plugin } from 'graphql-yoga';
+import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from 'prom-client';
+import type { Store } from './db/client.js';
+import { quarantinedLineCount, unfinishedFiles } from './db/status.js';
+import { DEFAULT_FRESHNESS, freshness } from './freshness.js';
+import type { SyncObserver } from './sync/observer.js';
+import type { Verifier } from './sync/verifier.js';
+
+/** Kind of a fetched feed file, from its path (FEED.md, Deployments and URLs). */
+export type FetchedKind = 'json-dump' | 'replication-packet' | 'signature' | 'other';
+
+/** The kind of the feed path `path` (relative to the feed root, no query). */
+export function fetchedKind(path: string): FetchedKind {
+  if (path.endsWith('.asc')) return 'signature';
+  if (path.startsWith('json-dumps/')) return 'json-dump';
+  if (/^replication-\d+/.test(path)) return 'replication-packet';
+  return 'other';
+}
+
+/** The metrics of one process. */
+export interface Metrics {
+  readonly registry: Registry;
+  readonly filesFetched: Counter<'kind'>;
+  readonly bytesFetched: Counter<'kind'>;
+  readonly retries: Counter;
+  readonly signatureFailures: Counter<'status'>;
+  readonly quarantinedLines: Counter;
+  readonly packetsSynced: Counter;
+  readonly syncPassDuration: Histogram<'outcome'>;
+  readonly graphqlRequests: Counter<'method' | 'status'>;
+  readonly graphqlDuration: Histogram<'method'>;
+  readonly graphqlOperations: Counter<'operation' | 'result'>;
+  /** Reads position, lag and file gauges from `store` at each scrape (the server's connection). */
+  useStore(store: Store): void;
+  /** Sets `livefeed_info` (constant 1 with labels). */
+  setInfo(info: { version: string; deployment: string; demo: boolean }): void;
+  /** The text exposition. */
+  render(): Promise<string>;
+}
+
+/** Options of {@link createMetrics}. */
+export interface MetricsOptions {
+  /** Also collect prom-client's process metrics (`livefeed_process_*`, `livefeed_nodejs_*`). Default true. */
+  processMetrics?: boolean;
+  /** Clock for the lag gauges. */
+  now?: () => Date;
+}
+
+/** Creates a registry with every livefeed metric. */
+export function createMetrics(options: MetricsOptions = {}): Metrics {
+  const registry = new Registry();
+  const registers = [registry];
+  const now = options.now ?? (() => new Date());
+  let store: Store | undefined;
+  if (options.processMetrics !== false) collectDefaultMetrics({ register: registry, prefix: 'livefeed_' });
+
+  // Registered before the position gauges below, so its collect (one freshness query per scrape)
+  // sets them before they are read.
+  new Gauge({
+    name: 'livefeed_upstream_latest_packet',
+    help: 'Latest packet upstream, as last read by a sync',
+    registers,
+    collect() {
+      // Unknown values (no store, nothing synced, no upstream record) are NaN, never a reassuring 0.
+      const f = store ? freshness(store, DEFAULT_FRESHNESS, now()) : undefined;
+      const set = (g: Gauge, value: number | null | undefined) => g.set(value ?? Number.NaN);
+      set(this, f?.upstream?.latest);
+      set(position.local, f?.localLatest);
+      set(position.lagPackets, f?.lagPackets);
+      set(position.lagSeconds, f?.lagSeconds);
+      set(position.age, f?.ageSeconds);
+    },
+  });
+  const gauge = (name: string, help: string) => new Gauge({ name, help, registers });
+  const position = {
+    local: gauge('livefeed_local_latest_packet', 'Newest complete local packet with no gap before it'),
+    lagPackets: gauge('livefeed_lag_packets', 'Upstream latest minus local latest packet'),
+    lagSeconds: gauge(
+      'livefeed_lag_seconds',
+      'Seconds the first packet not held locally has been due upstream',
+    ),
+    age: gauge('livefeed_local_packet_age_seconds', 'Seconds since the TIMESTAMP of the newest local packet'),
+  };
+  new Gauge({
+    name: 'livefeed_db_quarantined_lines',
+    help: 'Lines in quarantine in the database',
+    registers,
+    collect() {
+      this.reset();
+      if (store) this.set(quarantinedLineCount(store));
+    },
+  });
+  new Gauge({
+    name: 'livefeed_unfinished_files',
+    help: 'JSON dumps and replication packets not yet stored, by status (pending, failed)',
+    labelNames: ['status'],
+    registers,
+    collect() {
+      this.reset();
+      if (!store) return;
+      const counts = unfinishedFiles(store, 0);
+      this.set({ status: 'pending' }, counts.pending);
+      this.set({ status: 'failed' }, counts.failed);
+    },
+  });
+  const info = new Gauge({
+    name: 'livefeed_info',
+    help: 'This instance',
+    labelNames: ['version', 'deployment', 'demo'],
+    registers,
+  });
+
+  const metrics: Metrics = {
+    registry,
+    filesFetched: new Counter({
+      name: 'livefeed_files_fetched_total',
+      help: 'Feed files downloaded, by kind',
+      labelNames: ['kind'],
+      registers,
+    }),
+    bytesFetched: new Counter({
+      name: 'livefeed_fetched_bytes_total',
+      help: 'Bytes of feed files downloaded, by kind',
+      labelNames: ['kind'],
+      registers,
+    }),
+    retries: new Counter({
+      name: 'livefeed_feed_retries_total',
+      help: 'Feed requests retried after a transient failure',
+      registers,
+    }),
+    signatureFailures: new Counter({
+      name: 'livefeed_signature_failures_total',
+      help: 'Archives whose signature was INVALID or MISSING (with a signing key)',
+      labelNames: ['status'],
+      registers,
+    }),
+    quarantinedLines: new Counter({
+      name: 'livefeed_quarantined_lines_total',
+      help: 'JSON dump lines put in quarantine by this process',
+      registers,
+    }),
+    packetsSynced: new Counter({
+      name: 'livefeed_packets_synced_total',
+      help: 'Packets completed by this process',
+      registers,
+    }),
+    syncPassDuration: new Histogram({
+      name: 'livefeed_sync_pass_duration_seconds',
+      help: 'Duration of sync passes, by outcome (ok, problems, error)',
+      labelNames: ['outcome'],
+      buckets: [0.1, 0.5, 1, 5, 15, 60, 300, 900, 3600, 14_400],
+      registers,
+    }),
+    graphqlRequests: new Counter({
+      name: 'livefeed_graphql_requests_total',
+      help: 'HTTP requests to /graphql, by method and status',
+      labelNames: ['method', 'status'],
+      registers,
+    }),
+    graphqlDuration: new Histogram({
+      name: 'livefeed_graphql_request_duration_seconds',
+      help: 'Time to the response head of /graphql requests',
+      labelNames: ['method'],
+      buckets: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 10],
+      registers,
+    }),
+    graphqlOperations: new Counter({
+      name: 'livefeed_graphql_operations_total',
+      help: 'GraphQL operations executed, by type (query, mutation, subscription) and result (ok, error)',
+      labelNames: ['operation', 'result'],
+      registers,
+    }),
+    useStore: (s) => {
+      store = s;
+    },
+    setInfo: (values) => {
+      info.reset();
+      info.set({ version: values.version, deployment: values.deployment, demo: String(values.demo) }, 1);
+    },
+    render: () => registry.metrics(),
+  };
+  return metrics;
+}
+
+/** A sync observer that feeds the sync metrics (quarantined lines, pass durations). */
+export function syncMetricsObserver(metrics: Metrics): SyncObserver {
+  return {
+    dumpStored: (info) => {
+      if (info.quarantined > 0) metrics.quarantinedLines.inc(info.quarantined);
+    },
+    passFinished: (info) => metrics.syncPassDuration.observe({ outcome: info.outcome }, info.seconds),
+  };
+}
+
+/** Records a downloaded feed file (FeedClient `onFetched`). */
+export function recordFetched(metrics: Metrics, info: { path: string; bytes: number }): void {
+  const kind = fetchedKind(info.path);
+  metrics.filesFetched.inc({ kind });
+  metrics.bytesFetched.inc({ kind }, info.bytes);
+}
+
+/** Wraps a verifier so that INVALID and MISSING verdicts (warned or thrown) are counted. */
+export function instrumentVerifier(verifier: Verifier, metrics: Metrics): Verifier {
+  if (!verifier.enabled) return verifier;
+  return {
+    mode: verifier.mode,
+    enabled: verifier.enabled,
+    check: async (file, name, signature, signal) => {
+      try {
+        const verdict = await verifier.check(file, name, signature, signal);
+        if (verdict.status === 'INVALID' || verdict.status === 'MISSING')
+          metrics.signatureFailures.inc({ status: verdict.status });
+        return verdict;
+      } catch (error) {
+        if ((error as Error).name === 'SignatureError') {
+          metrics.signatureFailures.inc({ status: signature === null ? 'MISSING' : 'INVALID' });
+        }
+        throw error;
+      }
+    },
+  };
+}
+
+/** A Yoga plugin counting and timing `/graphql` requests and counting operations by type and result. */
+export function graphqlMetricsPlugin(metrics: Metrics, endpoint = '/graphql'): Plugin {
+  const started = new WeakMap<Request, number>();
+  const isGraphql = (request: Request) => new URL(request.url).pathname === endpoint;
+  const count = (operation: string, failed: boolean) =>
+    metrics.graphqlOperations.inc({ operation, result: failed ? 'error' : 'ok' });
+  return {
+    onRequest({ request }) {
+      if (isGraphql(request)) started.set(request, performance.now());
+    },
+    onResponse({ request, response }) {
+      const start = started.get(request);
+      if (start === undefined) return;
+      started.delete(request);
+      metrics.graphqlRequests.inc({ method: request.method, status: String(response.status) });
+      metrics.graphqlDuration.observe({ method: request.method }, (performance.now() - start) / 1000);
+    },
+    onExecute({ args }) {
+      const operation = getOperationAST(args.document, args.operationName)?.operation ?? 'unknown';
+      return {
+        onExecuteDone({ result }) {
+          count(operation, 'errors' in result && Array.isArray(result.errors) && result.errors.length > 0);
+        },
+      };
+    },
+    onSubscribe() {
+      return {
+        onSubscribeResult({ result }) {
+          count(
+            'subscription',
+            'errors' in result && Array.isArray(result.errors) && result.errors.length > 0,
+          );
+        },
+        onSubscribeError() {
+          count('subscription', true);
+        },
+      };
+    },
+  };
+}

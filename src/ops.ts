@@ -1,0 +1,62 @@
+/**
+ * Operations wiring of one `livefeed` process: the metrics registry and live events that the sync
+ * and the HTTP server share (in `start` they run in one process; `serve` alone watches the database).
+ */
+import { createPacketEvents, type PacketEvents } from './events.js';
+import type { Logger } from './logger.js';
+import {
+  createMetrics,
+  instrumentVerifier,
+  type Metrics,
+  recordFetched,
+  syncMetricsObserver,
+} from './metrics.js';
+import { combineObservers } from './sync/observer.js';
+import { syncProgressObserver } from './sync/progress.js';
+import type { SyncContext } from './sync/worker.js';
+
+/** What the sync and the server of one process share. */
+export interface Ops {
+  metrics: Metrics;
+  events: PacketEvents;
+}
+
+/** Creates the process's metrics (with `livefeed_info`) and pubsub. */
+export function createOps(info: { version: string; deployment: string; demo: boolean }): Ops {
+  const metrics = createMetrics();
+  metrics.setInfo(info);
+  return { metrics, events: createPacketEvents() };
+}
+
+/** FeedClient callbacks that count retries and fetched files; `onRetry` also logs, as the CLI did. */
+export function feedClientHooks(ops: Ops, logger: Logger) {
+  return {
+    onRetry: (info: { url: string; attempt: number; delayMs: number; reason: string }) => {
+      ops.metrics.retries.inc();
+      logger.warn({ event: 'retry', ...info }, `retrying ${info.url} in ${info.delayMs} ms: ${info.reason}`);
+    },
+    onFetched: (info: { path: string; bytes: number }) => recordFetched(ops.metrics, info),
+  };
+}
+
+/**
+ * The sync context with metrics (signature failures, quarantined lines, pass durations), a
+ * progress bar for long catch-ups (plain log lines off a terminal) and `packetSynced` events.
+ */
+export function instrumentSync<T extends SyncContext>(ctx: T, ops: Ops, logger: Logger): T {
+  const previous = ctx.onPacketSynced;
+  return {
+    ...ctx,
+    verifier: instrumentVerifier(ctx.verifier, ops.metrics),
+    observer: combineObservers(
+      ctx.observer,
+      syncMetricsObserver(ops.metrics),
+      syncProgressObserver({ logger }),
+    ),
+    onPacketSynced: (packet: number) => {
+      previous?.(packet);
+      ops.metrics.packetsSynced.inc();
+      ops.events.publish('packetSynced', packet);
+    },
+  };
+}

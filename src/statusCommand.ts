@@ -1,0 +1,71 @@
+import { existsSync } from 'node:fs';
+import { join } from 'node:path';
+import { type Config, type Flags, loadConfig } from './config.js';
+import { openStore } from './db/client.js';
+import { FeedClient } from './feed/client.js';
+import { safeMessage } from './feed/errors.js';
+import { DEFAULT_FEED_ROOTS, redactUrl } from './feed/urls.js';
+import { findLastPacket } from './samplefeed/lastPacket.js';
+import { BUNDLED_FEED_ROOT } from './samplefeed/server.js';
+import { collectStatus, renderStatus, type UpstreamAnswer } from './status.js';
+
+/** Whether `livefeed status` looks at the demo (no token for the default feed root, or `--demo`). */
+function isDemo(config: Config, flags: Flags): boolean {
+  return !!flags.demo || (!config.token && config.feedUrl === DEFAULT_FEED_ROOTS[config.deployment]);
+}
+
+async function askUpstream(config: Config, demo: boolean, offline: boolean): Promise<UpstreamAnswer> {
+  if (offline) return { kind: 'not-asked', reason: '--offline' };
+  if (demo)
+    return {
+      kind: 'asked',
+      latest: await findLastPacket(BUNDLED_FEED_ROOT),
+      where: 'the bundled sample feed',
+    };
+  const client = new FeedClient({
+    feedRoot: config.feedUrl,
+    token: config.token,
+    retry: { attempts: 2 },
+    timeoutMs: 10_000,
+  });
+  const where = redactUrl(config.feedUrl);
+  try {
+    return { kind: 'asked', latest: await client.replicationInfo(), where };
+  } catch (error) {
+    return { kind: 'failed', reason: safeMessage(error, config.token), where };
+  } finally {
+    await client.close();
+  }
+}
+
+/**
+ * Runs `livefeed status`: prints the screen on stdout. Asks upstream's `replication-info` once
+ * (unless `--offline`); the database is only read.
+ * @param env usually process.env (token, feed root, thresholds)
+ * @returns the exit code: 0, or 1 when there is no database yet.
+ * @throws ConfigError on invalid configuration.
+ */
+export async function runStatus(flags: Flags, env: NodeJS.ProcessEnv = process.env): Promise<number> {
+  const config = loadConfig(flags, env);
+  const demo = isDemo(config, flags);
+  const dbPath = demo && !flags.db && !env.LIVEFEED_DB ? join(config.dataDir, 'demo.db') : config.db;
+  if (!existsSync(dbPath)) {
+    process.stdout.write(
+      `livefeed status: no database at ${dbPath}: nothing synced yet (run livefeed start or sync)\n`,
+    );
+    return 1;
+  }
+  const upstream = await askUpstream(config, demo, !!flags.offline);
+  const store = openStore(dbPath, { readonly: true });
+  try {
+    const facts = collectStatus(store, {
+      demo,
+      upstream,
+      thresholds: { warningMs: config.freshnessWarningMs, criticalMs: config.freshnessCriticalMs },
+    });
+    process.stdout.write(`${renderStatus(facts, process.stdout.columns || 100)}\n`);
+    return 0;
+  } finally {
+    store.close();
+  }
+}

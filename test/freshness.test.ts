@@ -1,0 +1,130 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { loadConfig } from '../src/config.js';
+import { openStore, type Store } from '../src/db/client.js';
+import { packetTime, recordUpstream } from '../src/db/status.js';
+import { DEFAULT_FRESHNESS, formatInterval, freshness } from '../src/freshness.js';
+import { freshnessRoute } from '../src/http/freshness.js';
+import { tempDir } from './support/harness.js';
+import { listen } from './support/listen.js';
+import { readBundledManifest } from './support/manifest.js';
+import { type SyncedDatabase, syncedDatabase } from './support/synced.js';
+
+const manifest = readBundledManifest();
+const HOUR = 3_600_000;
+
+describe('freshness in upstream replication-check style', () => {
+  let synced: SyncedDatabase;
+  let store: Store;
+  let newest: Date;
+  beforeAll(async () => {
+    synced = await syncedDatabase();
+    store = openStore(synced.dbPath);
+    newest = packetTime(store, manifest.lastPacket)!;
+  });
+  afterAll(async () => {
+    store.close();
+    await synced.cleanup();
+  });
+
+  it('formats intervals like PostgreSQL', () => {
+    expect(formatInterval(0)).toBe('00:00:00');
+    expect(formatInterval(3 * 3600 + 61)).toBe('03:01:01');
+    expect(formatInterval(86_400 + 5)).toBe('1 day 00:00:05');
+    expect(formatInterval(3 * 86_400)).toBe('3 days 00:00:00');
+  });
+
+  it("takes a packet's TIMESTAMP, or estimates it hourly from an earlier one when it has none", () => {
+    const withTime = manifest.packets.find((p) => Object.keys(p.jsonDumps).length > 0)!;
+    expect(packetTime(store, withTime.number)).not.toBeNull();
+    const without = manifest.packets.find((p, i) => i > 0 && Object.keys(p.jsonDumps).length === 0);
+    if (without) {
+      const before = packetTime(store, without.number - 1)!;
+      expect(packetTime(store, without.number)!.getTime()).toBe(before.getTime() + HOUR);
+    }
+  });
+
+  it('is OK while the next packet has been due for less than the warning threshold', () => {
+    const f = freshness(store, DEFAULT_FRESHNESS, new Date(newest.getTime() + HOUR + 30 * 60_000));
+    expect(f).toMatchObject({
+      level: 'OK',
+      localLatest: manifest.lastPacket,
+      lagSeconds: 1800,
+      ageSeconds: 5400,
+      lagPackets: 0,
+    });
+    expect(f.message).toBe(
+      `OK: newest local packet is ${manifest.lastPacket} of ${newest.toISOString()} (age = 01:30:00, lag = 00:30:00); upstream latest ${manifest.lastPacket}, 0 packets behind`,
+    );
+  });
+
+  it('is WARNING from 2 hours of lag and CRITICAL from 6 hours, by default', () => {
+    const at = (lagHours: number) => new Date(newest.getTime() + HOUR + lagHours * HOUR);
+    expect(freshness(store, DEFAULT_FRESHNESS, at(1.99)).level).toBe('OK');
+    expect(freshness(store, DEFAULT_FRESHNESS, at(2)).level).toBe('WARNING');
+    expect(freshness(store, DEFAULT_FRESHNESS, at(5.99)).message).toMatch(/^WARNING: .*lag = 05:59:24\)/);
+    expect(freshness(store, DEFAULT_FRESHNESS, at(6)).level).toBe('CRITICAL');
+    expect(freshness(store, { warningMs: HOUR / 2, criticalMs: HOUR }, at(0.5)).level).toBe('WARNING');
+  });
+
+  it('counts packets behind the upstream position the sync recorded', () => {
+    recordUpstream(store, manifest.lastPacket + 3, new Date().toISOString());
+    const f = freshness(store, DEFAULT_FRESHNESS, new Date(newest.getTime() + HOUR));
+    expect(f.lagPackets).toBe(3);
+    expect(f.message).toMatch(/; upstream latest \d+, 3 packets behind$/);
+    recordUpstream(store, manifest.lastPacket, new Date().toISOString());
+  });
+
+  it('is CRITICAL with no packet synced', async () => {
+    const data = await tempDir();
+    const empty = openStore(`${data.dir}/livefeed.db`);
+    expect(freshness(empty, DEFAULT_FRESHNESS)).toMatchObject({
+      level: 'CRITICAL',
+      message: 'CRITICAL: no packet synced yet',
+    });
+    empty.close();
+    await data.cleanup();
+  });
+
+  it('GET /freshness: the line with 200 for OK and WARNING, 503 for CRITICAL; JSON on request', async () => {
+    let now = new Date(newest.getTime() + HOUR);
+    const route = freshnessRoute(store, DEFAULT_FRESHNESS, () => now);
+    const server = await listen((req, res) => {
+      void route.handle(req, res, new URL(req.url ?? '/', 'http://localhost'));
+    });
+    try {
+      let response = await fetch(`${server.origin}/freshness`);
+      expect(response.status).toBe(200);
+      expect(await response.text()).toMatch(/^OK: newest local packet is \d+ .*\n$/);
+      now = new Date(newest.getTime() + 4 * HOUR);
+      response = await fetch(`${server.origin}/freshness`);
+      expect([response.status, (await response.text()).slice(0, 8)]).toEqual([200, 'WARNING:']);
+      now = new Date(newest.getTime() + 8 * HOUR);
+      response = await fetch(`${server.origin}/freshness?format=json`);
+      expect(response.status).toBe(503);
+      expect(await response.json()).toMatchObject({
+        level: 'CRITICAL',
+        localLatest: manifest.lastPacket,
+        lagSeconds: 7 * 3600,
+        lagPackets: 0,
+        upstreamLatest: manifest.lastPacket,
+        warningSeconds: 7200,
+        criticalSeconds: 21_600,
+      });
+    } finally {
+      await server.close();
+    }
+  });
+
+  it('takes its thresholds from flags or env, in hours', () => {
+    const config = loadConfig({}, { LIVEFEED_FRESHNESS_WARNING: '1', LIVEFEED_FRESHNESS_CRITICAL: '3' });
+    expect([config.freshnessWarningMs, config.freshnessCriticalMs]).toEqual([HOUR, 3 * HOUR]);
+    expect(loadConfig({ freshnessWarning: '0.5' }, {}).freshnessWarningMs).toBe(HOUR / 2);
+    expect(loadConfig({}, {}).freshnessCriticalMs).toBe(6 * HOUR);
+    expect(() => loadConfig({}, { LIVEFEED_FRESHNESS_WARNING: '8' })).toThrow(
+      /warning \(8 h\) is above critical \(6 h\)/,
+    );
+    expect(() => loadConfig({}, { LIVEFEED_FRESHNESS_CRITICAL: 'soon' })).toThrow(
+      /LIVEFEED_FRESHNESS_CRITICAL/,
+    );
+  });
+});

@@ -1,0 +1,39 @@
+import { join } from 'node:path';
+import { BUNDLED_FEED_ROOT, startSampleFeed } from '../../src/samplefeed/server.js';
+import { type SyncContext, type SyncReport, syncOnce } from '../../src/sync/worker.js';
+import { syncContext, tempDir } from './harness.js';
+
+/** A data folder holding a database synced from the bundled feed. */
+export interface SyncedDatabase {
+  dir: string;
+  dbPath: string;
+  report: SyncReport;
+  /** Removes the folder (only when this helper made it). */
+  cleanup(): Promise<void>;
+}
+
+/** Options of {@link syncedDatabase}. */
+export interface SyncedOptions {
+  /** Folder to sync into (`livefeed.db` there); default a new temporary folder. */
+  dataDir?: string;
+  /** Wraps the sync context (metrics, events, another client). */
+  instrument?: (ctx: SyncContext) => SyncContext;
+}
+
+/**
+ * Syncs the bundled sample feed (JSON dumps only, served on port 0) into `livefeed.db` of a data
+ * folder with one pass; every packet completes (they are long settled).
+ */
+export async function syncedDatabase(options: SyncedOptions = {}): Promise<SyncedDatabase> {
+  const feed = await startSampleFeed({ root: BUNDLED_FEED_ROOT });
+  const data = options.dataDir ? { dir: options.dataDir, cleanup: async () => {} } : await tempDir();
+  const ctx = await syncContext({ feedRoot: feed.feedRoot, dataDir: data.dir });
+  try {
+    const report = await syncOnce(options.instrument ? options.instrument(ctx) : ctx);
+    return { dir: data.dir, dbPath: join(data.dir, 'livefeed.db'), report, cleanup: data.cleanup };
+  } finally {
+    ctx.store.close();
+    await ctx.client.close();
+    await feed.close();
+  }
+}
