@@ -2,7 +2,8 @@
  * Builds fixtures/feed, the bundled demo feed (production naming), from fixtures/samples/*.jsonl and
  * the committed test signing key: `npm run fixtures` (= `tsx scripts/make-fixtures.ts [outDir]`).
  * Output is reproducible: fixed tar owners and mtimes, single-threaded xz, signatures with a fixed
- * creation time (EdDSA signatures are deterministic). What goes where: scripts/fixturePlan.ts.
+ * creation time (EdDSA signatures are deterministic). What goes where: scripts/fixturePlan.ts (JSON
+ * dumps) and scripts/replicationPlan.ts (replication packets).
  */
 import { createHash } from 'node:crypto';
 import { readdir, readFile, rm, writeFile } from 'node:fs/promises';
@@ -25,6 +26,7 @@ import {
   type PlannedLine,
   packetTimestamp,
 } from './fixturePlan.js';
+import { removeReplicationFixtures, writeReplicationFixtures } from './replicationFixtures.js';
 
 const REPO = fileURLToPath(new URL('..', import.meta.url));
 /** JSON dumps appear about 30 minutes after their packet (FEED.md, Errors); their signatures too. */
@@ -41,8 +43,9 @@ export interface MakeFixturesOptions {
 }
 
 /**
- * Rebuilds the demo feed in `outDir`: removes its `json-dumps/` and `MANIFEST.json`, writes and
- * signs every JSON dump of the plan, then writes `MANIFEST.json`. Resolves to the manifest.
+ * Rebuilds the demo feed in `outDir`: removes its `json-dumps/`, replication packets and
+ * `MANIFEST.json`, writes and signs every JSON dump of the plan and every packet's replication
+ * packet, then writes `MANIFEST.json`. Resolves to the manifest.
  * @throws Error for a sample file of an unknown entity type, a sample line that is not JSON with an
  *   `id`, a plan entry naming a missing line, a sample line the plan never uses, and builder errors.
  */
@@ -53,9 +56,11 @@ export async function makeFixtures(options: MakeFixturesOptions = {}): Promise<F
 
   await rm(join(outDir, 'json-dumps'), { recursive: true, force: true });
   await rm(join(outDir, 'MANIFEST.json'), { force: true });
+  await removeReplicationFixtures(outDir);
 
   const keyHome = await createTestKeyHome();
   const packets: ManifestPacket[] = [];
+  const dumpLines = new Map<string, Record<string, unknown>[]>();
   try {
     for (let packet = FIRST_PACKET; packet < FIRST_PACKET + PACKET_COUNT; packet++) {
       const timestamp = packetTimestamp(packet);
@@ -65,6 +70,10 @@ export async function makeFixtures(options: MakeFixturesOptions = {}): Promise<F
         const planned = FIXTURE_PLAN[packet]?.[entity];
         if (!planned) continue;
         const lines = planned.map((entry) => renderLine(samples, entity, entry));
+        dumpLines.set(
+          `${packet}/${entity}`,
+          lines.map((text) => JSON.parse(text) as Record<string, unknown>),
+        );
         const built = await writeJsonDump(outDir, { packet, entity, lines, timestamp });
         await signFile(built.path, keyHome, { time: signedAt, fingerprint: keyHome.fingerprint });
         jsonDumps[entity] = describeDump(built.feedPath, await readFile(built.path), lines);
@@ -73,9 +82,14 @@ export async function makeFixtures(options: MakeFixturesOptions = {}): Promise<F
     }
 
     // ── Replication packets ─────────────────────────────────────────────────────────────────────
-    // Reserved for the replication packet fixtures (another change, with
-    // test/support/replicationArchives.ts): write `replication-<N>-v2.tar.bz2` (+ `.asc`) per packet
-    // here, signed like the dumps, and add what each holds to its ManifestPacket.
+    // `replication-<N>-v2.tar.bz2` (+ `.asc`) per packet, planned from the JSON dump lines
+    // (scripts/replicationPlan.ts), signed like the dumps.
+    const replication = await writeReplicationFixtures(
+      outDir,
+      keyHome,
+      (packet, entity) => dumpLines.get(`${packet}/${entity}`) ?? [],
+    );
+    for (const packet of packets) packet.replication = replication.get(packet.number);
   } finally {
     await keyHome.close();
   }
@@ -169,10 +183,15 @@ function describeDump(file: string, bytes: Buffer, lines: string[]): ManifestJso
 if (process.argv[1] && import.meta.url === pathToFileURL(resolve(process.argv[1])).href) {
   const manifest = await makeFixtures(process.argv[2] ? { outDir: process.argv[2] } : {});
   const dumps = manifest.packets.reduce((sum, packet) => sum + Object.keys(packet.jsonDumps).length, 0);
+  const replication = manifest.packets.flatMap((packet) => (packet.replication ? [packet.replication] : []));
   const bytes = manifest.packets
-    .flatMap((packet) => Object.values(packet.jsonDumps))
-    .reduce((sum, dump) => sum + dump.bytes, 0);
+    .flatMap((packet) => [
+      ...Object.values(packet.jsonDumps),
+      ...(packet.replication ? [packet.replication] : []),
+    ])
+    .reduce((sum, file) => sum + file.bytes, 0);
   console.log(
-    `fixtures: packets ${manifest.firstPacket}..${manifest.lastPacket}, ${dumps} signed JSON dumps, ${bytes} bytes of archives`,
+    `fixtures: packets ${manifest.firstPacket}..${manifest.lastPacket}, ${dumps} signed JSON dumps, ` +
+      `${replication.length} signed replication packets, ${bytes} bytes of archives`,
   );
 }

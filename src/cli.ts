@@ -15,6 +15,7 @@ import { createOps, feedClientHooks, instrumentSync, type Ops } from './ops.js';
 import { BUNDLED_FEED_ROOT, SAMPLE_TOKEN, type SampleFeed, startSampleFeed } from './samplefeed/server.js';
 import { createApp } from './server.js';
 import { runStatus } from './statusCommand.js';
+import { type ImportFlags, runImport } from './sync/import.js';
 import { acquireWriterLock, LockHeldError } from './sync/lock.js';
 import { createVerifier } from './sync/verifier.js';
 import { follow, type SyncContext, type SyncReport, syncOnce } from './sync/worker.js';
@@ -368,6 +369,15 @@ export function program(): Command {
       .option('--demo', 'look at the demo database (what start uses without a token)'),
   ).action(async (options: Flags) => {
     process.exitCode = await runStatus(options).catch(report);
+  });
+  sharedOptions(
+    root
+      .command('import <file>')
+      .description('load a local JSON dump (hourly or full, <entity>.tar.xz) through the sync pipeline')
+      .requiredOption('--packet <n>', "the dump's packet (its REPLICATION_SEQUENCE must equal it)")
+      .option('--entity <type>', 'entity type (default: from the member mbdump/<entity>)'),
+  ).action(async (file: string, options: ImportFlags) => {
+    process.exitCode = await runImport(file, options).catch(report);
   });
   root
     .command('sample-feed')

@@ -1,6 +1,7 @@
+import type { Statement } from 'better-sqlite3';
+import type { EntityType } from '../feed/entities.js';
 import type { Store } from './client.js';
 import { dumpIdRange } from './keys.js';
-import type { EntityType } from '../feed/entities.js';
 
 /** A `packets` row as the API reads it. Times are ISO 8601. */
 export interface PacketRow {
@@ -23,14 +24,14 @@ export interface DumpRow {
   nextRetryAt: string | null;
 }
 
-/** A `changes` row; `data` is the JSON dump line's text. */
+/** A `changes` row; `data` is the JSON dump line's UTF-8 text as bytes (valid JSON). */
 export interface ChangeRow {
   id: number;
   packet: number;
   entity: EntityType;
   position: number;
   mbid: string;
-  data: string;
+  data: Buffer;
 }
 
 /** A `feed_files` row. */
@@ -47,7 +48,26 @@ export interface FeedFileRow {
 }
 
 const PACKET_COLUMNS = 'number, timestamp, schema_sequence AS schemaSequence, synced_at AS syncedAt';
-const CHANGE_COLUMNS = 'id, packet, entity, position, mbid, data';
+// `data` is read as a BLOB: the line's UTF-8 bytes go out as they are (graphql/rawJson.ts), never
+// decoded into a JS string and encoded again per request.
+const CHANGE_COLUMNS = 'id, packet, entity, position, mbid, CAST(data AS BLOB) AS data';
+
+const statementCache = new WeakMap<Store['sqlite'], Map<string, Statement>>();
+
+/** A prepared statement of the store's connection, prepared once (hot API paths). */
+function cachedStatement(store: Store, sql: string): Statement {
+  let statements = statementCache.get(store.sqlite);
+  if (!statements) {
+    statements = new Map();
+    statementCache.set(store.sqlite, statements);
+  }
+  let statement = statements.get(sql);
+  if (!statement) {
+    statement = store.sqlite.prepare(sql);
+    statements.set(sql, statement);
+  }
+  return statement;
+}
 
 /**
  * The newest packet that is complete with every packet from the first one stored up to it also
@@ -68,7 +88,9 @@ export function latestPacket(store: Store): PacketRow | undefined {
 
 /** The packet row of `number`, or undefined. */
 export function packetByNumber(store: Store, number: number): PacketRow | undefined {
-  return store.sqlite.prepare(`SELECT ${PACKET_COLUMNS} FROM packets WHERE number = ?`).get(number) as PacketRow | undefined;
+  return store.sqlite.prepare(`SELECT ${PACKET_COLUMNS} FROM packets WHERE number = ?`).get(number) as
+    | PacketRow
+    | undefined;
 }
 
 /** Up to `limit` packets below `before` (or from the newest), newest first. */
@@ -85,31 +107,44 @@ export function packetCount(store: Store): number {
 
 /** Every stored dump of a packet. */
 export function dumpsOfPacket(store: Store, packet: number): DumpRow[] {
-  return store.sqlite
-    .prepare(
-      `SELECT packet, entity, status, change_count AS changeCount, quarantine_count AS quarantineCount,
-         file_name AS fileName, error, attempts, next_retry_at AS nextRetryAt FROM dumps WHERE packet = ?`,
-    )
-    .all(packet) as DumpRow[];
+  return cachedStatement(
+    store,
+    `SELECT packet, entity, status, change_count AS changeCount, quarantine_count AS quarantineCount,
+       file_name AS fileName, error, attempts, next_retry_at AS nextRetryAt FROM dumps WHERE packet = ?`,
+  ).all(packet) as DumpRow[];
 }
 
 /** Up to `limit` changes of one JSON dump after line `afterPosition`, in file order. */
-export function changesPage(store: Store, packet: number, entity: EntityType, afterPosition: number, limit: number): ChangeRow[] {
+export function changesPage(
+  store: Store,
+  packet: number,
+  entity: EntityType,
+  afterPosition: number,
+  limit: number,
+): ChangeRow[] {
   const [first, last] = dumpIdRange(packet, entity);
-  return store.sqlite
-    .prepare(`SELECT ${CHANGE_COLUMNS} FROM changes WHERE id > ? AND id <= ? ORDER BY id LIMIT ?`)
-    .all(first + afterPosition, last, limit) as ChangeRow[];
+  return cachedStatement(store, `SELECT ${CHANGE_COLUMNS} FROM changes WHERE id > ? AND id <= ? ORDER BY id LIMIT ?`).all(
+    first + afterPosition,
+    last,
+    limit,
+  ) as ChangeRow[];
 }
 
 /** Number of changes stored for one JSON dump. */
 export function changeCount(store: Store, packet: number, entity: EntityType): number {
   const [first, last] = dumpIdRange(packet, entity);
-  return (store.sqlite.prepare('SELECT count(*) AS n FROM changes WHERE id BETWEEN ? AND ?').get(first, last) as { n: number }).n;
+  return (
+    store.sqlite.prepare('SELECT count(*) AS n FROM changes WHERE id BETWEEN ? AND ?').get(first, last) as {
+      n: number;
+    }
+  ).n;
 }
 
 /** Every change of an MBID, oldest first (packet, then position). */
 export function changesOfMbid(store: Store, mbid: string): ChangeRow[] {
-  return store.sqlite.prepare(`SELECT ${CHANGE_COLUMNS} FROM changes WHERE mbid = ? ORDER BY id`).all(mbid) as ChangeRow[];
+  return cachedStatement(store, `SELECT ${CHANGE_COLUMNS} FROM changes WHERE mbid = ? ORDER BY id`).all(
+    mbid,
+  ) as ChangeRow[];
 }
 
 /** The feed file row named `name` (path under the feed root), or undefined. */

@@ -142,7 +142,9 @@ export const rowChanges = sqliteTable(
   },
   (t) => [
     primaryKey({ columns: [t.packet, t.ord] }),
-    index('row_changes_table').on(t.packet, t.tableName, t.op),
+    // One table's rows of a packet in apply order (GraphQL `rowChanges(table:)` pages seek on ord);
+    // `op` last makes it covering for the per-table counts and op filters.
+    index('row_changes_table').on(t.packet, t.tableName, t.ord, t.op),
     // Also `row_changes_entity_row` on (table_name, ENTITY_ROW_ID_SQL) WHERE ENTITY_ROW_TABLES_SQL,
     // created by the custom migration drizzle/0001_row_changes_entity_row.sql: drizzle-kit splits
     // expression index columns at commas and writes broken SQL, so it is not declared here.

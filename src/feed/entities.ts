@@ -37,7 +37,9 @@ export function parseEntityList(text: string): EntityType[] {
     .filter(Boolean);
   const unknown = items.filter((s) => !isEntityType(s));
   if (unknown.length > 0) {
-    throw new Error(`unknown entity type(s): ${unknown.join(', ')} (expected some of: ${ENTITY_TYPES.join(', ')})`);
+    throw new Error(
+      `unknown entity type(s): ${unknown.join(', ')} (expected some of: ${ENTITY_TYPES.join(', ')})`,
+    );
   }
   return [...new Set(items)] as EntityType[];
 }

@@ -7,7 +7,9 @@ export class FeedAuthError extends Error {
     body: string,
   ) {
     const what = status === 400 ? 'no access token was sent' : 'the access token is invalid or revoked';
-    super(`feed refused the request: ${what} (HTTP ${status} "${body.trim()}") for ${url}; check LIVEFEED_TOKEN`);
+    super(
+      `feed refused the request: ${what} (HTTP ${status} "${body.trim()}") for ${url}; check LIVEFEED_TOKEN`,
+    );
   }
 }
 

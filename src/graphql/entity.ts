@@ -33,7 +33,9 @@ builder.queryField('entity', (t) =>
   t.field({
     type: EntityRef,
     nullable: true,
-    description: 'An entity by MBID; null when no JSON dump held it.',
+    description:
+      'An entity by MBID; null when no JSON dump held it (also for an MBID known only from replication ' +
+      'packets: `removal(mbid)` tells whether it was deleted or merged away).',
     args: { mbid: t.arg.id({ required: true }) },
     resolve: (_r, args, ctx) => {
       const mbid = checkMbid(String(args.mbid));

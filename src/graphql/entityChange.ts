@@ -11,6 +11,7 @@ import {
   toPage,
 } from './connection.js';
 import { EntityTypeEnum } from './entityType.js';
+import { RawJson } from './rawJson.js';
 import { checkPacketNumber } from './validate.js';
 
 /** GraphQL `EntityChange`: one line of a JSON dump. */
@@ -33,7 +34,8 @@ export const EntityChangeRef = builder.objectRef<ChangeRow>('EntityChange').impl
     data: t.field({
       type: 'JSON',
       description: 'The line as a JSON object, as upstream wrote it.',
-      resolve: parseData,
+      // The stored text goes out as it is (rawJsonPlugin): no parse and re-stringify per request.
+      resolve: (c) => new RawJson(c.data),
     }),
   }),
 });
@@ -43,7 +45,7 @@ const parsed = new WeakMap<ChangeRow, unknown>();
 function parseData(change: ChangeRow): unknown {
   let value = parsed.get(change);
   if (value === undefined) {
-    value = JSON.parse(change.data);
+    value = JSON.parse(change.data.toString('utf8'));
     parsed.set(change, value);
   }
   return value;

@@ -7,6 +7,8 @@ export type ErrorCode =
   | 'INVALID_PACKET'
   | 'INVALID_CURSOR'
   | 'PAGE_SIZE_EXCEEDED'
+  | 'INVALID_TABLE'
+  | 'RANGE_TOO_LARGE'
   | 'NOT_FOUND';
 
 /** An expected error, shown to the client with its code (unexpected errors stay masked by Yoga). */

@@ -47,6 +47,12 @@ export const JsonDumpRef = builder.objectRef<JsonDumpShape>('JsonDump').implemen
       resolve: (d) => d.row?.error ?? null,
     }),
     attempts: t.int({ description: 'Failed attempts so far.', resolve: (d) => d.row?.attempts ?? 0 }),
+    nextRetryAt: t.field({
+      type: 'DateTime',
+      nullable: true,
+      description: 'For a FAILED dump: when follow mode tries it again (sync --once tries at once).',
+      resolve: (d) => (d.row?.status === 'FAILED' ? (d.row.nextRetryAt ?? null) : null),
+    }),
     file: t.field({
       type: FeedFileRef,
       nullable: true,

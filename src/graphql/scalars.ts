@@ -1,5 +1,10 @@
 import { GraphQLError, Kind } from 'graphql';
+import { GraphQLSafeInt } from 'graphql-scalars';
 import { builder } from './builder.js';
+
+// Replication seqids and xids outgrow GraphQL's 32-bit Int (PostgreSQL xids are 32-bit unsigned or
+// 64-bit with epoch); SafeInt is a JSON number, exact up to 2^53 − 1.
+builder.addScalarType('SafeInt', GraphQLSafeInt);
 
 builder.scalarType('JSON', {
   description: 'Any JSON value (objects come back as objects, not strings).',

@@ -52,3 +52,179 @@ export function diagnoseLine(line: string): LineDiagnosis {
   if (!isMbid(id)) return { ok: false, reason: `invalid MBID ${JSON.stringify(id).slice(0, 80)}` };
   return { ok: true, json, mbid: id };
 }
+
+// ---------------------------------------------------------------------------------------------
+// Fast path: one pass over the line's bytes that validates the JSON text and finds the MBID.
+
+const QUOTE = 0x22;
+const BACKSLASH = 0x5c;
+const OPEN_OBJECT = 0x7b;
+const CLOSE_OBJECT = 0x7d;
+const OPEN_ARRAY = 0x5b;
+const CLOSE_ARRAY = 0x5d;
+const COMMA = 0x2c;
+const COLON = 0x3a;
+
+const VALUE = 0;
+const KEY = 1;
+const AFTER = 2;
+
+// Open containers of the line being scanned (OPEN_OBJECT or OPEN_ARRAY); grown on demand, reused.
+let containers = new Uint8Array(64);
+
+/** True for the bytes of a JSON escape after the backslash, `u` excluded (`" \ / b f n r t`). */
+const SIMPLE_ESCAPE = new Uint8Array(256);
+for (const c of '"\\/bfnrt') SIMPLE_ESCAPE[c.charCodeAt(0)] = 1;
+/** 1 for ASCII hex digits. */
+const HEX_DIGIT = new Uint8Array(256);
+for (const c of '0123456789abcdefABCDEF') HEX_DIGIT[c.charCodeAt(0)] = 1;
+
+function skipWhitespace(b: Uint8Array, i: number, n: number): number {
+  while (i < n) {
+    const c = b[i]!;
+    if (c !== 0x20 && c !== 0x0a && c !== 0x0d && c !== 0x09) return i;
+    i++;
+  }
+  return i;
+}
+
+/** 1 for the bytes that stand for themselves inside a JSON string (not `"`, `\\`, or a control character). */
+const STRING_BYTE = new Uint8Array(256);
+for (let c = 0x20; c < 256; c++) STRING_BYTE[c] = c === QUOTE || c === BACKSLASH ? 0 : 1;
+
+/** Index after the closing quote of the string whose body starts at `i`, or -1 when it is not JSON. */
+function skipString(b: Uint8Array, i: number, n: number): number {
+  while (i < n) {
+    const c = b[i]!;
+    if (STRING_BYTE[c] === 1) {
+      i++;
+      continue;
+    }
+    if (c === QUOTE) return i + 1;
+    if (c === BACKSLASH) {
+      const e = b[i + 1];
+      if (e === undefined) return -1;
+      if (SIMPLE_ESCAPE[e] === 1) i += 2;
+      else if (
+        e === 0x75 &&
+        HEX_DIGIT[b[i + 2]!] &&
+        HEX_DIGIT[b[i + 3]!] &&
+        HEX_DIGIT[b[i + 4]!] &&
+        HEX_DIGIT[b[i + 5]!]
+      )
+        i += 6;
+      else return -1;
+    } else if (c < 0x20) return -1;
+    else i++;
+  }
+  return -1;
+}
+
+function isDigit(c: number | undefined): boolean {
+  return c !== undefined && c >= 0x30 && c <= 0x39;
+}
+
+/** Index after the JSON number starting at `i`, or -1 when it is not one (RFC 8259 grammar). */
+function skipNumber(b: Uint8Array, i: number): number {
+  if (b[i] === 0x2d) i++;
+  if (b[i] === 0x30) i++;
+  else if (isDigit(b[i])) while (isDigit(b[i])) i++;
+  else return -1;
+  if (b[i] === 0x2e) {
+    i++;
+    if (!isDigit(b[i])) return -1;
+    while (isDigit(b[i])) i++;
+  }
+  if (b[i] === 0x65 || b[i] === 0x45) {
+    i++;
+    if (b[i] === 0x2b || b[i] === 0x2d) i++;
+    if (!isDigit(b[i])) return -1;
+    while (isDigit(b[i])) i++;
+  }
+  return i;
+}
+
+/** True when the 36 bytes at `i` are a UUID in canonical text form (either case of hex digits). */
+function isMbidAt(b: Uint8Array, i: number): boolean {
+  for (let k = 0; k < 36; k++) {
+    const c = b[i + k];
+    if (c === undefined) return false;
+    if (k === 8 || k === 13 || k === 18 || k === 23) {
+      if (c !== 0x2d) return false;
+    } else if (HEX_DIGIT[c] !== 1) return false;
+  }
+  return true;
+}
+
+/**
+ * The fast path of the ingest: byte offset of the MBID in `line` (36 ASCII bytes) when `line` is
+ * one JSON text (RFC 8259, as `JSON.parse` accepts it, surrounding whitespace allowed) whose value
+ * is an object with exactly one top-level member `"id"`, written without escapes, holding an MBID
+ * string written without escapes; otherwise -1. One pass, no allocation. It never accepts a line
+ * that `JSON.parse` refuses; lines it refuses for other reasons (escaped `id`, duplicate `"id"`)
+ * go to {@link diagnoseLine}, which decides. UTF-8 validity is not checked here (see `isUtf8`).
+ */
+export function mbidOffset(b: Uint8Array): number {
+  const n = b.length;
+  let i = skipWhitespace(b, 0, n);
+  if (b[i] !== OPEN_OBJECT) return -1;
+  let depth = 0;
+  let mbid = -1;
+  let state = VALUE;
+  for (;;) {
+    if (state === VALUE) {
+      const c = b[i];
+      if (c === OPEN_OBJECT || c === OPEN_ARRAY) {
+        if (depth === containers.length) {
+          const grown = new Uint8Array(depth * 2);
+          grown.set(containers);
+          containers = grown;
+        }
+        containers[depth++] = c;
+        i = skipWhitespace(b, i + 1, n);
+        if (b[i] === (c === OPEN_OBJECT ? CLOSE_OBJECT : CLOSE_ARRAY)) {
+          depth--;
+          i++;
+          state = AFTER;
+        } else state = c === OPEN_OBJECT ? KEY : VALUE;
+        continue;
+      }
+      if (c === QUOTE) i = skipString(b, i + 1, n);
+      else if (c === 0x74) i = b[i + 1] === 0x72 && b[i + 2] === 0x75 && b[i + 3] === 0x65 ? i + 4 : -1;
+      else if (c === 0x66) {
+        i = b[i + 1] === 0x61 && b[i + 2] === 0x6c && b[i + 3] === 0x73 && b[i + 4] === 0x65 ? i + 5 : -1;
+      } else if (c === 0x6e) i = b[i + 1] === 0x75 && b[i + 2] === 0x6c && b[i + 3] === 0x6c ? i + 4 : -1;
+      else if (c === 0x2d || isDigit(c)) i = skipNumber(b, i);
+      else return -1;
+      if (i < 0) return -1;
+      state = AFTER;
+    } else if (state === KEY) {
+      if (b[i] !== QUOTE) return -1;
+      const start = i;
+      i = skipString(b, i + 1, n);
+      if (i < 0) return -1;
+      const isId = depth === 1 && i - start === 4 && b[start + 1] === 0x69 && b[start + 2] === 0x64;
+      i = skipWhitespace(b, i, n);
+      if (b[i] !== COLON) return -1;
+      i = skipWhitespace(b, i + 1, n);
+      if (isId) {
+        if (mbid !== -1 || b[i] !== QUOTE || !isMbidAt(b, i + 1) || b[i + 37] !== QUOTE) return -1;
+        mbid = i + 1;
+        i += 38;
+        state = AFTER;
+      } else state = VALUE;
+    } else {
+      i = skipWhitespace(b, i, n);
+      if (depth === 0) return i === n ? mbid : -1;
+      const c = b[i];
+      const open = containers[depth - 1];
+      if (c === COMMA) {
+        i = skipWhitespace(b, i + 1, n);
+        state = open === OPEN_OBJECT ? KEY : VALUE;
+      } else if (c === (open === OPEN_OBJECT ? CLOSE_OBJECT : CLOSE_ARRAY)) {
+        depth--;
+        i++;
+      } else return -1;
+    }
+  }
+}

@@ -1,5 +1,6 @@
 declare module 'lzma-native' {
   import type { Transform } from 'node:stream';
+
   /** Options of liblzma's stream decoders (lzma-native README). */
   interface DecompressorOptions {
     /** Bytes the decoder may allocate; liblzma fails with LZMA_MEMLIMIT_ERROR beyond it. */

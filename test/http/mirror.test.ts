@@ -56,6 +56,8 @@ describe('mirror endpoints /api/<database>/ (issue 4, Mirror endpoints)', () => 
       dataDir: data.dir,
       logger,
       verifier: await createVerifier(TEST_PUBLIC_KEY_FILE, 'fail', logger),
+      // The bundled feed has replication packets: the mirror serves them like the feed does.
+      replicationPackets: true,
     });
     expect((await syncOnce(ctx)).problems).toEqual([]);
     dbPath = ctx.store.path;
@@ -180,6 +182,7 @@ describe('mirror endpoints /api/<database>/ (issue 4, Mirror endpoints)', () => 
         dataDir: dataB.dir,
         logger,
         verifier: await createVerifier(TEST_PUBLIC_KEY_FILE, 'fail', logger),
+        replicationPackets: true,
       });
       const a = openStore(dbPath);
       try {
@@ -191,6 +194,8 @@ describe('mirror endpoints /api/<database>/ (issue 4, Mirror endpoints)', () => 
           'SELECT packet, entity, status, change_count, quarantine_count, file_name FROM dumps ORDER BY packet, entity',
           'SELECT number, timestamp, schema_sequence, synced_at IS NOT NULL AS complete FROM packets ORDER BY number',
           'SELECT name, packet, size, sha256, signature, fingerprint FROM feed_files ORDER BY name',
+          'SELECT packet, ord, seqid, xid, table_name, op, keys, old_data, new_data, timestamp FROM row_changes ORDER BY packet, ord',
+          'SELECT packet, mbid, entity, kind, merged_into FROM removals ORDER BY packet, mbid',
         ];
         for (const sql of tables)
           expect(b.store.sqlite.prepare(sql).all(), sql).toEqual(a.sqlite.prepare(sql).all());

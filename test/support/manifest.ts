@@ -30,6 +30,52 @@ export interface ManifestPacket {
   timestamp: string;
   /** Per entity type, its JSON dump; an absent type has no dump (the feed answers 404). */
   jsonDumps: Partial<Record<EntityType, ManifestJsonDump>>;
+  /** Its replication packet; absent when the feed has none (404). */
+  replication?: ManifestReplicationPacket;
+}
+
+/** One row change as the builder wrote it (v2 JSON types), in upstream's apply order. */
+export interface ManifestRowChange {
+  seqid: number;
+  xid: number;
+  /** `schema.table`, unquoted. */
+  table: string;
+  op: 'i' | 'u' | 'd';
+  /** Primary key columns → values, from the old row (update, delete) or the new row (insert). */
+  keys: Record<string, unknown>;
+  oldData: Record<string, unknown> | null;
+  newData: Record<string, unknown> | null;
+  /** Commit time of its transaction (`pending_ts`), ISO 8601 UTC with six fraction digits. */
+  timestamp: string;
+}
+
+/** An entity the replication packet deletes or merges away. */
+export interface ManifestRemoval {
+  mbid: string;
+  entity: EntityType;
+  kind: 'DELETED' | 'MERGED';
+  mergedInto: string | null;
+}
+
+/** The replication packet of one packet (FEED.md, Replication packet archives). */
+export interface ManifestReplicationPacket {
+  /** Feed-root-relative path, e.g. `replication-186100-v2.tar.bz2`. */
+  file: string;
+  /** Its detached signature (`file` + `.asc`). */
+  signature: string;
+  bytes: number;
+  /** SHA-256 of the archive, lowercase hex. */
+  sha256: string;
+  format: 'v1' | 'v2';
+  /** `TIMESTAMP`, PostgreSQL timestamptz text (equal to the JSON dumps'). */
+  timestamp: string;
+  rowCount: number;
+  /** Inserts, updates and deletes per table, sorted by table name. */
+  tables: { table: string; inserts: number; updates: number; deletes: number }[];
+  /** Removals it shows, sorted by MBID. */
+  removals: ManifestRemoval[];
+  /** Every row change, in apply order. */
+  rows: ManifestRowChange[];
 }
 
 /** Contents of `MANIFEST.json`. */

@@ -6,6 +6,7 @@ import { promisify } from 'node:util';
 import { escapeCopy } from '../../src/feed/replication/copyText.js';
 import { packData } from '../../src/feed/replication/packedData.js';
 import { type Deployment, replicationPacketName } from '../../src/feed/urls.js';
+import { pgTimestampSeconds } from './archives.js';
 
 const run = promisify(execFile);
 
@@ -50,6 +51,8 @@ export interface ReplicationPacketFixture {
   omitMembers?: string[];
   /** Members appended after the regular ones, under any name (e.g. `../evil`). */
   extraMembers?: { name: string; content: string }[];
+  /** Member mtime in epoch seconds; default the instant of `timestamp` (reproducible bytes). */
+  mtime?: number;
 }
 
 export const DEFAULT_TIMESTAMP = '2026-05-11 21:14:26.878674+00';
@@ -78,10 +81,18 @@ export async function writeReplicationPacket(
     );
     const names = withDir([...members.keys()]);
     const tarPath = join(stage, 'packet.tar');
+    const mtime = fixture.mtime ?? pgTimestampSeconds(fixture.timestamp ?? DEFAULT_TIMESTAMP) ?? 0;
     await run('tar', [
       '-C',
       stage,
       '-P',
+      // Fixed owner, modes and times: equal fixtures give equal bytes (the demo feed is committed).
+      '--format=gnu',
+      '--owner=0',
+      '--group=0',
+      '--numeric-owner',
+      `--mtime=@${Math.floor(mtime)}`,
+      '--mode=u=rwX,go=rX',
       '--no-recursion',
       ...transforms,
       '-cf',

@@ -27,7 +27,12 @@ describe('sync of the bundled feed into a real SQLite file', () => {
 
   it('starts at latest - 23 on an empty database and stores every dump as the manifest says', async () => {
     const report = await syncOnce(ctx);
-    expect(report).toMatchObject({ latest: manifest.lastPacket, from: manifest.lastPacket - 23, to: manifest.lastPacket, problems: [] });
+    expect(report).toMatchObject({
+      latest: manifest.lastPacket,
+      from: manifest.lastPacket - 23,
+      to: manifest.lastPacket,
+      problems: [],
+    });
     expect(report.completed).toHaveLength(24);
     for (const packet of manifest.packets) {
       for (const entity of ENTITY_TYPES) {
@@ -35,14 +40,18 @@ describe('sync of the bundled feed into a real SQLite file', () => {
         const dump = ctx.store.sqlite
           .prepare('SELECT status, change_count AS n FROM dumps WHERE packet = ? AND entity = ?')
           .get(packet.number, entity) as { status: string; n: number };
-        expect(dump, `${packet.number} ${entity}`).toEqual(expected ? { status: 'SYNCED', n: expected.mbids.length } : { status: 'NO_CHANGES', n: 0 });
+        expect(dump, `${packet.number} ${entity}`).toEqual(
+          expected ? { status: 'SYNCED', n: expected.mbids.length } : { status: 'NO_CHANGES', n: 0 },
+        );
         if (!expected) continue;
         const rows = ctx.store.sqlite
           .prepare('SELECT mbid, position FROM changes WHERE packet = ? AND entity = ? ORDER BY id')
           .all(packet.number, entity) as { mbid: string; position: number }[];
         expect(rows.map((r) => r.mbid)).toEqual(expected.mbids);
         expect(rows.map((r) => r.position)).toEqual(expected.mbids.map((_, i) => i + 1));
-        const file = ctx.store.sqlite.prepare('SELECT size, sha256, signature FROM feed_files WHERE name = ?').get(expected.file);
+        const file = ctx.store.sqlite
+          .prepare('SELECT size, sha256, signature FROM feed_files WHERE name = ?')
+          .get(expected.file);
         expect(file).toEqual({ size: expected.bytes, sha256: expected.sha256, signature: 'UNVERIFIED' });
       }
     }
@@ -61,7 +70,9 @@ describe('sync of the bundled feed into a real SQLite file', () => {
     const report = await syncOnce(ctx, { from: manifest.firstPacket });
     expect(report.problems).toEqual([]);
     expect(report.dumpsStored).toBe(0);
-    expect(feed.requests.slice(requestsBefore).map((r) => r.path)).toEqual(['/api/musicbrainz/replication-info']);
+    expect(feed.requests.slice(requestsBefore).map((r) => r.path)).toEqual([
+      '/api/musicbrainz/replication-info',
+    ]);
     expect(ctx.store.sqlite.prepare('SELECT count(*) AS n, sum(id) AS s FROM changes').get()).toEqual(before);
   });
 });

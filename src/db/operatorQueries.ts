@@ -1,0 +1,115 @@
+import type { EntityType } from '../feed/entities.js';
+import type { Store } from './client.js';
+
+/**
+ * Queries behind the operator's views of what went wrong (issue 5): quarantined lines and files
+ * that failed. Keyset pagination: callers pass the key of the last row seen.
+ */
+
+/** A `quarantine` row: a JSON dump line that could not be stored as a change. */
+export interface QuarantineRow {
+  packet: number;
+  entity: EntityType;
+  /** 1-based line number in `mbdump/<entity>`. */
+  line: number;
+  /** The line exactly as received. */
+  raw: string;
+  reason: string;
+}
+
+/** Position of a quarantined line in the order (packet, entity, line). */
+export interface QuarantineKey {
+  packet: number;
+  entity: string;
+  line: number;
+}
+
+/** Optional filters of the quarantine. */
+export interface QuarantineFilter {
+  packet?: number;
+  entity?: EntityType;
+}
+
+function quarantineWhere(filter: QuarantineFilter): { sql: string; params: (string | number)[] } {
+  const terms: string[] = [];
+  const params: (string | number)[] = [];
+  if (filter.packet !== undefined) {
+    terms.push('packet = ?');
+    params.push(filter.packet);
+  }
+  if (filter.entity !== undefined) {
+    terms.push('entity = ?');
+    params.push(filter.entity);
+  }
+  return { sql: terms.length ? terms.join(' AND ') : '1', params };
+}
+
+/** Up to `limit` quarantined lines after `after`, ordered by packet, entity type, line. */
+export function quarantinePage(
+  store: Store,
+  filter: QuarantineFilter,
+  after: QuarantineKey | undefined,
+  limit: number,
+): QuarantineRow[] {
+  const where = quarantineWhere(filter);
+  const start = after ? [after.packet, after.entity, after.line] : [-1, '', 0];
+  return store.sqlite
+    .prepare(
+      `SELECT packet, entity, line, raw, reason FROM quarantine
+       WHERE ${where.sql} AND (packet, entity, line) > (?, ?, ?) ORDER BY packet, entity, line LIMIT ?`,
+    )
+    .all(...where.params, ...start, limit) as QuarantineRow[];
+}
+
+/** Number of quarantined lines matching `filter`. */
+export function quarantineCount(store: Store, filter: QuarantineFilter): number {
+  const where = quarantineWhere(filter);
+  return (
+    store.sqlite.prepare(`SELECT count(*) AS n FROM quarantine WHERE ${where.sql}`).get(...where.params) as {
+      n: number;
+    }
+  ).n;
+}
+
+/** A file that failed: a JSON dump (entity set) or a replication packet (entity null). Times ISO 8601. */
+export interface FailureRow {
+  packet: number;
+  /** FAILED (retried), or MISSING: a replication packet the feed does not have (reported, not retried). */
+  status: 'FAILED' | 'MISSING';
+  entity: EntityType | null;
+  /** Feed-root-relative name when known. */
+  fileName: string | null;
+  error: string | null;
+  attempts: number;
+  nextRetryAt: string | null;
+  updatedAt: string;
+}
+
+// Replication packets sort before the JSON dumps of their packet (entity '' in the key).
+const FAILURES = `
+  SELECT packet, status, entity, file_name AS fileName, error, attempts, next_retry_at AS nextRetryAt,
+         updated_at AS updatedAt, entity AS sortEntity
+  FROM dumps WHERE status = 'FAILED'
+  UNION ALL
+  SELECT packet, status, NULL, file_name, error, attempts, next_retry_at, updated_at, ''
+  FROM replication_packets WHERE status IN ('FAILED', 'MISSING')`;
+
+/** Up to `limit` FAILED (or MISSING) files after (`packet`, `entity` or '' for the replication packet), in that order. */
+export function failuresPage(
+  store: Store,
+  after: { packet: number; entity: string } | undefined,
+  limit: number,
+): FailureRow[] {
+  const start = after ? [after.packet, after.entity] : [-1, ''];
+  return store.sqlite
+    .prepare(
+      `SELECT packet, status, entity, fileName, error, attempts, nextRetryAt, updatedAt FROM (${FAILURES})
+       WHERE (packet, sortEntity) > (?, ?) ORDER BY packet, sortEntity LIMIT ?`,
+    )
+    .all(...start, limit) as FailureRow[];
+}
+
+/** Number of FAILED JSON dumps and FAILED or MISSING replication packets. */
+export function failureCount(store: Store): number {
+  return (store.sqlite.prepare(`SELECT count(*) AS n FROM (${FAILURES})`).get() as { n: number }).n;
+}

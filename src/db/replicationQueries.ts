@@ -1,0 +1,198 @@
+import type { EntityType } from '../feed/entities.js';
+import type { RowOp } from '../feed/replication/types.js';
+import type { Store } from './client.js';
+
+/**
+ * Read queries over stored replication packets (issue 3): the `replication_packets` row of a
+ * packet, its per-table counts, its row changes in apply order (keyset pages on `ord`) and the
+ * removals derived from it. Writes live in `src/sync/replication.ts`.
+ */
+
+/** A `replication_packets` row. Times are ISO 8601 UTC. */
+export interface ReplicationPacketRow {
+  packet: number;
+  /** SYNCED | FAILED | MISSING */
+  status: string;
+  /** V1 | V2; null unless SYNCED. */
+  format: 'V1' | 'V2' | null;
+  schemaSequence: number | null;
+  /** Archive `TIMESTAMP`; null unless SYNCED. */
+  timestamp: string | null;
+  dbmirrorVersion: number | null;
+  rowCount: number;
+  /** Feed-root-relative name, e.g. `replication-186100-v2.tar.bz2`. */
+  fileName: string | null;
+  error: string | null;
+  attempts: number;
+}
+
+/** A stored replication packet: a {@link ReplicationPacketRow} with status SYNCED. */
+export type StoredReplicationPacketRow = ReplicationPacketRow & {
+  format: 'V1' | 'V2';
+  schemaSequence: number;
+  timestamp: string;
+};
+
+/** Row counts of one table in one packet. */
+export interface TableChangesRow {
+  /** `schema.table` */
+  table: string;
+  inserts: number;
+  updates: number;
+  deletes: number;
+}
+
+/** A `row_changes` row as stored: JSON columns are text (JSON objects or null). */
+export interface RowChangeRow {
+  packet: number;
+  /** Position in upstream's apply order, from 0 within the packet. */
+  ord: number;
+  seqid: number;
+  xid: number;
+  /** `schema.table`, unquoted. */
+  table: string;
+  op: RowOp;
+  keys: string | null;
+  oldData: string | null;
+  newData: string | null;
+  /** Commit time (ISO 8601 UTC); null in v1 packets. */
+  timestamp: string | null;
+}
+
+/** Optional filters of a packet's row changes. */
+export interface RowChangeFilter {
+  /** `schema.table`, unquoted. */
+  table?: string;
+  op?: RowOp;
+}
+
+/** A `removals` row with its packet's TIMESTAMP. */
+export interface RemovalRow {
+  mbid: string;
+  entity: EntityType;
+  packet: number;
+  kind: 'DELETED' | 'MERGED';
+  mergedInto: string | null;
+  /** TIMESTAMP of the replication packet that showed it (ISO 8601 UTC). */
+  timestamp: string | null;
+}
+
+const PACKET_COLUMNS = `packet, status, format, schema_sequence AS schemaSequence, timestamp,
+  dbmirror_version AS dbmirrorVersion, row_count AS rowCount, file_name AS fileName, error, attempts`;
+const ROW_COLUMNS = `packet, ord, seqid, xid, table_name AS "table", op, keys, old_data AS oldData,
+  new_data AS newData, timestamp`;
+const REMOVAL_COLUMNS = `mbid, entity, packet, kind, merged_into AS mergedInto,
+  (SELECT r.timestamp FROM replication_packets r WHERE r.packet = removals.packet) AS timestamp`;
+
+/** The `replication_packets` row of `packet` (any status), or undefined when never tried. */
+export function replicationPacketRow(store: Store, packet: number): ReplicationPacketRow | undefined {
+  return store.sqlite
+    .prepare(`SELECT ${PACKET_COLUMNS} FROM replication_packets WHERE packet = ?`)
+    .get(packet) as ReplicationPacketRow | undefined;
+}
+
+/** The replication packet of `packet` when it is stored (SYNCED), else undefined. */
+export function storedReplicationPacket(
+  store: Store,
+  packet: number,
+): StoredReplicationPacketRow | undefined {
+  const row = replicationPacketRow(store, packet);
+  return row?.status === 'SYNCED' ? (row as StoredReplicationPacketRow) : undefined;
+}
+
+/** Highest packet whose replication packet is stored, or undefined when none is. */
+export function highestStoredReplicationPacket(store: Store): number | undefined {
+  const row = store.sqlite
+    .prepare(`SELECT max(packet) AS n FROM replication_packets WHERE status = 'SYNCED'`)
+    .get() as { n: number | null };
+  return row.n ?? undefined;
+}
+
+/** Inserts, updates and deletes per table of one packet, sorted by table name. */
+export function tableChangesOf(store: Store, packet: number): TableChangesRow[] {
+  return store.sqlite
+    .prepare(
+      `SELECT table_name AS "table", sum(op = 'i') AS inserts, sum(op = 'u') AS updates, sum(op = 'd') AS deletes
+       FROM row_changes WHERE packet = ? GROUP BY table_name ORDER BY table_name`,
+    )
+    .all(packet) as TableChangesRow[];
+}
+
+function rowFilter(filter: RowChangeFilter): { sql: string; params: string[] } {
+  const terms: string[] = [];
+  const params: string[] = [];
+  if (filter.table !== undefined) {
+    terms.push('table_name = ?');
+    params.push(filter.table);
+  }
+  if (filter.op !== undefined) {
+    terms.push('op = ?');
+    params.push(filter.op);
+  }
+  return { sql: terms.map((term) => ` AND ${term}`).join(''), params };
+}
+
+/**
+ * Up to `limit` row changes of `packet` after apply position `afterOrd` (-1: from the first),
+ * in apply order, optionally of one table and operation.
+ */
+export function rowChangesPage(
+  store: Store,
+  packet: number,
+  filter: RowChangeFilter,
+  afterOrd: number,
+  limit: number,
+): RowChangeRow[] {
+  const where = rowFilter(filter);
+  return store.sqlite
+    .prepare(
+      `SELECT ${ROW_COLUMNS} FROM row_changes WHERE packet = ?${where.sql} AND ord > ? ORDER BY ord LIMIT ?`,
+    )
+    .all(packet, ...where.params, afterOrd, limit) as RowChangeRow[];
+}
+
+/** Number of row changes of `packet` matching `filter`. */
+export function rowChangeCount(store: Store, packet: number, filter: RowChangeFilter): number {
+  const where = rowFilter(filter);
+  return store.sqlite
+    .prepare(`SELECT count(*) FROM row_changes WHERE packet = ?${where.sql}`)
+    .pluck()
+    .get(packet, ...where.params) as number;
+}
+
+/** Removals of packets `from`..`to` (inclusive), optionally of one entity type. */
+export interface RemovalRange {
+  from: number;
+  to: number;
+  entity?: EntityType;
+}
+
+function removalWhere(range: RemovalRange): { sql: string; params: (string | number)[] } {
+  const params: (string | number)[] = [range.from, range.to];
+  if (range.entity !== undefined) params.push(range.entity);
+  return { sql: `packet BETWEEN ? AND ?${range.entity !== undefined ? ' AND entity = ?' : ''}`, params };
+}
+
+/** Number of removals in `range`. */
+export function removalCount(store: Store, range: RemovalRange): number {
+  const where = removalWhere(range);
+  return store.sqlite
+    .prepare(`SELECT count(*) FROM removals WHERE ${where.sql}`)
+    .pluck()
+    .get(...where.params) as number;
+}
+
+/** Removals in `range`, ordered by packet, MBID, kind. */
+export function removalsInRange(store: Store, range: RemovalRange): RemovalRow[] {
+  const where = removalWhere(range);
+  return store.sqlite
+    .prepare(`SELECT ${REMOVAL_COLUMNS} FROM removals WHERE ${where.sql} ORDER BY packet, mbid, kind`)
+    .all(...where.params) as RemovalRow[];
+}
+
+/** The newest removal of `mbid` (lower-case), or undefined when no stored packet removed it. */
+export function removalOfMbid(store: Store, mbid: string): RemovalRow | undefined {
+  return store.sqlite
+    .prepare(`SELECT ${REMOVAL_COLUMNS} FROM removals WHERE mbid = ? ORDER BY packet DESC, kind LIMIT 1`)
+    .get(mbid) as RemovalRow | undefined;
+}

@@ -1,0 +1,241 @@
+import { createHash, type Hash, randomUUID } from 'node:crypto';
+import { createReadStream } from 'node:fs';
+import {
+  type FileHandle,
+  mkdir,
+  open,
+  readdir,
+  readFile,
+  rename,
+  rm,
+  stat,
+  writeFile,
+} from 'node:fs/promises';
+import { join } from 'node:path';
+import { Writable } from 'node:stream';
+
+/**
+ * An interrupted download kept on disk so that the next attempt (in this process or after a crash)
+ * asks only for the missing bytes with `Range` (RFC 9110 §14). The bytes live in
+ * `<tmpDir>/partial/<key>.part` with a JSON sidecar `<key>.json` naming the feed path, the full size
+ * and the validator (ETag or Last-Modified) of the response they came from; both are removed once
+ * the file is complete, which is then renamed to a fresh `<tmpDir>/<uuid>.download`.
+ */
+
+/** What the sidecar records. */
+interface PartialMeta {
+  /** Feed-root-relative path. */
+  path: string;
+  /** Full size in bytes from Content-Length / Content-Range; null when the server sent none. */
+  total: number | null;
+  /** Strong ETag or Last-Modified of the response, for If-Range; null when the server gave neither. */
+  validator: string | null;
+  /** Whether the server announced `Accept-Ranges: bytes`. */
+  ranges: boolean;
+}
+
+/** A completed download. */
+export interface CompletedDownload {
+  path: string;
+  /** Bytes. */
+  size: number;
+  /** SHA-256, lowercase hex. */
+  sha256: string;
+}
+
+/** Headers of a response, as undici gives them. */
+export type ResponseHeaders = Record<string, string | string[] | undefined>;
+
+function header(headers: ResponseHeaders, name: string): string | undefined {
+  const value = headers[name];
+  return Array.isArray(value) ? value[0] : value;
+}
+
+/** A mismatch that makes the kept bytes useless (file changed, bad Content-Range): start again. */
+export class PartialRestart extends Error {
+  override name = 'PartialRestart';
+}
+
+/**
+ * The kept bytes of one feed file. Use: {@link open} once, then per attempt {@link requestHeaders},
+ * {@link begin} with the response, pipe the body into {@link writer}, then {@link complete}.
+ */
+export class PartialDownload {
+  readonly #file: string;
+  readonly #metaFile: string;
+  #meta: PartialMeta | null = null;
+  #offset = 0;
+  #hash: Hash = createHash('sha256');
+
+  private constructor(
+    readonly tmpDir: string,
+    readonly feedPath: string,
+  ) {
+    const key = createHash('sha256').update(feedPath).digest('hex').slice(0, 24);
+    this.#file = join(tmpDir, 'partial', `${key}.part`);
+    this.#metaFile = join(tmpDir, 'partial', `${key}.json`);
+  }
+
+  /**
+   * The kept download of `feedPath` under `tmpDir`, resuming bytes an earlier process left (their
+   * hash is recomputed from disk); starts empty when there are none or they cannot be resumed.
+   */
+  static async open(tmpDir: string, feedPath: string): Promise<PartialDownload> {
+    const partial = new PartialDownload(tmpDir, feedPath);
+    await mkdir(join(tmpDir, 'partial'), { recursive: true });
+    await partial.#load();
+    return partial;
+  }
+
+  /** Bytes kept so far. */
+  get offset(): number {
+    return this.#offset;
+  }
+
+  async #load(): Promise<void> {
+    const meta = await readFile(this.#metaFile, 'utf8')
+      .then((text) => JSON.parse(text) as PartialMeta)
+      .catch(() => null);
+    const size = await stat(this.#file).then(
+      (s) => s.size,
+      () => 0,
+    );
+    if (!meta || meta.path !== this.feedPath || !this.#resumable(meta) || size === 0) {
+      await this.discard();
+      return;
+    }
+    this.#meta = meta;
+    this.#offset = size;
+    for await (const chunk of createReadStream(this.#file)) this.#hash.update(chunk as Buffer);
+  }
+
+  #resumable(meta: PartialMeta | null): meta is PartialMeta {
+    return !!meta && meta.ranges && meta.validator !== null && meta.total !== null;
+  }
+
+  /** `Range` and `If-Range` for the next request when kept bytes can be resumed; else none. */
+  requestHeaders(): Record<string, string> {
+    if (this.#offset === 0 || !this.#resumable(this.#meta)) return {};
+    return { range: `bytes=${this.#offset}-`, 'if-range': this.#meta.validator! };
+  }
+
+  /**
+   * Takes the head of a 200 or 206 response: a 200 starts over (the server ignored or refused the
+   * range), a 206 must continue exactly at the kept offset with the same total.
+   * @throws PartialRestart (kept bytes dropped) when a 206 does not fit them.
+   */
+  async begin(status: number, headers: ResponseHeaders): Promise<void> {
+    const length = Number(header(headers, 'content-length'));
+    if (status === 206) {
+      const match = /^bytes (\d+)-(\d+)\/(\d+)$/.exec(header(headers, 'content-range') ?? '');
+      if (!match || Number(match[1]) !== this.#offset || Number(match[3]) !== this.#meta?.total) {
+        await this.discard();
+        throw new PartialRestart(
+          `206 does not continue the kept ${this.#offset} bytes (${header(headers, 'content-range')})`,
+        );
+      }
+      return;
+    }
+    await this.discard();
+    const etag = header(headers, 'etag');
+    this.#meta = {
+      path: this.feedPath,
+      total: Number.isSafeInteger(length) && length >= 0 ? length : null,
+      // A weak ETag may not be used in If-Range (RFC 9110 §13.1.5); Last-Modified may.
+      validator: etag && !etag.startsWith('W/') ? etag : (header(headers, 'last-modified') ?? null),
+      ranges: /\bbytes\b/i.test(header(headers, 'accept-ranges') ?? ''),
+    };
+    await writeFile(this.#metaFile, JSON.stringify(this.#meta));
+  }
+
+  /**
+   * A sink for the body: appends to the kept file and hashes each chunk once it is written, so the
+   * offset and hash always match the bytes on disk, whatever interrupts the transfer.
+   */
+  writer(): Writable {
+    let handle: FileHandle | undefined;
+    return new Writable({
+      construct: (callback) => {
+        open(this.#file, 'a').then((h) => {
+          handle = h;
+          callback();
+        }, callback);
+      },
+      write: (chunk: Buffer, _encoding, callback) => {
+        handle!.write(chunk).then(() => {
+          this.#hash.update(chunk);
+          this.#offset += chunk.length;
+          callback();
+        }, callback);
+      },
+      destroy: (error, callback) => {
+        if (!handle) return callback(error);
+        handle.close().then(
+          () => callback(error),
+          () => callback(error),
+        );
+      },
+    });
+  }
+
+  /**
+   * Checks the kept bytes against the announced size and, when whole, moves them to a fresh
+   * `<tmpDir>/<uuid>.download` that the caller owns.
+   * @returns the file, or `short` with the byte counts when bytes are missing (kept for a resume).
+   * @throws PartialRestart (kept bytes dropped) when there are more bytes than announced.
+   */
+  async complete(): Promise<CompletedDownload | { short: true; size: number; expected: number }> {
+    const expected = this.#meta?.total ?? null;
+    if (expected !== null && this.#offset < expected) return { short: true, size: this.#offset, expected };
+    if (expected !== null && this.#offset > expected) {
+      const size = this.#offset;
+      await this.discard();
+      throw new PartialRestart(`body is ${size} bytes, more than the ${expected} announced`);
+    }
+    const target = join(this.tmpDir, `${randomUUID()}.download`);
+    await rename(this.#file, target);
+    await rm(this.#metaFile, { force: true });
+    const done = { path: target, size: this.#offset, sha256: this.#hash.digest('hex') };
+    this.#reset();
+    return done;
+  }
+
+  /** Drops the kept bytes and sidecar. */
+  async discard(): Promise<void> {
+    await rm(this.#file, { force: true });
+    await rm(this.#metaFile, { force: true });
+    this.#reset();
+  }
+
+  #reset(): void {
+    this.#meta = null;
+    this.#offset = 0;
+    this.#hash = createHash('sha256');
+  }
+}
+
+/**
+ * Removes downloads that no run will use: completed `<uuid>.download` files and kept partial bytes
+ * older than `olderThanMs` (left by a crash between download and store; a newer one may belong to
+ * a sync still running). Missing folders are fine.
+ */
+export async function removeStaleDownloads(
+  tmpDir: string,
+  olderThanMs: number,
+  now = Date.now(),
+): Promise<number> {
+  let removed = 0;
+  for (const dir of [tmpDir, join(tmpDir, 'partial')]) {
+    const names = await readdir(dir).catch(() => [] as string[]);
+    for (const name of names) {
+      if (!/\.(download|part|json)$/.test(name)) continue;
+      const file = join(dir, name);
+      const info = await stat(file).catch(() => undefined);
+      if (info?.isFile() && now - info.mtimeMs > olderThanMs) {
+        await rm(file, { force: true });
+        removed++;
+      }
+    }
+  }
+  return removed;
+}

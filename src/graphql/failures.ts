@@ -1,0 +1,88 @@
+import { type FailureRow, failureCount, failuresPage } from '../db/operatorQueries.js';
+import { isEntityType } from '../feed/entities.js';
+import { builder } from './builder.js';
+import { connectionType, pageArgs, pageSize, toPage } from './connection.js';
+import { EntityTypeEnum } from './entityType.js';
+import { userError } from './errors.js';
+
+/** GraphQL `FileKind`. */
+export const FileKindEnum = builder.enumType('FileKind', {
+  values: {
+    JSON_DUMP: { description: 'A JSON dump (json-dumps/json-dump-<N>/<entity>.tar.xz).' },
+    REPLICATION_PACKET: { description: 'A replication packet (replication-<N>[-v2].tar.bz2).' },
+  } as const,
+});
+
+/** GraphQL `FileFailure`: a feed file the sync could not store (issue 5: a stuck file is visible). */
+export const FileFailureRef = builder.objectRef<FailureRow>('FileFailure').implement({
+  description:
+    'A feed file whose last attempt failed (retried; follow mode at nextRetryAt), or a replication packet that is ' +
+    'MISSING from the feed although replication-info lists it (reported, not retried: upstream has lost packets).',
+  fields: (t) => ({
+    packet: t.exposeInt('packet'),
+    kind: t.field({ type: FileKindEnum, resolve: (f) => (f.entity ? 'JSON_DUMP' : 'REPLICATION_PACKET') }),
+    status: t.exposeString('status', {
+      description:
+        'FAILED (retried), or MISSING: a replication packet the feed lacks although replication-info lists it.',
+    }),
+    entity: t.field({
+      type: EntityTypeEnum,
+      nullable: true,
+      description: 'Set for JSON dumps.',
+      resolve: (f) => f.entity,
+    }),
+    fileName: t.exposeString('fileName', {
+      nullable: true,
+      description: 'Path under the feed root, when known.',
+    }),
+    error: t.exposeString('error', { nullable: true, description: 'The last error, naming file and cause.' }),
+    attempts: t.exposeInt('attempts', { description: 'Failed attempts so far.' }),
+    nextRetryAt: t.field({
+      type: 'DateTime',
+      nullable: true,
+      description: 'When follow mode tries it again (sync --once tries at once).',
+      resolve: (f) => f.nextRetryAt,
+    }),
+    updatedAt: t.field({
+      type: 'DateTime',
+      description: 'When it last failed.',
+      resolve: (f) => f.updatedAt,
+    }),
+  }),
+});
+
+/** GraphQL `FileFailureConnection`. */
+export const FileFailureConnection = connectionType('FileFailure', FileFailureRef);
+
+function failureCursor(row: FailureRow): string {
+  return Buffer.from(`failure:${row.packet}:${row.entity ?? ''}`).toString('base64url');
+}
+
+function decodeFailureCursor(
+  cursor: string | null | undefined,
+): { packet: number; entity: string } | undefined {
+  if (cursor === null || cursor === undefined) return undefined;
+  const match = /^failure:(\d+):([a-z-]*)$/.exec(Buffer.from(cursor, 'base64url').toString('utf8'));
+  if (!match || (match[2] !== '' && !isEntityType(match[2]!))) {
+    throw userError(
+      'INVALID_CURSOR',
+      `"after" is not a cursor of this connection: ${JSON.stringify(cursor)}`,
+    );
+  }
+  return { packet: Number(match[1]), entity: match[2]! };
+}
+
+builder.queryField('failures', (t) =>
+  t.field({
+    type: FileFailureConnection,
+    description:
+      'Feed files whose last attempt failed, by packet (replication packet first, then JSON dumps).',
+    args: pageArgs(t.arg),
+    resolve: (_root, args, ctx) => {
+      const limit = pageSize(args.first);
+      const after = decodeFailureCursor(args.after);
+      const rows = limit === 0 ? [] : failuresPage(ctx.store, after, limit + 1);
+      return toPage(rows, limit, failureCount(ctx.store), failureCursor, after !== undefined);
+    },
+  }),
+);

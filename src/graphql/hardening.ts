@@ -1,0 +1,191 @@
+import {
+  defaultFieldResolver,
+  type ExecutionResult,
+  GraphQLError,
+  type GraphQLSchema,
+  isObjectType,
+  parse,
+} from 'graphql';
+import type { Plugin } from 'graphql-yoga';
+
+type RequestParser = Parameters<Parameters<NonNullable<Plugin['onRequestParse']>>[0]['setRequestParser']>[0];
+
+import { DEFAULT_QUERY_LIMITS, operationCost, type QueryLimits, queryShapeRule } from './limits.js';
+
+/**
+ * Hardening of the GraphQL endpoint against hostile or careless requests (issue 5): a request body
+ * size limit, a parser token limit, the shape rules and cost limit of limits.ts, a per-request time
+ * budget, and a `code` on every error. Unexpected errors stay masked by Yoga (message "Unexpected
+ * error.", code INTERNAL_SERVER_ERROR) and are logged by the server's logger; the server goes on.
+ */
+
+/** Every limit of the endpoint. Sizes in bytes, durations in milliseconds. */
+export interface GraphqlLimits extends QueryLimits {
+  /** Largest request body (POST) or query string (GET). */
+  maxBodyBytes: number;
+  /** Most lexical tokens in a query document. */
+  maxTokens: number;
+  /** Time a request's resolvers may take; fields resolved after it fail with TIME_BUDGET_EXCEEDED. */
+  timeBudgetMs: number;
+}
+
+/** Defaults: 100 KiB, 10 000 tokens, 10 s, and {@link DEFAULT_QUERY_LIMITS}. */
+export const DEFAULT_GRAPHQL_LIMITS: GraphqlLimits = {
+  ...DEFAULT_QUERY_LIMITS,
+  maxBodyBytes: 100 * 1024,
+  maxTokens: 10_000,
+  timeBudgetMs: 10_000,
+};
+
+/** Per execution context: when its time is up (ms of `clock`), the budget it had, and the clock. */
+const deadlines = new WeakMap<object, { at: number; budgetMs: number; clock: () => number }>();
+const guarded = new WeakSet<GraphQLSchema>();
+
+function budgetError(budgetMs: number): GraphQLError {
+  return new GraphQLError(`the request took more than its time budget of ${budgetMs} ms`, {
+    extensions: { code: 'TIME_BUDGET_EXCEEDED', budgetMs },
+  });
+}
+
+/**
+ * Makes every field resolver of `schema` check the request's deadline first (set per execution by
+ * {@link hardeningPlugin}); once the time is up, the remaining fields fail instead of running.
+ * Idempotent. Resolvers here are synchronous SQLite reads: a check between fields is the one place
+ * a request can be stopped.
+ */
+export function guardResolvers(schema: GraphQLSchema): void {
+  if (guarded.has(schema)) return;
+  guarded.add(schema);
+  for (const type of Object.values(schema.getTypeMap())) {
+    if (!isObjectType(type) || type.name.startsWith('__')) continue;
+    for (const field of Object.values(type.getFields())) {
+      const resolve = field.resolve ?? defaultFieldResolver;
+      field.resolve = (source, args, context, info) => {
+        const deadline = deadlines.get(context as object);
+        if (deadline && deadline.clock() > deadline.at) throw budgetError(deadline.budgetMs);
+        return resolve(source, args, context, info);
+      };
+    }
+  }
+}
+
+async function readLimited(request: Request, limit: number): Promise<Uint8Array> {
+  const declared = Number(request.headers.get('content-length'));
+  if (Number.isFinite(declared) && declared > limit) throw tooLarge(limit);
+  if (!request.body) return new Uint8Array();
+  const chunks: Uint8Array[] = [];
+  let size = 0;
+  const reader = request.body.getReader();
+  for (;;) {
+    const { done, value } = await reader.read();
+    if (done) break;
+    size += value.byteLength;
+    if (size > limit) {
+      await reader.cancel().catch(() => {});
+      throw tooLarge(limit);
+    }
+    chunks.push(value);
+  }
+  return Buffer.concat(chunks);
+}
+
+function tooLarge(limit: number): GraphQLError {
+  return new GraphQLError(`request body is larger than ${limit} bytes`, {
+    extensions: { code: 'PAYLOAD_TOO_LARGE', max: limit, http: { status: 413 } },
+  });
+}
+
+/** Collapses the per-field budget errors of one request into one, and gives code-less request errors a code. */
+function tidyErrors(result: ExecutionResult): ExecutionResult | undefined {
+  if (!result.errors?.length) return undefined;
+  let budgetSeen = false;
+  let changed = false;
+  const errors: GraphQLError[] = [];
+  for (const error of result.errors) {
+    const code = error.extensions?.code;
+    if (code === 'TIME_BUDGET_EXCEEDED') {
+      changed ||= budgetSeen;
+      if (budgetSeen) continue;
+      budgetSeen = true;
+    }
+    if (code === undefined && !error.path) {
+      // Request-level errors without a code: variable values that do not coerce, unknown operation.
+      changed = true;
+      errors.push(
+        new GraphQLError(error.message, {
+          nodes: error.nodes,
+          source: error.source,
+          positions: error.positions,
+          extensions: { ...error.extensions, code: 'BAD_USER_INPUT' },
+        }),
+      );
+      continue;
+    }
+    errors.push(error);
+  }
+  return changed ? { ...result, errors } : undefined;
+}
+
+/**
+ * The Yoga plugin enforcing `limits` (defaults {@link DEFAULT_GRAPHQL_LIMITS}). Errors carry codes:
+ * PAYLOAD_TOO_LARGE (HTTP 413), GRAPHQL_PARSE_FAILED (too many tokens), QUERY_TOO_DEEP,
+ * TOO_MANY_ALIASES, TOO_MANY_DIRECTIVES, QUERY_TOO_COMPLEX, TIME_BUDGET_EXCEEDED, BAD_USER_INPUT.
+ */
+export function hardeningPlugin(
+  overrides: Partial<GraphqlLimits> = {},
+  clock: () => number = Date.now,
+): Plugin<Record<string, unknown>> {
+  const limits = { ...DEFAULT_GRAPHQL_LIMITS, ...overrides };
+  const shapeRule = queryShapeRule(limits);
+  return {
+    onSchemaChange({ schema }) {
+      guardResolvers(schema as GraphQLSchema);
+    },
+    onRequestParse({ request, url, requestParser, setRequestParser }) {
+      if (url.search.length > limits.maxBodyBytes) throw tooLarge(limits.maxBodyBytes);
+      if (request.method !== 'POST' || !requestParser) return;
+      // Read the body under the limit, then let Yoga's own parser (JSON, multipart, ...) parse it.
+      const limited = async (req: Request) => {
+        const body = (await readLimited(req, limits.maxBodyBytes)) as unknown as BodyInit;
+        const headers = new Headers(req.headers);
+        headers.delete('content-length');
+        return requestParser(new Request(req.url, { method: req.method, headers, body }));
+      };
+      setRequestParser(limited as RequestParser);
+    },
+    onParse({ params, setParseFn }) {
+      setParseFn((source) => parse(source, { ...params.options, maxTokens: limits.maxTokens }));
+    },
+    onValidate({ addValidationRule }) {
+      addValidationRule(shapeRule);
+    },
+    onExecute({ args, setResultAndStopExecution }) {
+      const cost = operationCost(args.schema, args.document, args.variableValues ?? {}, args.operationName);
+      if (cost > limits.maxCost) {
+        setResultAndStopExecution({
+          errors: [
+            new GraphQLError(
+              `query cost ${cost} is over the limit of ${limits.maxCost}; ask for smaller pages`,
+              {
+                extensions: { code: 'QUERY_TOO_COMPLEX', cost, max: limits.maxCost },
+              },
+            ),
+          ],
+        });
+        return;
+      }
+      deadlines.set(args.contextValue as object, {
+        at: clock() + limits.timeBudgetMs,
+        budgetMs: limits.timeBudgetMs,
+        clock,
+      });
+      return {
+        onExecuteDone({ result, setResult }) {
+          if (Symbol.asyncIterator in result) return;
+          const tidy = tidyErrors(result);
+          if (tidy) setResult(tidy);
+        },
+      };
+    },
+  };
+}

@@ -1,0 +1,74 @@
+import {
+  type QuarantineKey,
+  type QuarantineRow,
+  quarantineCount,
+  quarantinePage,
+} from '../db/operatorQueries.js';
+import { isEntityType } from '../feed/entities.js';
+import { builder } from './builder.js';
+import { connectionType, pageArgs, pageSize, toPage } from './connection.js';
+import { EntityTypeEnum } from './entityType.js';
+import { userError } from './errors.js';
+import { checkPacketNumber } from './validate.js';
+
+/** GraphQL `QuarantinedLine`: a JSON dump line kept aside instead of stored (issue 5, bad input). */
+export const QuarantinedLineRef = builder.objectRef<QuarantineRow>('QuarantinedLine').implement({
+  description:
+    'A line of a JSON dump that is not a JSON object with an MBID "id": kept with the reason, never dropped. ' +
+    'The rest of the dump is stored.',
+  fields: (t) => ({
+    packet: t.exposeInt('packet'),
+    entity: t.field({ type: EntityTypeEnum, resolve: (q) => q.entity }),
+    line: t.exposeInt('line', { description: '1-based line number in mbdump/<entity>.' }),
+    raw: t.exposeString('raw', { description: 'The line exactly as received.' }),
+    reason: t.exposeString('reason', { description: 'Why it was not stored, e.g. not JSON: ..., no "id".' }),
+  }),
+});
+
+/** GraphQL `QuarantinedLineConnection`. */
+export const QuarantinedLineConnection = connectionType('QuarantinedLine', QuarantinedLineRef);
+
+/** Opaque cursor of a quarantined line. */
+export function quarantineCursor(row: QuarantineKey): string {
+  return Buffer.from(`quarantine:${row.packet}:${row.entity}:${row.line}`).toString('base64url');
+}
+
+/**
+ * The key of a cursor made by {@link quarantineCursor}; undefined when absent.
+ * @throws GraphQLError INVALID_CURSOR
+ */
+export function decodeQuarantineCursor(cursor: string | null | undefined): QuarantineKey | undefined {
+  if (cursor === null || cursor === undefined) return undefined;
+  const match = /^quarantine:(\d+):([a-z-]+):(\d+)$/.exec(Buffer.from(cursor, 'base64url').toString('utf8'));
+  if (!match || !isEntityType(match[2]!)) {
+    throw userError(
+      'INVALID_CURSOR',
+      `"after" is not a cursor of this connection: ${JSON.stringify(cursor)}`,
+    );
+  }
+  return { packet: Number(match[1]), entity: match[2]!, line: Number(match[3]) };
+}
+
+builder.queryField('quarantine', (t) =>
+  t.field({
+    type: QuarantinedLineConnection,
+    description:
+      'Quarantined JSON dump lines, by packet, entity type and line; optionally of one packet or entity type.',
+    args: {
+      packet: t.arg.int({ required: false }),
+      entity: t.arg({ type: EntityTypeEnum, required: false }),
+      ...pageArgs(t.arg),
+    },
+    resolve: (_root, args, ctx) => {
+      const limit = pageSize(args.first);
+      const after = decodeQuarantineCursor(args.after);
+      const filter = {
+        packet:
+          args.packet === null || args.packet === undefined ? undefined : checkPacketNumber(args.packet),
+        entity: args.entity ?? undefined,
+      };
+      const rows = limit === 0 ? [] : quarantinePage(ctx.store, filter, after, limit + 1);
+      return toPage(rows, limit, quarantineCount(ctx.store, filter), quarantineCursor, after !== undefined);
+    },
+  }),
+);

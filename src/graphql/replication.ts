@@ -1,0 +1,122 @@
+import { feedFileByName } from '../db/queries.js';
+import {
+  removalsInRange,
+  replicationPacketRow,
+  type StoredReplicationPacketRow,
+  storedReplicationPacket,
+  type TableChangesRow,
+  tableChangesOf,
+} from '../db/replicationQueries.js';
+import { builder } from './builder.js';
+import { pageArgs } from './connection.js';
+import { FeedFileRef } from './feedFile.js';
+import { PacketRef } from './packet.js';
+import { EntityRemovalRef } from './removal.js';
+import { RowChangeConnection, RowOperationEnum, resolveRowChanges } from './rowChange.js';
+
+/** GraphQL `ReplicationFormat` (FEED.md, Replication packet archives: told by the members). */
+export const ReplicationFormatEnum = builder.enumType('ReplicationFormat', {
+  values: {
+    V1: { description: 'dbmirror_pending / dbmirror_pendingdata (test deployment, old packets).' },
+    V2: {
+      description: 'DBMIRROR_VERSION 2: pending_data / pending_keys / pending_ts (production -v2 files).',
+    },
+  } as const,
+});
+
+/** GraphQL `ReplicationStatus`: where a packet's replication packet stands. */
+export const ReplicationStatusEnum = builder.enumType('ReplicationStatus', {
+  values: {
+    SYNCED: { description: 'Stored: see Packet.replication.' },
+    MISSING: { description: 'The feed answered 404 (upstream has lost some packets); not asked again.' },
+    FAILED: { description: 'Could not be stored (see replicationError); a later sync retries it.' },
+    NOT_FETCHED: {
+      description:
+        'Never tried: replication packets are off (--no-replication-packets), the packet is in --skip-packets, ' +
+        'or the sync has not reached it.',
+    },
+  } as const,
+});
+
+/** GraphQL `TableChanges`. */
+export const TableChangesRef = builder.objectRef<TableChangesRow>('TableChanges').implement({
+  description: 'How many rows of one table a replication packet inserts, updates and deletes.',
+  fields: (t) => ({
+    table: t.exposeString('table', { description: 'schema.table, e.g. musicbrainz.artist.' }),
+    inserts: t.exposeInt('inserts'),
+    updates: t.exposeInt('updates'),
+    deletes: t.exposeInt('deletes'),
+  }),
+});
+
+/** GraphQL `ReplicationPacket`: a stored replication packet. */
+export const ReplicationPacketRef = builder
+  .objectRef<StoredReplicationPacketRow>('ReplicationPacket')
+  .implement({
+    description:
+      'The replication packet of a packet (replication-<N>-v2.tar.bz2, test deployment replication-<N>.tar.bz2): ' +
+      "the hour's row-level database changes.",
+    fields: (t) => ({
+      format: t.field({ type: ReplicationFormatEnum, resolve: (r) => r.format }),
+      replicationSequence: t.exposeInt('packet', {
+        description: 'REPLICATION_SEQUENCE (checked to equal the packet number).',
+      }),
+      schemaSequence: t.exposeInt('schemaSequence', { description: 'SCHEMA_SEQUENCE.' }),
+      timestamp: t.field({ type: 'DateTime', description: 'TIMESTAMP.', resolve: (r) => r.timestamp }),
+      dbmirrorVersion: t.exposeInt('dbmirrorVersion', {
+        nullable: true,
+        description: 'DBMIRROR_VERSION (2 for V2); null for V1.',
+      }),
+      rowCount: t.exposeInt('rowCount', { description: 'Row changes in the packet.' }),
+      tables: t.field({
+        type: [TableChangesRef],
+        description: 'Changes per table, sorted by table name.',
+        resolve: (r, _a, ctx) => tableChangesOf(ctx.store, r.packet),
+      }),
+      removals: t.field({
+        type: [EntityRemovalRef],
+        description: 'Entities this packet deleted or merged away, by MBID.',
+        resolve: (r, _a, ctx) => removalsInRange(ctx.store, { from: r.packet, to: r.packet }),
+      }),
+      rowChanges: t.field({
+        type: RowChangeConnection,
+        description: 'Its row changes in apply order (as Query.rowChanges).',
+        args: {
+          table: t.arg.string({ required: false, description: 'schema.table, e.g. musicbrainz.artist.' }),
+          op: t.arg({ type: RowOperationEnum, required: false }),
+          ...pageArgs(t.arg),
+        },
+        resolve: (r, args, ctx) => resolveRowChanges(ctx.store, r.packet, args),
+      }),
+      file: t.field({
+        type: FeedFileRef,
+        nullable: true,
+        description: 'The archive as fetched (checksum, signature, download link).',
+        resolve: (r, _a, ctx) => (r.fileName ? feedFileByName(ctx.store, r.fileName) : null),
+      }),
+    }),
+  });
+
+builder.objectFields(PacketRef, (t) => ({
+  replication: t.field({
+    type: ReplicationPacketRef,
+    nullable: true,
+    description: 'The stored replication packet; null unless replicationStatus is SYNCED.',
+    resolve: (p, _a, ctx) => storedReplicationPacket(ctx.store, p.number),
+  }),
+  replicationStatus: t.field({
+    type: ReplicationStatusEnum,
+    resolve: (p, _a, ctx) => {
+      const status = replicationPacketRow(ctx.store, p.number)?.status;
+      return status === 'SYNCED' || status === 'MISSING' || status === 'FAILED' ? status : 'NOT_FETCHED';
+    },
+  }),
+  replicationError: t.string({
+    nullable: true,
+    description: 'Why the replication packet is MISSING or FAILED.',
+    resolve: (p, _a, ctx) => {
+      const row = replicationPacketRow(ctx.store, p.number);
+      return row && row.status !== 'SYNCED' ? row.error : null;
+    },
+  }),
+}));

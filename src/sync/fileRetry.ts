@@ -1,0 +1,170 @@
+import type { Store } from '../db/client.js';
+import type { EntityType } from '../feed/entities.js';
+import { FeedNetworkError, safeMessage } from '../feed/errors.js';
+import type { Logger } from '../logger.js';
+import { SignatureError } from './verifier.js';
+
+/**
+ * Per-file retry policy of the sync (issue 5): how a file that failed is retried, when a broken
+ * download is fetched again, and when a pass gives up because the feed is down.
+ */
+
+/** Downloads of one file per pass when its body turns out unreadable (corrupt in transit). */
+export const MAX_DOWNLOADS_PER_PASS = 3;
+
+/** Files in a row failing with a transport error (after the client's own retries) that end a pass. */
+export const MAX_NETWORK_FAILURES_IN_A_ROW = 3;
+
+/** First delay before a failed file is retried in follow mode, doubled per failure up to {@link RETRY_CAP_MS}. */
+export const RETRY_BASE_MS = 60_000;
+/** Longest delay between retries of a failed file (JSON dumps appear ~30 min after their packet). */
+export const RETRY_CAP_MS = 30 * 60_000;
+
+/**
+ * When a file that has failed `attempts` times (≥ 1) is retried next by follow mode: `failedAt` +
+ * 1 min × 2^(attempts − 1), at most 30 min. ISO 8601.
+ */
+export function nextRetryAt(attempts: number, failedAt: Date): string {
+  const delay = Math.min(RETRY_CAP_MS, RETRY_BASE_MS * 2 ** Math.max(0, attempts - 1));
+  return new Date(failedAt.getTime() + delay).toISOString();
+}
+
+/** What {@link recordDumpFailure} stored. */
+export interface FailureRecord {
+  attempts: number;
+  /** ISO 8601. */
+  nextRetryAt: string;
+}
+
+/**
+ * Marks a JSON dump FAILED with its reason, one more attempt and the next retry time (shown by
+ * GraphQL `JsonDump` and `failures`). Creates the packet and dump rows when needed.
+ */
+export function recordDumpFailure(
+  store: Store,
+  packet: number,
+  entity: EntityType,
+  reason: string,
+  now: Date,
+): FailureRecord {
+  const at = now.toISOString();
+  const db = store.sqlite;
+  db.prepare('INSERT INTO packets (number, created_at) VALUES (?, ?) ON CONFLICT DO NOTHING').run(packet, at);
+  const row = db
+    .prepare(
+      `INSERT INTO dumps (packet, entity, status, error, attempts, updated_at) VALUES (?, ?, 'FAILED', ?, 1, ?)
+       ON CONFLICT (packet, entity) DO UPDATE SET status = 'FAILED', error = excluded.error,
+         attempts = dumps.attempts + 1, updated_at = excluded.updated_at
+       RETURNING attempts`,
+    )
+    .get(packet, entity, reason, at) as { attempts: number };
+  const next = nextRetryAt(row.attempts, now);
+  db.prepare('UPDATE dumps SET next_retry_at = ? WHERE packet = ? AND entity = ?').run(next, packet, entity);
+  return { attempts: row.attempts, nextRetryAt: next };
+}
+
+/**
+ * True when a FAILED dump should wait: follow mode leaves a failed file alone until its
+ * `next_retry_at` (a one-off `sync --once` always tries it).
+ */
+export function dumpDeferred(store: Store, packet: number, entity: EntityType, now: Date): boolean {
+  const row = store.sqlite
+    .prepare(`SELECT next_retry_at AS at FROM dumps WHERE packet = ? AND entity = ? AND status = 'FAILED'`)
+    .get(packet, entity) as { at: string | null } | undefined;
+  return !!row?.at && Date.parse(row.at) > now.getTime();
+}
+
+/**
+ * Sets the next retry time of a replication packet that its step just recorded FAILED (attempts
+ * counted there); undefined when it is not FAILED (e.g. MISSING: reported, not retried).
+ */
+export function recordReplicationRetry(store: Store, packet: number, now: Date): FailureRecord | undefined {
+  const row = store.sqlite
+    .prepare(`SELECT attempts FROM replication_packets WHERE packet = ? AND status = 'FAILED'`)
+    .get(packet) as { attempts: number } | undefined;
+  if (!row) return undefined;
+  const next = nextRetryAt(Math.max(1, row.attempts), now);
+  store.sqlite.prepare('UPDATE replication_packets SET next_retry_at = ? WHERE packet = ?').run(next, packet);
+  return { attempts: row.attempts, nextRetryAt: next };
+}
+
+/** True when a FAILED replication packet should wait for its `next_retry_at` (follow mode). */
+export function replicationDeferred(store: Store, packet: number, now: Date): boolean {
+  const row = store.sqlite
+    .prepare(`SELECT next_retry_at AS at FROM replication_packets WHERE packet = ? AND status = 'FAILED'`)
+    .get(packet) as { at: string | null } | undefined;
+  return !!row?.at && Date.parse(row.at) > now.getTime();
+}
+
+// The xz program's verdicts (src/feed/xz.ts reports them as `<where>: xz: <message>`), the
+// replication reader's wrapper of decompression and tar errors (`corrupt archive (...)`), tar-stream's
+// framing errors and unbzip2-stream's early end; lzma-native and bzip2 errors are told by name.
+const UNREADABLE_MESSAGE =
+  /: xz: |: corrupt archive \(|compressed data is corrupt|unexpected end of input|file format not recognized|invalid (tar )?header|unexpected end of data|input stream ended prematurely/i;
+
+/**
+ * True for errors that mean the downloaded bytes are broken rather than the file: the body does not
+ * decompress (xz program or `LZMA_*` errors, bzip2 and tar framing errors) or its signature is INVALID (FEED.md,
+ * Signatures: it is the only integrity check, so a corrupt transfer shows there first). Such a file
+ * is fetched again, a bounded number of times.
+ */
+export function isUnreadableDownload(error: unknown): boolean {
+  if (error instanceof SignatureError) return / is INVALID:/.test(error.message);
+  if (!(error instanceof Error) || error.name === 'AbortError') return false;
+  if (/^LZMA_/.test(error.name) || error.name === 'Bzip2Error') return true;
+  if (error.cause !== undefined && isUnreadableDownload(error.cause)) return true;
+  // A decoder that stops on bad input can tear its pipeline down before its own error is seen.
+  const code = (error as NodeJS.ErrnoException).code;
+  if (code === 'ERR_STREAM_DESTROYED' || code === 'ERR_STREAM_PREMATURE_CLOSE') return true;
+  return UNREADABLE_MESSAGE.test(error.message);
+}
+
+/**
+ * Runs `work` (download, check and store one file) again while it fails with
+ * {@link isUnreadableDownload}, up to {@link MAX_DOWNLOADS_PER_PASS} downloads; each run must
+ * start from a fresh download. Other errors, and the last one, propagate.
+ */
+export async function withRedownload<T>(
+  file: { packet: number; name: string },
+  logger: Logger,
+  work: () => Promise<T>,
+): Promise<T> {
+  for (let download = 1; ; download++) {
+    try {
+      return await work();
+    } catch (error) {
+      if (download >= MAX_DOWNLOADS_PER_PASS || !isUnreadableDownload(error)) throw error;
+      logger.warn(
+        { event: 'redownload', packet: file.packet, file: file.name, download, err: safeMessage(error) },
+        `${file.name} is unreadable as downloaded (${safeMessage(error)}); downloading it again`,
+      );
+    }
+  }
+}
+
+const networkFailures = new WeakMap<object, number>();
+
+/** Raised when {@link MAX_NETWORK_FAILURES_IN_A_ROW} files in a row could not be fetched: the feed is down. */
+export class FeedUnavailableError extends Error {
+  override name = 'FeedUnavailableError';
+}
+
+/**
+ * Counts transport failures of consecutive files within one pass (`pass` is any object for the
+ * pass, e.g. its report). After {@link MAX_NETWORK_FAILURES_IN_A_ROW} in a row the pass stops
+ * instead of trying every remaining file against a feed that is down; follow mode then backs off.
+ * @throws FeedUnavailableError naming the last failure.
+ */
+export function noteFileOutcome(pass: object, error?: unknown): void {
+  if (!(error instanceof FeedNetworkError)) {
+    networkFailures.set(pass, 0);
+    return;
+  }
+  const count = (networkFailures.get(pass) ?? 0) + 1;
+  networkFailures.set(pass, count);
+  if (count >= MAX_NETWORK_FAILURES_IN_A_ROW) {
+    throw new FeedUnavailableError(
+      `the feed looks unavailable: ${count} files in a row failed; last: ${error.message}`,
+    );
+  }
+}

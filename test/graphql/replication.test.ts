@@ -1,0 +1,365 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { openStore } from '../../src/db/client.js';
+import { MAX_REMOVALS } from '../../src/graphql/removal.js';
+import { BUNDLED_FEED_ROOT } from '../../src/samplefeed/server.js';
+import { type GqlResult, gql, tempDir, testApp } from '../support/harness.js';
+import { type ManifestRowChange, readBundledManifest } from '../support/manifest.js';
+import { pgText } from '../support/replicationArchives.js';
+import { type SyncedFeed, syncFeedFolder, writeDeploymentFeed } from '../support/replicationFeeds.js';
+
+const manifest = readBundledManifest();
+const OP = { i: 'INSERT', u: 'UPDATE', d: 'DELETE' } as const;
+const MERGED = 'bbb5fb86-29f4-4ffd-94d6-9976ee6621d6';
+const MERGE_TARGET = 'b83f6a51-5dc5-40ce-95ce-8bf1ec7d0778';
+const DELETED = '0cb5e728-cf4a-4ecd-9a2f-c2775dca1392';
+const ED_SHEERAN = 'b8a7c51f-362c-4dcb-a259-bc6e0095f0a6';
+
+const ROW_FIELDS = 'packet seqid xid table op keys oldData newData timestamp';
+type App = ReturnType<typeof testApp>;
+// biome-ignore lint/suspicious/noExplicitAny: GraphQL answers are walked field by field
+type Node = Record<string, any>;
+
+/** Every row change of a packet, paging with `first` (checks cursors and pageInfo on the way). */
+async function allRows(app: App, packet: number, first = 500, filter = ''): Promise<Node[]> {
+  const rows: Node[] = [];
+  let after: string | null = null;
+  for (let page = 0; page < 1000; page++) {
+    const answer: GqlResult = await gql(
+      app,
+      `query($p: Int!, $first: Int, $after: String) { rowChanges(packet: $p, first: $first, after: $after${filter}) {
+        totalCount pageInfo { hasNextPage hasPreviousPage endCursor } edges { cursor node { ${ROW_FIELDS} } } } }`,
+      { p: packet, first, after },
+    );
+    expect(answer.errors).toBeUndefined();
+    const connection: Node = answer.data!.rowChanges;
+    expect(connection.pageInfo.hasPreviousPage).toBe(after !== null);
+    expect(connection.pageInfo.endCursor).toBe(connection.edges.at(-1)?.cursor ?? null);
+    rows.push(...connection.edges.map((edge: Node) => edge.node));
+    expect(rows.length).toBeLessThanOrEqual(connection.totalCount);
+    if (!connection.pageInfo.hasNextPage) {
+      expect(rows).toHaveLength(connection.totalCount);
+      return rows;
+    }
+    after = connection.pageInfo.endCursor;
+  }
+  throw new Error('rowChanges never ended');
+}
+
+/** A manifest row as production (v2) answers it. */
+function v2Answer(packet: number, row: ManifestRowChange): Node {
+  return { packet, ...row, op: OP[row.op] };
+}
+
+const asText = (data: Record<string, unknown> | null) =>
+  data && Object.fromEntries(Object.entries(data).map(([column, value]) => [column, pgText(value)]));
+
+describe('replication packets over GraphQL (yoga.fetch), both deployments', () => {
+  let production: SyncedFeed;
+  let testDeployment: SyncedFeed;
+  let v1Feed: Awaited<ReturnType<typeof tempDir>>;
+  let v2: App;
+  let v1: App;
+
+  beforeAll(async () => {
+    production = await syncFeedFolder(BUNDLED_FEED_ROOT, { deployment: 'production' });
+    v1Feed = await tempDir('lf-v1-feed-');
+    await writeDeploymentFeed(v1Feed.dir, manifest, { format: 'v1', deployment: 'test' });
+    testDeployment = await syncFeedFolder(v1Feed.dir, { deployment: 'test' });
+    v2 = testApp(production.dbPath, production.dataDir);
+    v1 = testApp(testDeployment.dbPath, testDeployment.dataDir, { deployment: 'test' });
+  }, 60_000);
+  afterAll(async () => {
+    v2?.store.close();
+    v1?.store.close();
+    await production?.cleanup();
+    await testDeployment?.cleanup();
+    await v1Feed?.cleanup();
+  });
+
+  it('Packet.replication describes every stored replication packet', async () => {
+    const { data, errors } = await gql(
+      v2,
+      `{ packets(first: 30) { nodes { number replicationStatus replicationError replication {
+          format replicationSequence schemaSequence timestamp dbmirrorVersion rowCount
+          tables { table inserts updates deletes }
+          removals { mbid entity packet kind mergedInto timestamp }
+          file { name size sha256 signature fingerprint url } } } } }`,
+    );
+    expect(errors).toBeUndefined();
+    const packets = [...data!.packets.nodes].reverse();
+    expect(packets.map((p: Node) => p.number)).toEqual(manifest.packets.map((p) => p.number));
+    for (const [i, packet] of packets.entries()) {
+      const expected = manifest.packets[i]!;
+      const replication = expected.replication!;
+      const timestamp = expected.timestamp.replace(' ', 'T').replace(/\+00$/, 'Z');
+      expect(packet).toEqual({
+        number: expected.number,
+        replicationStatus: 'SYNCED',
+        replicationError: null,
+        replication: {
+          format: 'V2',
+          replicationSequence: expected.number,
+          schemaSequence: manifest.schemaSequence,
+          timestamp,
+          dbmirrorVersion: 2,
+          rowCount: replication.rowCount,
+          tables: replication.tables,
+          removals: replication.removals.map((r) => ({
+            ...r,
+            entity: r.entity.toUpperCase(),
+            packet: expected.number,
+            timestamp,
+          })),
+          file: {
+            name: replication.file,
+            size: replication.bytes,
+            sha256: replication.sha256,
+            signature: 'VERIFIED',
+            fingerprint: manifest.signingKeyFingerprint,
+            url: `http://livefeed.test/files/${replication.file}`,
+          },
+        },
+      });
+    }
+    const test = await gql(
+      v1,
+      '{ packet(number: 186119) { replication { format dbmirrorVersion file { name } } } }',
+    );
+    expect(test.data!.packet.replication).toEqual({
+      format: 'V1',
+      dbmirrorVersion: null,
+      file: { name: 'replication-186119.tar.bz2' },
+    });
+  });
+
+  it('production: every row of every packet, with its operation and data as the builder wrote them', async () => {
+    for (const packet of manifest.packets) {
+      const rows = await allRows(v2, packet.number);
+      expect(rows, `packet ${packet.number}`).toEqual(
+        packet.replication!.rows.map((row) => v2Answer(packet.number, row)),
+      );
+    }
+    // oldData/newData are objects, not strings; tabs, newlines and backslashes survive.
+    const [annotation] = (await allRows(v2, 186119, 500, ', table: "musicbrainz.annotation"')) as Node[];
+    expect(annotation!.newData.text).toBe(
+      'Official site:\thttps://www.edsheeran.com/\nSee also "Ed Sheeran (disambiguation)" \\ C:\\dir\r\nend',
+    );
+    // xids beyond 2^31 come back exact.
+    expect(
+      Math.max(...manifest.packets.flatMap((p) => p.replication!.rows.map((r) => r.xid))),
+    ).toBeGreaterThan(2 ** 31);
+  });
+
+  it('pages one row at a time in apply order, with opaque cursors', async () => {
+    const packet = manifest.packets.find((p) => p.number === 186119)!;
+    const rows = await allRows(v2, packet.number, 1);
+    expect(rows).toEqual(packet.replication!.rows.map((row) => v2Answer(packet.number, row)));
+  });
+
+  it('filters by table and operation; the quoted table name is accepted', async () => {
+    const packet = manifest.packets.find((p) => p.number === 186118)!;
+    const expected = (keep: (row: ManifestRowChange) => boolean) =>
+      packet.replication!.rows.filter(keep).map((row) => v2Answer(packet.number, row));
+    expect(await allRows(v2, 186118, 1, ', table: "musicbrainz.recording"')).toEqual(
+      expected((row) => row.table === 'musicbrainz.recording'),
+    );
+    expect(
+      await allRows(v2, 186118, 500, ', table: "\\"musicbrainz\\".\\"recording\\"", op: DELETE'),
+    ).toEqual(expected((row) => row.table === 'musicbrainz.recording' && row.op === 'd'));
+    expect(await allRows(v2, 186118, 500, ', op: INSERT')).toEqual(expected((row) => row.op === 'i'));
+    expect(await allRows(v2, 186118, 500, ', table: "musicbrainz.nothing_here"')).toEqual([]);
+    const nested = await gql(
+      v2,
+      '{ packet(number: 186118) { replication { rowChanges(op: UPDATE) { totalCount nodes { seqid op } } } } }',
+    );
+    expect(nested.data!.packet.replication.rowChanges).toEqual({
+      totalCount: 1,
+      nodes: expected((row) => row.op === 'u').map((row) => ({ seqid: row.seqid, op: row.op })),
+    });
+  });
+
+  it('a v1 and a v2 packet of the same changes give the same row changes', async () => {
+    for (const packet of manifest.packets) {
+      const v2Rows = await allRows(v2, packet.number);
+      const v1Rows = await allRows(v1, packet.number);
+      const shape = (row: Node) => ({
+        packet: row.packet,
+        seqid: row.seqid,
+        xid: row.xid,
+        table: row.table,
+        op: row.op,
+      });
+      expect(v1Rows.map(shape), `packet ${packet.number}`).toEqual(v2Rows.map(shape));
+      for (const [i, row] of v1Rows.entries()) {
+        const twin = v2Rows[i]!;
+        // v1 values are text; its inserts name no key, updates carry no old row, deletes only the key columns.
+        expect(row.newData).toEqual(asText(twin.newData));
+        expect(row.keys).toEqual(row.op === 'INSERT' ? null : asText(twin.keys));
+        expect(row.oldData).toEqual(row.op === 'DELETE' ? asText(twin.keys) : null);
+        expect(row.timestamp).toBeNull();
+      }
+    }
+  });
+
+  it('removals: a deleted and a merged MBID, the same in both deployments', async () => {
+    const expected = [
+      { mbid: MERGED, entity: 'RECORDING', packet: 186118, kind: 'MERGED', mergedInto: MERGE_TARGET },
+      { mbid: DELETED, entity: 'LABEL', packet: 186122, kind: 'DELETED', mergedInto: null },
+    ];
+    for (const app of [v2, v1]) {
+      const all = await gql(app, '{ removals { mbid entity packet kind mergedInto } }');
+      expect(all.errors).toBeUndefined();
+      expect(all.data!.removals).toEqual(expected);
+      const ranged = await gql(
+        app,
+        '{ a: removals(fromPacket: 186100, toPacket: 186118) { mbid } b: removals(fromPacket: 186119) { mbid } c: removals(entity: LABEL) { mbid } d: removals(toPacket: 186117) { mbid } }',
+      );
+      expect(ranged.data).toEqual({
+        a: [{ mbid: MERGED }],
+        b: [{ mbid: DELETED }],
+        c: [{ mbid: DELETED }],
+        d: [],
+      });
+    }
+  });
+
+  it('entity(mbid) { removed } tells an app the MBID is gone', async () => {
+    const query = `query($m: ID!) { entity(mbid: $m) { mbid type latest { packet } removed { mbid entity packet kind mergedInto } }
+      removal(mbid: $m) { kind } }`;
+    const merged = await gql(v2, query, { m: MERGED.toUpperCase() });
+    expect(merged.errors).toBeUndefined();
+    expect(merged.data).toEqual({
+      entity: {
+        mbid: MERGED,
+        type: 'RECORDING',
+        latest: { packet: 186106 },
+        removed: {
+          mbid: MERGED,
+          entity: 'RECORDING',
+          packet: 186118,
+          kind: 'MERGED',
+          mergedInto: MERGE_TARGET,
+        },
+      },
+      removal: { kind: 'MERGED' },
+    });
+    const deleted = await gql(v1, query, { m: DELETED });
+    expect(deleted.data!.entity.removed).toEqual({
+      mbid: DELETED,
+      entity: 'LABEL',
+      packet: 186122,
+      kind: 'DELETED',
+      mergedInto: null,
+    });
+    const alive = await gql(v2, query, { m: ED_SHEERAN });
+    expect(alive.data).toMatchObject({ entity: { removed: null }, removal: null });
+  });
+
+  it.each([
+    ['{ rowChanges(packet: 0) { totalCount } }', 'INVALID_PACKET'],
+    ['{ rowChanges(packet: 186100, table: "artist") { totalCount } }', 'INVALID_TABLE'],
+    [`{ rowChanges(packet: 186100, table: "musicbrainz.artist'; --") { totalCount } }`, 'INVALID_TABLE'],
+    ['{ rowChanges(packet: 186099) { totalCount } }', 'NOT_FOUND'],
+    ['{ rowChanges(packet: 186100, first: 501) { totalCount } }', 'PAGE_SIZE_EXCEEDED'],
+    ['{ rowChanges(packet: 186100, after: "cGFja2V0OjE4NjEwMA") { totalCount } }', 'INVALID_CURSOR'],
+    ['{ removals(fromPacket: 186000, toPacket: 186200) { mbid } }', 'RANGE_TOO_LARGE'],
+    ['{ removals(fromPacket: 186110, toPacket: 186100) { mbid } }', 'BAD_USER_INPUT'],
+    ['{ removals(fromPacket: -1) { mbid } }', 'INVALID_PACKET'],
+    ['{ removal(mbid: "nope") { mbid } }', 'INVALID_MBID'],
+  ])('%s fails with code %s', async (query, code) => {
+    const { data, errors } = await gql(v2, query);
+    expect(errors?.[0]?.extensions?.code).toBe(code);
+    expect(errors?.[0]?.message.length).toBeGreaterThan(10);
+    expect(data === null || data === undefined || Object.values(data).every((v) => v === null)).toBe(true);
+  });
+});
+
+describe('replication packets not stored, and MBIDs known only from removals', () => {
+  let data: Awaited<ReturnType<typeof tempDir>>;
+  let app: App;
+  const ONLY_REMOVED = '0f1e2d3c-4b5a-4968-8776-a5b4c3d2e1f0';
+
+  beforeAll(async () => {
+    data = await tempDir('lf-gql-');
+    const store = openStore(`${data.dir}/livefeed.db`);
+    const insert = store.sqlite.prepare(
+      `INSERT INTO removals (mbid, entity, packet, kind, merged_into) VALUES (?, 'artist', ?, 'MERGED', NULL)`,
+    );
+    store.sqlite.transaction(() => {
+      for (let i = 0; i <= MAX_REMOVALS; i++) {
+        insert.run(`00000000-0000-4000-8000-${String(i).padStart(12, '0')}`, 500);
+      }
+      insert.run(ONLY_REMOVED, 501);
+      const at = '2026-05-12T00:00:00.000000Z';
+      for (const [packet, status, error] of [
+        [500, 'SYNCED', null],
+        [501, 'SYNCED', null],
+        [502, 'MISSING', 'replication-502-v2.tar.bz2 is not on the feed'],
+        [503, 'FAILED', 'replication packet 503: broken'],
+      ] as const) {
+        store.sqlite.prepare('INSERT INTO packets (number, created_at) VALUES (?, ?)').run(packet, at);
+        store.sqlite
+          .prepare(
+            `INSERT INTO replication_packets (packet, status, format, schema_sequence, timestamp, error, updated_at)
+             VALUES (?, ?, ?, 31, ?, ?, ?)`,
+          )
+          .run(packet, status, status === 'SYNCED' ? 'V2' : null, status === 'SYNCED' ? at : null, error, at);
+      }
+      store.sqlite.prepare('INSERT INTO packets (number, created_at) VALUES (504, ?)').run(at);
+    })();
+    store.close();
+    app = testApp(`${data.dir}/livefeed.db`, data.dir);
+  });
+  afterAll(async () => {
+    app?.store.close();
+    await data?.cleanup();
+  });
+
+  it('entity(mbid) is null for an MBID known only from removals; removal(mbid) answers', async () => {
+    const answer = await gql(
+      app,
+      `query($m: ID!) { entity(mbid: $m) { mbid } removal(mbid: $m) { mbid entity packet kind mergedInto } }`,
+      { m: ONLY_REMOVED },
+    );
+    expect(answer).toEqual({
+      data: {
+        entity: null,
+        removal: { mbid: ONLY_REMOVED, entity: 'ARTIST', packet: 501, kind: 'MERGED', mergedInto: null },
+      },
+    });
+  });
+
+  it(`more than ${MAX_REMOVALS} removals in the range: RANGE_TOO_LARGE; a narrower range answers`, async () => {
+    const wide = await gql(app, '{ removals { mbid } }');
+    expect(wide.errors?.[0]?.extensions).toMatchObject({ code: 'RANGE_TOO_LARGE', count: MAX_REMOVALS + 2 });
+    const narrow = await gql(app, '{ removals(fromPacket: 501) { mbid kind } }');
+    expect(narrow.data!.removals).toEqual([{ mbid: ONLY_REMOVED, kind: 'MERGED' }]);
+  });
+
+  it('replicationStatus says why there is no Packet.replication', async () => {
+    const answer = await gql(
+      app,
+      '{ packets { nodes { number replicationStatus replicationError replication { format } } } }',
+    );
+    expect(answer.data!.packets.nodes).toEqual([
+      { number: 504, replicationStatus: 'NOT_FETCHED', replicationError: null, replication: null },
+      {
+        number: 503,
+        replicationStatus: 'FAILED',
+        replicationError: 'replication packet 503: broken',
+        replication: null,
+      },
+      {
+        number: 502,
+        replicationStatus: 'MISSING',
+        replicationError: 'replication-502-v2.tar.bz2 is not on the feed',
+        replication: null,
+      },
+      { number: 501, replicationStatus: 'SYNCED', replicationError: null, replication: { format: 'V2' } },
+      { number: 500, replicationStatus: 'SYNCED', replicationError: null, replication: { format: 'V2' } },
+    ]);
+    const missing = await gql(app, '{ rowChanges(packet: 502) { totalCount } }');
+    expect(missing.errors?.[0]?.extensions).toMatchObject({ code: 'NOT_FOUND', status: 'MISSING' });
+    expect(missing.errors?.[0]?.message).toContain('is not stored: its status is MISSING');
+  });
+});

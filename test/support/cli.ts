@@ -1,0 +1,84 @@
+import { type ChildProcess, spawn } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
+
+/** The repository root (where `src/cli.ts` lives). */
+export const REPO_ROOT = fileURLToPath(new URL('../../', import.meta.url));
+
+/** A running `livefeed` CLI process (through tsx, so no build is needed). */
+export interface CliProcess {
+  child: ChildProcess;
+  /** stderr lines so far (pino JSON lines and `livefeed: ...` messages). */
+  stderr: string[];
+  stdout: string[];
+  /** Resolves with the exit code (or the signal name) once the process has ended. */
+  exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
+  /** Resolves when a JSON log line with `event` appears (rejects if the process ends first). */
+  waitForEvent(event: string): Promise<Record<string, unknown>>;
+  /** Resolves when `test` holds for the log lines so far (rejects if the process ends first). */
+  waitUntil(test: (events: Record<string, unknown>[]) => boolean, what: string): Promise<void>;
+  /** Parsed JSON log lines. */
+  events(): Record<string, unknown>[];
+}
+
+/**
+ * Starts `node --import tsx src/cli.ts ...args` with `env` added to this process's environment
+ * (LIVEFEED_* variables of the test runner are removed first).
+ */
+export function startCli(args: readonly string[], env: Record<string, string> = {}): CliProcess {
+  const base = Object.fromEntries(
+    Object.entries(process.env).filter(([key]) => !key.startsWith('LIVEFEED_')),
+  );
+  const child = spawn(process.execPath, ['--import', 'tsx', 'src/cli.ts', ...args], {
+    cwd: REPO_ROOT,
+    env: { ...base, ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  const stderr: string[] = [];
+  const stdout: string[] = [];
+  const listeners = new Set<() => void>();
+  const collect = (into: string[]) => {
+    let rest = '';
+    return (chunk: Buffer) => {
+      const lines = (rest + chunk.toString('utf8')).split('\n');
+      rest = lines.pop() ?? '';
+      into.push(...lines);
+      for (const listener of listeners) listener();
+    };
+  };
+  child.stderr!.on('data', collect(stderr));
+  child.stdout!.on('data', collect(stdout));
+  const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) =>
+    child.once('close', (code, signal) => {
+      resolve({ code, signal });
+      for (const listener of listeners) listener();
+    }),
+  );
+  const events = () =>
+    stderr.flatMap((line) => {
+      if (!line.startsWith('{')) return [];
+      try {
+        return [JSON.parse(line) as Record<string, unknown>];
+      } catch {
+        return [];
+      }
+    });
+  const waitUntil = (test: (logged: Record<string, unknown>[]) => boolean, what: string) =>
+    new Promise<void>((resolve, reject) => {
+      const check = () => {
+        if (test(events())) {
+          listeners.delete(check);
+          resolve();
+        } else if (child.exitCode !== null || child.signalCode !== null) {
+          listeners.delete(check);
+          reject(new Error(`livefeed ended before ${what}:\n${stderr.join('\n')}`));
+        }
+      };
+      listeners.add(check);
+      check();
+    });
+  const waitForEvent = async (event: string) => {
+    await waitUntil((logged) => logged.some((e) => e.event === event), `logging ${event}`);
+    return events().find((e) => e.event === event)!;
+  };
+  return { child, stderr, stdout, exited, waitForEvent, waitUntil, events };
+}

@@ -1,0 +1,297 @@
+import { cp, rm } from 'node:fs/promises';
+import { join } from 'node:path';
+import Database from 'better-sqlite3';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { BUNDLED_FEED_ROOT, SAMPLE_TOKEN, startSampleFeed } from '../../src/samplefeed/server.js';
+import { startCli } from '../support/cli.js';
+import { tempDir } from '../support/harness.js';
+import { readBundledManifest } from '../support/manifest.js';
+import { gidRedirectRow, writeReplicationPacket } from '../support/replicationArchives.js';
+import { type SyncedFeed, syncFeedFolder, writeDeploymentFeed } from '../support/replicationFeeds.js';
+
+const manifest = readBundledManifest();
+const PACKET_FILE = /\/replication-\d+(-v2)?\.tar\.bz2(\.asc)?$/;
+
+function query<T>(dbPath: string, sql: string, ...params: unknown[]): T[] {
+  const db = new Database(dbPath, { readonly: true });
+  try {
+    return db.prepare(sql).all(...params) as T[];
+  } finally {
+    db.close();
+  }
+}
+
+const expectedRemovals = () =>
+  manifest.packets.flatMap((packet) =>
+    (packet.replication?.removals ?? []).map((removal) => ({ packet: packet.number, ...removal })),
+  );
+
+/** Checks that every packet's replication packet is stored as the manifest says. */
+function expectAllStored(synced: SyncedFeed, format: 'V1' | 'V2', names: (packet: number) => string): void {
+  expect(synced.report.problems).toEqual([]);
+  expect(synced.report.completed).toEqual(manifest.packets.map((packet) => packet.number));
+  const stored = query<Record<string, unknown>>(
+    synced.dbPath,
+    `SELECT r.packet, r.status, r.format, r.row_count AS rowCount, r.file_name AS fileName, r.timestamp,
+            f.signature, f.fingerprint
+     FROM replication_packets r JOIN feed_files f ON f.name = r.file_name ORDER BY r.packet`,
+  );
+  expect(stored).toEqual(
+    manifest.packets.map((packet) => ({
+      packet: packet.number,
+      status: 'SYNCED',
+      format,
+      rowCount: packet.replication!.rowCount,
+      fileName: names(packet.number),
+      timestamp: packet.timestamp.replace(' ', 'T').replace(/\+00$/, 'Z'),
+      signature: 'VERIFIED',
+      fingerprint: manifest.signingKeyFingerprint,
+    })),
+  );
+  // Each replication packet and its signature were asked for exactly once, before the packet's dumps.
+  const asked = synced.requests.filter((path) => PACKET_FILE.test(path));
+  expect(asked).toEqual(
+    manifest.packets.flatMap((packet) => [
+      `/api/musicbrainz/${names(packet.number)}`,
+      `/api/musicbrainz/${names(packet.number)}.asc`,
+    ]),
+  );
+  expect(
+    query(
+      synced.dbPath,
+      'SELECT packet, mbid, entity, kind, merged_into AS mergedInto FROM removals ORDER BY packet, mbid',
+    ),
+  ).toEqual(expectedRemovals());
+}
+
+describe('replication packets in both deployments', () => {
+  let production: SyncedFeed;
+  let testDeployment: SyncedFeed;
+  let v1Feed: Awaited<ReturnType<typeof tempDir>>;
+
+  beforeAll(async () => {
+    production = await syncFeedFolder(BUNDLED_FEED_ROOT, { deployment: 'production' });
+    v1Feed = await tempDir('lf-v1-feed-');
+    await writeDeploymentFeed(v1Feed.dir, manifest, { format: 'v1', deployment: 'test' });
+    testDeployment = await syncFeedFolder(v1Feed.dir, { deployment: 'test' });
+  }, 60_000);
+  afterAll(async () => {
+    await production?.cleanup();
+    await testDeployment?.cleanup();
+    await v1Feed?.cleanup();
+  });
+
+  it('production: fetches, verifies and stores every replication-N-v2.tar.bz2 of the bundled feed', () => {
+    expectAllStored(
+      production,
+      'V2',
+      (packet) => manifest.packets.find((p) => p.number === packet)!.replication!.file,
+    );
+    const files = query<{ name: string; size: number; sha256: string }>(
+      production.dbPath,
+      `SELECT name, size, sha256 FROM feed_files WHERE name LIKE 'replication-%' ORDER BY name`,
+    );
+    expect(files).toEqual(
+      manifest.packets.map((packet) => ({
+        name: packet.replication!.file,
+        size: packet.replication!.bytes,
+        sha256: packet.replication!.sha256,
+      })),
+    );
+  });
+
+  it('test deployment: fetches replication-N.tar.bz2 (v1) and never a -v2 name', () => {
+    expectAllStored(testDeployment, 'V1', (packet) => `replication-${packet}.tar.bz2`);
+    expect(testDeployment.requests.some((path) => path.includes('-v2'))).toBe(false);
+  });
+
+  it('both store the same rows in the same apply order', () => {
+    const shape = 'SELECT packet, ord, seqid, xid, table_name, op FROM row_changes ORDER BY packet, ord';
+    const rows = query(production.dbPath, shape);
+    expect(rows).toHaveLength(manifest.packets.reduce((sum, p) => sum + p.replication!.rowCount, 0));
+    expect(query(testDeployment.dbPath, shape)).toEqual(rows);
+  });
+});
+
+describe('replication packets that are missing, skipped or off', () => {
+  let feed: Awaited<ReturnType<typeof tempDir>>;
+  const missing = 186105;
+  const missingFile = `replication-${missing}-v2.tar.bz2`;
+
+  beforeAll(async () => {
+    feed = await tempDir('lf-feed-');
+    await cp(BUNDLED_FEED_ROOT, feed.dir, { recursive: true });
+    await rm(join(feed.dir, missingFile));
+    await rm(join(feed.dir, `${missingFile}.asc`));
+  });
+  afterAll(() => feed?.cleanup());
+
+  it('a 404 is recorded MISSING and reported; the packet still completes; the next pass does not ask again', async () => {
+    // Both passes go over every packet (from the first): the second asks for no file at all.
+    const synced = await syncFeedFolder(
+      feed.dir,
+      { deployment: 'production', passes: 2 },
+      manifest.firstPacket,
+    );
+    try {
+      const [first, second] = synced.passRequests;
+      expect(first).toContain(`/api/musicbrainz/${missingFile}`);
+      expect(second).toEqual(['/api/musicbrainz/replication-info']);
+      expect(
+        query(
+          synced.dbPath,
+          'SELECT status, row_count AS n FROM replication_packets WHERE packet = ?',
+          missing,
+        ),
+      ).toEqual([{ status: 'MISSING', n: 0 }]);
+      expect(query(synced.dbPath, 'SELECT count(*) AS n FROM packets WHERE synced_at IS NOT NULL')).toEqual([
+        { n: 24 },
+      ]);
+    } finally {
+      await synced.cleanup();
+    }
+  });
+
+  it('the 404 is reported in the pass that met it', async () => {
+    const synced = await syncFeedFolder(feed.dir, { deployment: 'production' });
+    try {
+      expect(synced.report.problems).toEqual([
+        {
+          packet: missing,
+          file: `replication packet ${missing}`,
+          reason: expect.stringContaining(`${missingFile} is not on the feed`) as unknown,
+        },
+      ]);
+      expect(synced.report.completed).toContain(missing);
+      expect(synced.report.completed).toHaveLength(24);
+      expect(
+        query(
+          synced.dbPath,
+          'SELECT status, row_count AS n FROM replication_packets WHERE packet = ?',
+          missing,
+        ),
+      ).toEqual([{ status: 'MISSING', n: 0 }]);
+      expect(synced.requests).toContain(`/api/musicbrainz/${missingFile}`);
+    } finally {
+      await synced.cleanup();
+    }
+  });
+
+  it('skipped packets (skipPackets) are not fetched and still complete', async () => {
+    const skipped = [186110, 186111];
+    const synced = await syncFeedFolder(feed.dir, {
+      deployment: 'production',
+      skipPackets: [...skipped, missing],
+    });
+    try {
+      expect(synced.report.problems).toEqual([]);
+      expect(synced.report.completed).toHaveLength(24);
+      for (const packet of [...skipped, missing]) {
+        expect(synced.requests.filter((path) => path.includes(`replication-${packet}`))).toEqual([]);
+      }
+      expect(synced.requests.filter((path) => PACKET_FILE.test(path))).toHaveLength(2 * 21);
+      const stored = query<{ packet: number }>(synced.dbPath, 'SELECT packet FROM replication_packets');
+      expect(stored.map((row) => row.packet)).not.toContain(186110);
+      expect(stored).toHaveLength(21);
+    } finally {
+      await synced.cleanup();
+    }
+  });
+
+  it('--no-replication-packets: the CLI fetches none', async () => {
+    const served = await startSampleFeed({ root: BUNDLED_FEED_ROOT });
+    const data = await tempDir('lf-cli-');
+    try {
+      const cli = startCli(
+        [
+          'sync',
+          '--once',
+          '--feed-url',
+          served.feedRoot,
+          '--data-dir',
+          data.dir,
+          '--no-replication-packets',
+          '--log-level',
+          'info',
+        ],
+        { LIVEFEED_TOKEN: SAMPLE_TOKEN },
+      );
+      expect((await cli.exited).code, cli.stderr.join('\n')).toBe(0);
+      const paths = served.requests.map((request) => request.path);
+      expect(paths.filter((path) => path.includes('/json-dumps/')).length).toBeGreaterThan(0);
+      expect(paths.filter((path) => PACKET_FILE.test(path))).toEqual([]);
+      const dbPath = join(data.dir, 'livefeed.db');
+      expect(query(dbPath, 'SELECT count(*) AS n FROM replication_packets')).toEqual([{ n: 0 }]);
+      expect(query(dbPath, 'SELECT count(*) AS n FROM packets WHERE synced_at IS NULL')).toEqual([{ n: 0 }]);
+    } finally {
+      await served.close();
+      await data.cleanup();
+    }
+  }, 60_000);
+});
+
+describe("the replication packet's TIMESTAMP settles missing JSON dumps", () => {
+  const clock = new Date('2026-05-12T12:00:00Z');
+  const packet = 40;
+  let feed: Awaited<ReturnType<typeof tempDir>>;
+
+  beforeAll(async () => {
+    feed = await tempDir('lf-feed-');
+    // An hour without JSON dumps, three hours old; its replication packet only merges away an MBID
+    // no JSON dump ever held.
+    await writeReplicationPacket(feed.dir, {
+      packet,
+      format: 'v2',
+      timestamp: '2026-05-12 09:00:00.5+00',
+      rows: [
+        {
+          xid: 77,
+          table: 'musicbrainz.artist_gid_redirect',
+          op: 'i',
+          newData: gidRedirectRow('0f1e2d3c-4b5a-4968-8776-a5b4c3d2e1f0', 424242),
+        },
+      ],
+    });
+  });
+  afterAll(() => feed?.cleanup());
+
+  it('every dump of the packet is NO_CHANGES at once and the packet completes', async () => {
+    const synced = await syncFeedFolder(
+      feed.dir,
+      { deployment: 'production', verify: false, now: () => clock, entities: ['artist', 'label'] },
+      packet,
+    );
+    try {
+      expect(synced.report.completed).toEqual([packet]);
+      expect(query(synced.dbPath, 'SELECT timestamp FROM packets WHERE number = ?', packet)).toEqual([
+        { timestamp: '2026-05-12T09:00:00.500000Z' },
+      ]);
+      expect(query(synced.dbPath, 'SELECT entity, status FROM dumps ORDER BY entity')).toEqual([
+        { entity: 'artist', status: 'NO_CHANGES' },
+        { entity: 'label', status: 'NO_CHANGES' },
+      ]);
+    } finally {
+      await synced.cleanup();
+    }
+  });
+
+  it('without replication packets the same hour has no evidence and stays PENDING', async () => {
+    const synced = await syncFeedFolder(
+      feed.dir,
+      {
+        deployment: 'production',
+        verify: false,
+        now: () => clock,
+        entities: ['artist', 'label'],
+        replicationPackets: false,
+      },
+      packet,
+    );
+    try {
+      expect(synced.report.completed).toEqual([]);
+      expect(query(synced.dbPath, 'SELECT DISTINCT status FROM dumps')).toEqual([{ status: 'PENDING' }]);
+    } finally {
+      await synced.cleanup();
+    }
+  });
+});
