@@ -12,7 +12,8 @@ import { resolveXzDecoder, type XzDecoder } from '../src/feed/xz.js';
 import { ingestJsonDump } from '../src/sync/ingest.js';
 
 const [archive, db, packet, entity, decoder = 'auto'] = process.argv.slice(2);
-if (!archive || !db || !packet || !entity) throw new Error('usage: ingestChild.ts ARCHIVE DB PACKET ENTITY [DECODER]');
+if (!archive || !db || !packet || !entity)
+  throw new Error('usage: ingestChild.ts ARCHIVE DB PACKET ENTITY [DECODER]');
 for (const suffix of ['', '-wal', '-shm']) rmSync(db + suffix, { force: true });
 const store = openStore(db);
 const cpu0 = process.cpuUsage();

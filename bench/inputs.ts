@@ -71,7 +71,10 @@ function* shapedLines(targetBytes: number, counter: { lines: number; bytes: numb
 
 /** A release line whose `media` holds enough tracks to reach about `bytes` bytes. */
 function longReleaseLine(bytes: number): string {
-  const release = JSON.parse(sampleLines().find((line) => line.includes('"media"'))!) as Record<string, unknown>;
+  const release = JSON.parse(sampleLines().find((line) => line.includes('"media"'))!) as Record<
+    string,
+    unknown
+  >;
   const tracks: unknown[] = [];
   let size = JSON.stringify(release).length;
   for (let n = 1; size < bytes; n++) {
@@ -81,8 +84,20 @@ function longReleaseLine(bytes: number): string {
       position: n,
       title: `Track ${n} \u2028with a line separator\u2029 and \r a carriage return \u0085`,
       length: 180000 + n,
-      recording: { id: randomUUID(), title: `Recording ${n}`, length: 180000 + n, video: false, disambiguation: '' },
-      'artist-credit': [{ name: 'Artist', joinphrase: '', artist: { id: randomUUID(), name: 'Artist', 'sort-name': 'Artist' } }],
+      recording: {
+        id: randomUUID(),
+        title: `Recording ${n}`,
+        length: 180000 + n,
+        video: false,
+        disambiguation: '',
+      },
+      'artist-credit': [
+        {
+          name: 'Artist',
+          joinphrase: '',
+          artist: { id: randomUUID(), name: 'Artist', 'sort-name': 'Artist' },
+        },
+      ],
     };
     tracks.push(track);
     size += JSON.stringify(track).length + 1;
@@ -101,10 +116,21 @@ async function buildDump(
   const counter: { lines: number; bytes: number; longest?: number } = { lines: 0, bytes: 0 };
   const built = await writeJsonDump(root, { packet, entity, lines: lines(counter) });
   const { lines: lineCount, bytes: memberBytes } = counter;
-  return { path: built.path, packet, entity, lines: lineCount, memberBytes, bytes: built.bytes, longestLine: counter.longest ?? 0 };
+  return {
+    path: built.path,
+    packet,
+    entity,
+    lines: lineCount,
+    memberBytes,
+    bytes: built.bytes,
+    longestLine: counter.longest ?? 0,
+  };
 }
 
-function* counted(lines: Iterable<string>, counter: { lines: number; bytes: number; longest?: number }): Generator<string> {
+function* counted(
+  lines: Iterable<string>,
+  counter: { lines: number; bytes: number; longest?: number },
+): Generator<string> {
   for (const line of lines) {
     const bytes = Buffer.byteLength(line);
     counter.lines++;
@@ -119,7 +145,12 @@ function packetRows(count: number): FixtureRow[] {
   const rows: FixtureRow[] = [];
   for (let i = 0; i < count; i++) {
     const id = 1_000_000 + i;
-    const row = artistRow({ id, gid: randomUUID(), name: `Artist ${i} \t with a tab`, comment: `bench row ${i}` });
+    const row = artistRow({
+      id,
+      gid: randomUUID(),
+      name: `Artist ${i} \t with a tab`,
+      comment: `bench row ${i}`,
+    });
     const op = i % 10 === 9 ? 'd' : i % 3 === 0 ? 'u' : 'i';
     rows.push({
       xid: 5_000_000 + Math.floor(i / 20),
@@ -137,15 +168,27 @@ function packetRows(count: number): FixtureRow[] {
  * (1 = 220 MB; smaller values for a quick smoke run).
  * @throws Error from tar/xz/bzip2 when a build fails.
  */
-export async function buildInputs(outDir: string, options: { rebuild?: boolean; scale?: number; log?: (s: string) => void }): Promise<BenchInputs> {
+export async function buildInputs(
+  outDir: string,
+  options: { rebuild?: boolean; scale?: number; log?: (s: string) => void },
+): Promise<BenchInputs> {
   const scale = options.scale ?? 1;
   const log = options.log ?? (() => {});
   const recipe = { version: RECIPE_VERSION, scale };
   const metaFile = join(outDir, 'inputs.json');
   if (!options.rebuild && existsSync(metaFile)) {
-    const meta = JSON.parse(await readFile(metaFile, 'utf8')) as { recipe: typeof recipe; inputs: BenchInputs };
-    const paths = [meta.inputs.big.path, meta.inputs.small.path, meta.inputs.longLines.path, meta.inputs.packet.path];
-    if (JSON.stringify(meta.recipe) === JSON.stringify(recipe) && paths.every((p) => existsSync(p))) return meta.inputs;
+    const meta = JSON.parse(await readFile(metaFile, 'utf8')) as {
+      recipe: typeof recipe;
+      inputs: BenchInputs;
+    };
+    const paths = [
+      meta.inputs.big.path,
+      meta.inputs.small.path,
+      meta.inputs.longLines.path,
+      meta.inputs.packet.path,
+    ];
+    if (JSON.stringify(meta.recipe) === JSON.stringify(recipe) && paths.every((p) => existsSync(p)))
+      return meta.inputs;
   }
   const feed = join(outDir, 'feed');
   await rm(feed, { recursive: true, force: true });
@@ -155,7 +198,9 @@ export async function buildInputs(outDir: string, options: { rebuild?: boolean; 
   const started = Date.now();
   const [big, small, longLines] = await Promise.all([
     buildDump(feed, 900001, 'recording', (c) => counted(shapedLines(bigBytes, { lines: 0, bytes: 0 }), c)),
-    buildDump(feed, 900002, 'recording', (c) => counted(shapedLines(bigBytes / 10, { lines: 0, bytes: 0 }), c)),
+    buildDump(feed, 900002, 'recording', (c) =>
+      counted(shapedLines(bigBytes / 10, { lines: 0, bytes: 0 }), c),
+    ),
     buildDump(feed, 900003, 'release', (c) =>
       counted(
         (function* () {
@@ -180,12 +225,22 @@ export async function buildInputs(outDir: string, options: { rebuild?: boolean; 
   });
   const { statSync } = await import('node:fs');
   const { execFileSync } = await import('node:child_process');
-  const tarBytes = Number(execFileSync('sh', ['-c', `bzip2 -dc '${packetPath}' | wc -c`]).toString().trim());
+  const tarBytes = Number(
+    execFileSync('sh', ['-c', `bzip2 -dc '${packetPath}' | wc -c`])
+      .toString()
+      .trim(),
+  );
   const inputs: BenchInputs = {
     big,
     small,
     longLines,
-    packet: { path: packetPath, packet: packetNumber, rows: rowCount, bytes: statSync(packetPath).size, tarBytes },
+    packet: {
+      path: packetPath,
+      packet: packetNumber,
+      rows: rowCount,
+      bytes: statSync(packetPath).size,
+      tarBytes,
+    },
   };
   await writeFile(metaFile, `${JSON.stringify({ recipe, inputs }, null, 2)}\n`);
   return inputs;

@@ -57,7 +57,9 @@ export async function dumpEntityOf(path: string, decoder: XzDecoder = 'auto'): P
     (stream as unknown as Readable).on('end', next).resume();
   });
   try {
-    await pipeline(createReadStream(path), createXzDecompressor(decoder, path), extract, { signal: stop.signal });
+    await pipeline(createReadStream(path), createXzDecompressor(decoder, path), extract, {
+      signal: stop.signal,
+    });
   } catch (error) {
     if (!stop.signal.aborted) throw error;
   }
@@ -116,9 +118,12 @@ export async function runImport(file: string, flags: ImportFlags, logger?: Logge
   const { packet: packetText, entity: entityText, ...shared } = flags;
   const config = loadConfig(shared);
   const log = logger ?? createLogger(config.logLevel, { service: 'livefeed' });
-  if (packetText === undefined || !/^\d+$/.test(packetText)) throw new RangeError(`--packet must be a number, not ${packetText}`);
+  if (packetText === undefined || !/^\d+$/.test(packetText))
+    throw new RangeError(`--packet must be a number, not ${packetText}`);
   if (entityText !== undefined && !isEntityType(entityText)) {
-    throw new RangeError(`--entity ${entityText} is no entity type (expected one of ${ENTITY_TYPES.join(', ')})`);
+    throw new RangeError(
+      `--entity ${entityText} is no entity type (expected one of ${ENTITY_TYPES.join(', ')})`,
+    );
   }
   const controller = new AbortController();
   const stop = () => controller.abort(new Error('import stopped by a signal: nothing was stored'));
@@ -137,7 +142,12 @@ export async function runImport(file: string, flags: ImportFlags, logger?: Logge
         entity: entityText as EntityType | undefined,
         signal: AbortSignal.any([controller.signal, lock.lost]),
         onProgress: (read, total) => {
-          progress ??= createProgress({ label: 'import', total: Math.max(1, Math.ceil(total / 1e6)), unit: 'MB (xz)', logger: log });
+          progress ??= createProgress({
+            label: 'import',
+            total: Math.max(1, Math.ceil(total / 1e6)),
+            unit: 'MB (xz)',
+            logger: log,
+          });
           const mb = Math.floor(read / 1e6);
           if (mb > shownMb) {
             progress.tick(mb - shownMb);
@@ -151,7 +161,14 @@ export async function runImport(file: string, flags: ImportFlags, logger?: Logge
       }
       const seconds = (Date.now() - started) / 1000;
       log.info(
-        { event: 'import-done', file, packet: result.metadata.replicationSequence, entity: result.entity, ...summary(result), seconds },
+        {
+          event: 'import-done',
+          file,
+          packet: result.metadata.replicationSequence,
+          entity: result.entity,
+          ...summary(result),
+          seconds,
+        },
         'import done',
       );
       process.stdout.write(

@@ -61,6 +61,8 @@ const BATCH_BYTES = 1 << 20;
  * are, cast to TEXT by SQLite: no JS string, no JSON.parse, no second parse by SQLite. Rows go in
  * batches of {@link BATCH_ROWS} through one prepared multi-row INSERT with positional parameters.
  * Lines the fast path refuses go to `diagnoseLine`: stored re-escaped, or quarantined with the reason.
+ * The check runs on this thread: on the 2-core reference machine xz keeps the other core busy, and
+ * moving the check to a worker thread or the reader to a process measured slower (bench/RESULTS.md).
  */
 class ChangeWriter {
   changeCount = 0;
