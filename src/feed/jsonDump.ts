@@ -2,6 +2,7 @@ import { createReadStream } from 'node:fs';
 import type { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import tar from 'tar-stream';
+import { integerMember, readSmallMember } from './archiveMembers.js';
 import type { EntityType } from './entities.js';
 import { ArchiveError } from './errors.js';
 import { LineSplitter } from './lineSplitter.js';
@@ -100,7 +101,7 @@ export async function readJsonDump(
     }
     const limit = METADATA_MEMBERS[name];
     if (limit !== undefined) {
-      readSmall(stream, limit, `${where}: member ${name}`).then((text) => {
+      readSmallMember(stream, limit, `${where}: member ${name}`).then((text) => {
         texts.set(name, text);
         done();
       }, done);
@@ -164,30 +165,8 @@ export async function readJsonDump(
   return { metadata: metadata!, lineCount, bytes };
 }
 
-function readSmall(stream: Readable, limit: number, what: string): Promise<string> {
-  return new Promise((resolve, reject) => {
-    const chunks: Buffer[] = [];
-    let size = 0;
-    stream.on('data', (chunk: Buffer) => {
-      size += chunk.length;
-      if (size > limit) stream.destroy(new ArchiveError(`${what} is larger than ${limit} bytes`));
-      else chunks.push(chunk);
-    });
-    stream.on('error', reject);
-    stream.on('end', () => resolve(Buffer.concat(chunks).toString('utf8')));
-  });
-}
-
-function integerMember(texts: Map<string, string>, name: string, where: string): number {
-  const text = texts.get(name);
-  if (text === undefined) throw new ArchiveError(`${where}: member ${name} is missing`);
-  if (!/^\d+\n?$/.test(text))
-    throw new ArchiveError(`${where}: member ${name} is not a number: ${JSON.stringify(text.slice(0, 40))}`);
-  return Number(text.trim());
-}
-
 function parseMetadata(texts: Map<string, string>, packet: number, where: string): JsonDumpMetadata {
-  const replicationSequence = integerMember(texts, 'REPLICATION_SEQUENCE', where);
+  const replicationSequence = integerMember(texts.get('REPLICATION_SEQUENCE'), 'REPLICATION_SEQUENCE', where);
   if (replicationSequence !== packet) {
     throw new ArchiveError(`${where}: REPLICATION_SEQUENCE is ${replicationSequence}, expected ${packet}`);
   }
@@ -201,10 +180,10 @@ function parseMetadata(texts: Map<string, string>, packet: number, where: string
   }
   return {
     replicationSequence,
-    schemaSequence: integerMember(texts, 'SCHEMA_SEQUENCE', where),
+    schemaSequence: integerMember(texts.get('SCHEMA_SEQUENCE'), 'SCHEMA_SEQUENCE', where),
     timestamp,
     jsonDumpsSchemaNumber: texts.has('JSON_DUMPS_SCHEMA_NUMBER')
-      ? integerMember(texts, 'JSON_DUMPS_SCHEMA_NUMBER', where)
+      ? integerMember(texts.get('JSON_DUMPS_SCHEMA_NUMBER'), 'JSON_DUMPS_SCHEMA_NUMBER', where)
       : null,
   };
 }

@@ -3,7 +3,8 @@ import { type Readable, Writable } from 'node:stream';
 import { finished, pipeline } from 'node:stream/promises';
 import split2 from 'split2';
 import tar from 'tar-stream';
-import unbzip2 from 'unbzip2-stream';
+import { integerMember, readSmallMember } from '../archiveMembers.js';
+import { createBzip2Decompressor } from '../bzip2.js';
 import { ArchiveError } from '../errors.js';
 import { DEFAULT_MAX_ARCHIVE_BYTES, sizeLimit } from '../sizeLimit.js';
 import { parsePgTimestamp } from '../timestamp.js';
@@ -82,7 +83,9 @@ export async function readReplicationArchive(
   });
   try {
     const limiter = sizeLimit(options.maxBytes ?? DEFAULT_MAX_ARCHIVE_BYTES, state.where);
-    await pipeline(createReadStream(path), unbzip2(), limiter, extract, { signal: options.signal });
+    await pipeline(createReadStream(path), createBzip2Decompressor(state.where), limiter, extract, {
+      signal: options.signal,
+    });
   } catch (error) {
     throw asArchiveError(error, state.where);
   }
@@ -111,7 +114,7 @@ async function readEntry(state: ReadState, header: tar.Header, stream: Readable)
     await finished(stream);
   } else if (role.role === 'metadata') {
     if (state.texts.has(name)) throw new ArchiveError(`${where}: member ${name} appears twice`);
-    const text = await readSmall(stream, role.limit, `${where}: member ${name}`);
+    const text = await readSmallMember(stream, role.limit, `${where}: member ${name}`);
     state.texts.set(name, text);
     if (name === 'REPLICATION_SEQUENCE') checkSequence(text, state.packet, where);
   } else {
@@ -169,29 +172,8 @@ async function readLines(
   return ended ? line - 1 : line;
 }
 
-function readSmall(stream: Readable, limit: number, what: string): Promise<string> {
-  return new Promise((resolve, reject) => {
-    const chunks: Buffer[] = [];
-    let size = 0;
-    stream.on('data', (chunk: Buffer) => {
-      size += chunk.length;
-      if (size > limit) stream.destroy(new ArchiveError(`${what} is larger than ${limit} bytes`));
-      else chunks.push(chunk);
-    });
-    stream.on('error', reject);
-    stream.on('end', () => resolve(Buffer.concat(chunks).toString('utf8')));
-  });
-}
-
-function integerText(text: string | undefined, name: string, where: string): number {
-  if (text === undefined) throw new ArchiveError(`${where}: member ${name} is missing`);
-  if (!/^\d+\n?$/.test(text))
-    throw new ArchiveError(`${where}: member ${name} is not a number: ${JSON.stringify(text.slice(0, 40))}`);
-  return Number(text.trim());
-}
-
 function checkSequence(text: string | undefined, packet: number, where: string): void {
-  const sequence = integerText(text, 'REPLICATION_SEQUENCE', where);
+  const sequence = integerMember(text, 'REPLICATION_SEQUENCE', where);
   if (sequence !== packet)
     throw new ArchiveError(`${where}: REPLICATION_SEQUENCE is ${sequence}, expected ${packet}`);
 }
@@ -207,12 +189,12 @@ function summarize({ texts, kinds, lineCounts, packet, where }: ReadState): Repl
     throw new ArchiveError(`${where}: member TIMESTAMP: ${(error as Error).message}`);
   }
   const version = texts.has('DBMIRROR_VERSION')
-    ? integerText(texts.get('DBMIRROR_VERSION'), 'DBMIRROR_VERSION', where)
+    ? integerMember(texts.get('DBMIRROR_VERSION'), 'DBMIRROR_VERSION', where)
     : null;
   return {
     format: formatOf(kinds, version, where),
     replicationSequence: packet,
-    schemaSequence: integerText(texts.get('SCHEMA_SEQUENCE'), 'SCHEMA_SEQUENCE', where),
+    schemaSequence: integerMember(texts.get('SCHEMA_SEQUENCE'), 'SCHEMA_SEQUENCE', where),
     timestamp,
     dbmirrorVersion: version,
     members: Object.fromEntries(kinds),
