@@ -1,13 +1,9 @@
 import { basename } from 'node:path';
 import type Database from 'better-sqlite3';
 import type { Store } from '../db/client.js';
+import { type RowChangeRow, type TableChangesRow, tableChangesOf } from '../db/replicationQueries.js';
 import { packetLabel, readReplicationArchive } from '../feed/replication/archive.js';
-import type {
-  ReplicationArchiveInfo,
-  ReplicationFormat,
-  RowChange,
-  RowOp,
-} from '../feed/replication/types.js';
+import type { ReplicationArchiveInfo, ReplicationFormat, RowChange } from '../feed/replication/types.js';
 import { type FeedFileRecord, upsertFeedFile } from './ingest.js';
 import { deriveRemovals, type UnresolvedRemoval } from './replicationRemovals.js';
 import { PacketStaging } from './replicationStaging.js';
@@ -29,13 +25,7 @@ export interface StoreReplicationOptions {
 }
 
 /** Row counts of one table in one packet. */
-export interface TableChanges {
-  /** `schema.table` */
-  table: string;
-  inserts: number;
-  updates: number;
-  deletes: number;
-}
+export type TableChanges = TableChangesRow;
 
 /** What {@link storeReplicationPacket} stored. */
 export interface StoredReplicationPacket {
@@ -89,7 +79,7 @@ export async function storeReplicationPacket(
         maxBytes: options.maxBytes,
       });
       options.signal?.throwIfAborted();
-      const stored = writePacket(sqlite, staging, info, { packet, fileName, where, at: now().toISOString() });
+      const stored = writePacket(store, staging, info, { packet, fileName, where, at: now().toISOString() });
       if (options.file) upsertFeedFile(store, options.file);
       options.beforeCommit?.();
       return stored;
@@ -101,11 +91,12 @@ export async function storeReplicationPacket(
 
 /** Replaces the packet's rows and removals with the staged ones and records its rows and events. */
 function writePacket(
-  sqlite: Database.Database,
+  store: Store,
   staging: PacketStaging,
   info: ReplicationArchiveInfo,
   { packet, fileName, where, at }: { packet: number; fileName: string; where: string; at: string },
 ): StoredReplicationPacket {
+  const { sqlite } = store;
   sqlite.prepare('DELETE FROM row_changes WHERE packet = ?').run(packet);
   sqlite.prepare('DELETE FROM removals WHERE packet = ?').run(packet);
   const rowCount = staging.finish(info, packet, where);
@@ -120,7 +111,7 @@ function writePacket(
     schemaSequence: info.schemaSequence,
     timestamp: info.timestamp,
     rowCount,
-    tables: tableChanges(sqlite, packet),
+    tables: tableChangesOf(store, packet),
     removals: removals.count,
     schemaChange,
     unresolvedDeletions: removals.unresolved.length,
@@ -213,25 +204,8 @@ function fillPacketRow(
     .run(packet, info.timestamp, info.schemaSequence, at);
 }
 
-function tableChanges(sqlite: Database.Database, packet: number): TableChanges[] {
-  return sqlite
-    .prepare(
-      `SELECT table_name AS "table", sum(op = 'i') AS inserts, sum(op = 'u') AS updates, sum(op = 'd') AS deletes
-       FROM row_changes WHERE packet = ? GROUP BY table_name ORDER BY table_name`,
-    )
-    .all(packet) as TableChanges[];
-}
-
-interface RowChangeRecord {
-  seqid: number;
-  xid: number;
-  table: string;
-  op: RowOp;
-  keys: string | null;
-  oldData: string | null;
-  newData: string | null;
-  timestamp: string | null;
-}
+/** A `row_changes` row without its position. */
+type RowChangeRecord = Omit<RowChangeRow, 'packet' | 'ord'>;
 
 /** A `row_changes` row as a {@link RowChange} (JSON columns parsed). */
 export function rowChangeOf(record: RowChangeRecord): RowChange {
