@@ -107,7 +107,7 @@ export function decodeCursor(kind: string, cursor: string | null | undefined): n
 }
 
 /** Builds a page from up to `limit + 1` rows fetched after the cursor (the extra row means more pages). */
-export function toPage<T>(
+function toPage<T>(
   rows: T[],
   limit: number,
   totalCount: number,
@@ -126,4 +126,27 @@ export function toPage<T>(
       endCursor: edges.at(-1)?.cursor ?? null,
     },
   };
+}
+
+/** What {@link resolvePage} needs to read one keyset page. `K` is the decoded cursor key. */
+export interface PageQuery<T, K> {
+  args: { first?: number | null; after?: string | null };
+  /** Decodes `after`; undefined when absent. Throws INVALID_CURSOR for a foreign cursor. */
+  decodeAfter: (cursor: string | null | undefined) => K | undefined;
+  /** Up to `limit` rows after `after` (from the start when undefined), in connection order. */
+  fetch: (after: K | undefined, limit: number) => T[];
+  totalCount: () => number;
+  cursorOf: (row: T) => string;
+}
+
+/**
+ * Resolves one page of a Relay connection: validates `first`, decodes `after`, fetches one row
+ * more than asked (to know whether more pages follow) and builds edges and pageInfo.
+ * @throws GraphQLError PAGE_SIZE_EXCEEDED, BAD_USER_INPUT, INVALID_CURSOR
+ */
+export function resolvePage<T, K>(query: PageQuery<T, K>): Page<T> {
+  const limit = pageSize(query.args.first);
+  const after = query.decodeAfter(query.args.after);
+  const rows = limit === 0 ? [] : query.fetch(after, limit + 1);
+  return toPage(rows, limit, query.totalCount(), query.cursorOf, after !== undefined);
 }

@@ -7,8 +7,7 @@ import {
   encodeCursor,
   type Page,
   pageArgs,
-  pageSize,
-  toPage,
+  resolvePage,
 } from './connection.js';
 import { EntityTypeEnum } from './entityType.js';
 import { RawJson } from './rawJson.js';
@@ -61,11 +60,13 @@ export function resolveChanges(
   entity: EntityType,
   args: { first?: number | null; after?: string | null },
 ): Page<ChangeRow> {
-  const limit = pageSize(args.first);
-  const after = decodeCursor('change', args.after) ?? 0;
-  const rows = limit === 0 ? [] : changesPage(store, packet, entity, after, limit + 1);
-  const total = dumpsOfPacket(store, packet).find((d) => d.entity === entity)?.changeCount ?? 0;
-  return toPage(rows, limit, total, (c) => encodeCursor('change', c.position), after > 0);
+  return resolvePage({
+    args,
+    decodeAfter: (cursor) => decodeCursor('change', cursor),
+    fetch: (after, limit) => changesPage(store, packet, entity, after ?? 0, limit),
+    totalCount: () => dumpsOfPacket(store, packet).find((d) => d.entity === entity)?.changeCount ?? 0,
+    cursorOf: (c) => encodeCursor('change', c.position),
+  });
 }
 
 builder.queryField('changes', (t) =>

@@ -1,7 +1,7 @@
 import { type FailureRow, failureCount, failuresPage } from '../db/operatorQueries.js';
 import { isEntityType } from '../feed/entities.js';
 import { builder } from './builder.js';
-import { connectionType, pageArgs, pageSize, toPage } from './connection.js';
+import { connectionType, pageArgs, resolvePage } from './connection.js';
 import { EntityTypeEnum } from './entityType.js';
 import { userError } from './errors.js';
 
@@ -79,10 +79,13 @@ builder.queryField('failures', (t) =>
       'Feed files whose last attempt failed, by packet (replication packet first, then JSON dumps).',
     args: pageArgs(t.arg),
     resolve: (_root, args, ctx) => {
-      const limit = pageSize(args.first);
-      const after = decodeFailureCursor(args.after);
-      const rows = limit === 0 ? [] : failuresPage(ctx.store, after, limit + 1);
-      return toPage(rows, limit, failureCount(ctx.store), failureCursor, after !== undefined);
+      return resolvePage({
+        args,
+        decodeAfter: decodeFailureCursor,
+        fetch: (after, limit) => failuresPage(ctx.store, after, limit),
+        totalCount: () => failureCount(ctx.store),
+        cursorOf: failureCursor,
+      });
     },
   }),
 );

@@ -8,7 +8,7 @@ import {
 } from '../db/queries.js';
 import { ENTITY_TYPES } from '../feed/entities.js';
 import { builder } from './builder.js';
-import { connectionType, decodeCursor, encodeCursor, pageArgs, pageSize, toPage } from './connection.js';
+import { connectionType, decodeCursor, encodeCursor, pageArgs, resolvePage } from './connection.js';
 import { JsonDumpRef, type JsonDumpShape } from './jsonDump.js';
 import { checkPacketNumber } from './validate.js';
 
@@ -73,16 +73,13 @@ builder.queryFields((t) => ({
     description: 'Packets known to this instance, newest first.',
     args: pageArgs(t.arg),
     resolve: (_r, args, ctx) => {
-      const limit = pageSize(args.first);
-      const before = decodeCursor('packet', args.after);
-      const rows = limit === 0 ? [] : packetsPage(ctx.store, before, limit + 1);
-      return toPage(
-        rows,
-        limit,
-        packetCount(ctx.store),
-        (p) => encodeCursor('packet', p.number),
-        before !== undefined,
-      );
+      return resolvePage({
+        args,
+        decodeAfter: (cursor) => decodeCursor('packet', cursor),
+        fetch: (before, limit) => packetsPage(ctx.store, before, limit),
+        totalCount: () => packetCount(ctx.store),
+        cursorOf: (p) => encodeCursor('packet', p.number),
+      });
     },
   }),
 }));

@@ -6,7 +6,7 @@ import {
 } from '../db/operatorQueries.js';
 import { isEntityType } from '../feed/entities.js';
 import { builder } from './builder.js';
-import { connectionType, pageArgs, pageSize, toPage } from './connection.js';
+import { connectionType, pageArgs, resolvePage } from './connection.js';
 import { EntityTypeEnum } from './entityType.js';
 import { userError } from './errors.js';
 import { checkPacketNumber } from './validate.js';
@@ -60,15 +60,18 @@ builder.queryField('quarantine', (t) =>
       ...pageArgs(t.arg),
     },
     resolve: (_root, args, ctx) => {
-      const limit = pageSize(args.first);
-      const after = decodeQuarantineCursor(args.after);
       const filter = {
         packet:
           args.packet === null || args.packet === undefined ? undefined : checkPacketNumber(args.packet),
         entity: args.entity ?? undefined,
       };
-      const rows = limit === 0 ? [] : quarantinePage(ctx.store, filter, after, limit + 1);
-      return toPage(rows, limit, quarantineCount(ctx.store, filter), quarantineCursor, after !== undefined);
+      return resolvePage({
+        args,
+        decodeAfter: decodeQuarantineCursor,
+        fetch: (after, limit) => quarantinePage(ctx.store, filter, after, limit),
+        totalCount: () => quarantineCount(ctx.store, filter),
+        cursorOf: quarantineCursor,
+      });
     },
   }),
 );

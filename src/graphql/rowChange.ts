@@ -14,8 +14,7 @@ import {
   encodeCursor,
   type Page,
   pageArgs,
-  pageSize,
-  toPage,
+  resolvePage,
 } from './connection.js';
 import { userError } from './errors.js';
 import { checkPacketNumber } from './validate.js';
@@ -129,16 +128,13 @@ export function resolveRowChanges(store: Store, packet: number, args: RowChangeA
     table: args.table === null || args.table === undefined ? undefined : checkTableName(args.table),
     op: args.op ?? undefined,
   };
-  const limit = pageSize(args.first);
-  const after = decodeCursor('row-change', args.after);
-  const rows = limit === 0 ? [] : rowChangesPage(store, packet, filter, after ?? -1, limit + 1);
-  return toPage(
-    rows,
-    limit,
-    rowChangeCount(store, packet, filter),
-    (r) => encodeCursor('row-change', r.ord),
-    after !== undefined,
-  );
+  return resolvePage({
+    args,
+    decodeAfter: (cursor) => decodeCursor('row-change', cursor),
+    fetch: (after, limit) => rowChangesPage(store, packet, filter, after ?? -1, limit),
+    totalCount: () => rowChangeCount(store, packet, filter),
+    cursorOf: (r) => encodeCursor('row-change', r.ord),
+  });
 }
 
 /**
