@@ -6,6 +6,7 @@ import type { EntityType } from '../feed/entities.js';
 import { type JsonDumpMetadata, readJsonDump } from '../feed/jsonDump.js';
 import type { XzDecoder } from '../feed/xz.js';
 import { diagnoseLine, mbidOffset } from './lines.js';
+import { recordPacketFacts } from './packetFacts.js';
 import { inTransaction } from './transaction.js';
 
 /** A feed file as recorded in `feed_files` (FEED.md: upstream serves no checksums; we compute them). */
@@ -183,7 +184,7 @@ function recordDump(
          next_retry_at = NULL, updated_at = excluded.updated_at`,
     )
     .run(packet, entity, facts.changeCount, facts.quarantineCount, file?.name ?? null, facts.now);
-  recordPacketMetadata(store, packet, facts.metadata, facts.now);
+  recordPacketFacts(store.sqlite, packet, facts.metadata, facts.now);
 }
 
 /** Inserts or replaces the `feed_files` row of `file`. */
@@ -194,42 +195,4 @@ export function upsertFeedFile(store: Store, file: FeedFileRecord): void {
        VALUES (@name, @packet, @size, @sha256, @signature, @fingerprint, @fetchedAt, @storedPath, @signatureStoredPath)`,
     )
     .run(file);
-}
-
-/**
- * Sets a packet's TIMESTAMP and schema sequence from an archive when not yet known, creating the
- * packet row when needed. A schema sequence that differs from the previous packet's is recorded as
- * a `schema-change` event (upstream changes it about once a year; the JSON store keeps working).
- */
-export function recordPacketMetadata(
-  store: Store,
-  packet: number,
-  metadata: { timestamp: string; schemaSequence: number },
-  now: string,
-): void {
-  const db = store.sqlite;
-  db.prepare('INSERT INTO packets (number, created_at) VALUES (?, ?) ON CONFLICT DO NOTHING').run(
-    packet,
-    now,
-  );
-  const current = db.prepare('SELECT schema_sequence AS s FROM packets WHERE number = ?').get(packet) as {
-    s: number | null;
-  };
-  db.prepare(
-    'UPDATE packets SET timestamp = coalesce(timestamp, ?), schema_sequence = coalesce(schema_sequence, ?) WHERE number = ?',
-  ).run(metadata.timestamp, metadata.schemaSequence, packet);
-  if (current.s !== null) return;
-  const previous = db
-    .prepare(
-      'SELECT number, schema_sequence AS s FROM packets WHERE number < ? AND schema_sequence IS NOT NULL ORDER BY number DESC LIMIT 1',
-    )
-    .get(packet) as { number: number; s: number } | undefined;
-  if (previous && previous.s !== metadata.schemaSequence) {
-    db.prepare('INSERT INTO events (at, packet, kind, message) VALUES (?, ?, ?, ?)').run(
-      now,
-      packet,
-      'schema-change',
-      `schema sequence changed from ${previous.s} (packet ${previous.number}) to ${metadata.schemaSequence} (packet ${packet})`,
-    );
-  }
 }

@@ -5,6 +5,7 @@ import { type RowChangeRow, type TableChangesRow, tableChangesOf } from '../db/r
 import { packetLabel, readReplicationArchive } from '../feed/replication/archive.js';
 import type { ReplicationArchiveInfo, ReplicationFormat, RowChange } from '../feed/replication/types.js';
 import { type FeedFileRecord, upsertFeedFile } from './ingest.js';
+import { recordPacketFacts, type SchemaChange } from './packetFacts.js';
 import { deriveRemovals, type UnresolvedRemoval } from './replicationRemovals.js';
 import { PacketStaging } from './replicationStaging.js';
 import { inTransaction } from './transaction.js';
@@ -40,7 +41,7 @@ export interface StoredReplicationPacket {
   /** Removals derived from this packet (DELETED and MERGED). */
   removals: number;
   /** Set when the schema sequence differs from the previous stored packet's (also an `events` row). */
-  schemaChange: { from: number; to: number; previousPacket: number } | null;
+  schemaChange: SchemaChange | null;
   /** Deleted entity rows whose MBID no stored packet shows (also an `events` row). */
   unresolvedDeletions: number;
 }
@@ -103,8 +104,7 @@ function writePacket(
   upsertReplicationPacket(sqlite, packet, info, rowCount, fileName, at);
   const removals = deriveRemovals(sqlite, packet, where);
   recordUnresolved(sqlite, packet, removals.unresolved, at);
-  const schemaChange = recordSchemaChange(sqlite, packet, info.schemaSequence, at);
-  fillPacketRow(sqlite, packet, info, at);
+  const schemaChange = recordPacketFacts(sqlite, packet, info, at);
   return {
     format: info.format,
     replicationSequence: info.replicationSequence,
@@ -145,28 +145,6 @@ function pick(info: ReplicationArchiveInfo) {
 }
 
 /** Records (once per packet) a schema sequence differing from the previous stored packet's. */
-function recordSchemaChange(
-  sqlite: Database.Database,
-  packet: number,
-  schemaSequence: number,
-  at: string,
-): StoredReplicationPacket['schemaChange'] {
-  const previous = sqlite
-    .prepare(
-      `SELECT packet, schema_sequence AS schemaSequence FROM replication_packets
-       WHERE packet < ? AND schema_sequence IS NOT NULL ORDER BY packet DESC LIMIT 1`,
-    )
-    .get(packet) as { packet: number; schemaSequence: number } | undefined;
-  if (!previous || previous.schemaSequence === schemaSequence) return null;
-  const message = `schema sequence changed from ${previous.schemaSequence} (packet ${previous.packet}) to ${schemaSequence} at packet ${packet}`;
-  sqlite
-    .prepare(
-      `INSERT INTO events (at, packet, kind, message) SELECT ?, ?, 'schema-change', ?
-       WHERE NOT EXISTS (SELECT 1 FROM events WHERE packet = ? AND kind = 'schema-change')`,
-    )
-    .run(at, packet, message, packet);
-  return { from: previous.schemaSequence, to: schemaSequence, previousPacket: previous.packet };
-}
 
 /** Replaces the packet's `removal-unresolved` event: deletions whose MBID is unknown are reported, never dropped silently. */
 function recordUnresolved(
@@ -185,23 +163,6 @@ function recordUnresolved(
   sqlite
     .prepare(`INSERT INTO events (at, packet, kind, message) VALUES (?, ?, 'removal-unresolved', ?)`)
     .run(at, packet, message);
-}
-
-/** Sets `packets.timestamp` / `schema_sequence` where still empty, creating the row if missing. */
-function fillPacketRow(
-  sqlite: Database.Database,
-  packet: number,
-  info: ReplicationArchiveInfo,
-  at: string,
-): void {
-  sqlite
-    .prepare(
-      `INSERT INTO packets (number, timestamp, schema_sequence, created_at) VALUES (?, ?, ?, ?)
-       ON CONFLICT (number) DO UPDATE SET
-         timestamp = coalesce(packets.timestamp, excluded.timestamp),
-         schema_sequence = coalesce(packets.schema_sequence, excluded.schema_sequence)`,
-    )
-    .run(packet, info.timestamp, info.schemaSequence, at);
 }
 
 /** A `row_changes` row without its position. */

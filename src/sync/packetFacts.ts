@@ -1,0 +1,45 @@
+import type Database from 'better-sqlite3';
+
+/** A schema sequence that differs from the previous packet's (FEED.md: it changes about once a year). */
+export interface SchemaChange {
+  from: number;
+  to: number;
+  previousPacket: number;
+}
+
+/**
+ * Records what an archive (JSON dump or replication packet) says of its packet: creates the
+ * `packets` row when missing and fills its TIMESTAMP (ISO 8601) and schema sequence where still
+ * empty. A schema sequence that differs from the nearest earlier packet's is returned and recorded
+ * once as a `schema-change` event: an event, not a crash, so the store keeps working across it.
+ */
+export function recordPacketFacts(
+  sqlite: Database.Database,
+  packet: number,
+  facts: { timestamp: string; schemaSequence: number },
+  at: string,
+): SchemaChange | null {
+  sqlite
+    .prepare(
+      `INSERT INTO packets (number, timestamp, schema_sequence, created_at) VALUES (?, ?, ?, ?)
+       ON CONFLICT (number) DO UPDATE SET
+         timestamp = coalesce(packets.timestamp, excluded.timestamp),
+         schema_sequence = coalesce(packets.schema_sequence, excluded.schema_sequence)`,
+    )
+    .run(packet, facts.timestamp, facts.schemaSequence, at);
+  const previous = sqlite
+    .prepare(
+      `SELECT number, schema_sequence AS schemaSequence FROM packets
+       WHERE number < ? AND schema_sequence IS NOT NULL ORDER BY number DESC LIMIT 1`,
+    )
+    .get(packet) as { number: number; schemaSequence: number } | undefined;
+  if (!previous || previous.schemaSequence === facts.schemaSequence) return null;
+  const message = `schema sequence changed from ${previous.schemaSequence} (packet ${previous.number}) to ${facts.schemaSequence} at packet ${packet}`;
+  sqlite
+    .prepare(
+      `INSERT INTO events (at, packet, kind, message) SELECT ?, ?, 'schema-change', ?
+       WHERE NOT EXISTS (SELECT 1 FROM events WHERE packet = ? AND kind = 'schema-change')`,
+    )
+    .run(at, packet, message, packet);
+  return { from: previous.schemaSequence, to: facts.schemaSequence, previousPacket: previous.number };
+}
