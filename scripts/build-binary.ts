@@ -109,7 +109,9 @@ const nativePlugin: Plugin = {
 
 // Every output file starts with this: CommonJS globals for bundled CommonJS packages, and the
 // helpers the plugins above call. Output files sit in <root>/dist/, so the root is one level up.
-const BANNER = `import { createRequire as __lfCreateRequire } from 'node:module';
+// NODE_ENV as bin/livefeed.js sets it, before any chunk's graphql code runs.
+const BANNER = `process.env.NODE_ENV ??= 'production';
+import { createRequire as __lfCreateRequire } from 'node:module';
 import { fileURLToPath as __lfFileURLToPath } from 'node:url';
 import { dirname as __lfDirname } from 'node:path';
 const require = __lfCreateRequire(import.meta.url);

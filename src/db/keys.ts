@@ -32,3 +32,16 @@ export function changeId(packet: number, entity: EntityType, position: number): 
 export function dumpIdRange(packet: number, entity: EntityType): [number, number] {
   return [changeId(packet, entity, 0), changeId(packet, entity, MAX_POSITION)];
 }
+
+/**
+ * The (packet, entity, position) a change id packs; the inverse of {@link changeId}.
+ * @throws RangeError when the id names no entity type slot.
+ */
+export function changeKey(id: number): { packet: number; entity: EntityType; position: number } {
+  const position = id % POSITION_BITS;
+  const rest = (id - position) / POSITION_BITS;
+  const slot = rest % ENTITY_SLOTS;
+  const entity = ENTITY_TYPES[slot];
+  if (entity === undefined) throw new RangeError(`change id ${id} has no entity type in slot ${slot}`);
+  return { packet: (rest - slot) / ENTITY_SLOTS, entity, position };
+}

@@ -7,16 +7,16 @@ export const DEFAULT_PAGE_SIZE = 20;
 /** Largest `first` accepted; beyond it a PAGE_SIZE_EXCEEDED error. */
 export const MAX_PAGE_SIZE = 500;
 
-/** A resolved Relay connection page. */
+/**
+ * A resolved Relay connection page. Cursors and the total count are made only when a query asks
+ * for them: a page of `nodes` costs neither (bench/RESULTS.md, GraphQL).
+ */
 export interface Page<T> {
-  edges: { cursor: string; node: T }[];
-  pageInfo: {
-    hasNextPage: boolean;
-    hasPreviousPage: boolean;
-    startCursor: string | null;
-    endCursor: string | null;
-  };
-  totalCount: number;
+  items: T[];
+  hasNextPage: boolean;
+  hasPreviousPage: boolean;
+  cursorOf: (item: T) => string;
+  totalCount: () => number;
 }
 
 interface PageInfoShape {
@@ -47,11 +47,15 @@ export function connectionType<T>(name: string, node: ObjectRef<Types, T>) {
   return builder.objectRef<Page<T>>(`${name}Connection`).implement({
     description: `A page of ${name} items (Relay cursor connection).`,
     fields: (t) => ({
-      edges: t.field({ type: [edge], resolve: (p) => p.edges }),
-      nodes: t.field({ type: [node], resolve: (p) => p.edges.map((e) => e.node) as never }),
-      pageInfo: t.field({ type: PageInfo, resolve: (p) => p.pageInfo }),
-      totalCount: t.exposeInt('totalCount', {
+      edges: t.field({
+        type: [edge],
+        resolve: (p) => p.items.map((node) => ({ cursor: p.cursorOf(node), node })),
+      }),
+      nodes: t.field({ type: [node], resolve: (p) => p.items as never }),
+      pageInfo: t.field({ type: PageInfo, resolve: pageInfo }),
+      totalCount: t.int({
         description: 'Items in the whole connection, not just this page.',
+        resolve: (p) => p.totalCount(),
       }),
     }),
   });
@@ -106,25 +110,13 @@ export function decodeCursor(kind: string, cursor: string | null | undefined): n
   return Number(match[2]);
 }
 
-/** Builds a page from up to `limit + 1` rows fetched after the cursor (the extra row means more pages). */
-function toPage<T>(
-  rows: T[],
-  limit: number,
-  totalCount: number,
-  cursorOf: (row: T) => string,
-  hasPrevious: boolean,
-): Page<T> {
-  const items = rows.slice(0, limit);
-  const edges = items.map((node) => ({ cursor: cursorOf(node), node }));
+function pageInfo<T>(page: Page<T>): PageInfoShape {
+  const { items, cursorOf } = page;
   return {
-    edges,
-    totalCount,
-    pageInfo: {
-      hasNextPage: rows.length > limit,
-      hasPreviousPage: hasPrevious,
-      startCursor: edges[0]?.cursor ?? null,
-      endCursor: edges.at(-1)?.cursor ?? null,
-    },
+    hasNextPage: page.hasNextPage,
+    hasPreviousPage: page.hasPreviousPage,
+    startCursor: items.length > 0 ? cursorOf(items[0]!) : null,
+    endCursor: items.length > 0 ? cursorOf(items[items.length - 1]!) : null,
   };
 }
 
@@ -141,12 +133,19 @@ export interface PageQuery<T, K> {
 
 /**
  * Resolves one page of a Relay connection: validates `first`, decodes `after`, fetches one row
- * more than asked (to know whether more pages follow) and builds edges and pageInfo.
+ * more than asked (to know whether more pages follow); edges, pageInfo and totalCount follow on demand.
  * @throws GraphQLError PAGE_SIZE_EXCEEDED, BAD_USER_INPUT, INVALID_CURSOR
  */
 export function resolvePage<T, K>(query: PageQuery<T, K>): Page<T> {
   const limit = pageSize(query.args.first);
   const after = query.decodeAfter(query.args.after);
+  // One row more than asked: its presence means more pages follow.
   const rows = limit === 0 ? [] : query.fetch(after, limit + 1);
-  return toPage(rows, limit, query.totalCount(), query.cursorOf, after !== undefined);
+  return {
+    items: rows.length > limit ? rows.slice(0, limit) : rows,
+    hasNextPage: rows.length > limit,
+    hasPreviousPage: after !== undefined,
+    cursorOf: query.cursorOf,
+    totalCount: query.totalCount,
+  };
 }

@@ -86,7 +86,11 @@ class ChangeWriter {
     // Packet (an integer) and entity type (checked above) are constants of the dump; written into
     // the statement, they need no binding per row.
     const row = `(?, ${Math.trunc(packet)}, '${entity}', ?, ?, CAST(? AS TEXT))`;
-    const insert = 'INSERT INTO changes (id, packet, entity, position, mbid, data) VALUES ';
+    // OR FAIL: a failing row ends the statement without undoing the rows before it, so SQLite
+    // keeps no statement journal. With the random-UUID MBID index, each 64-row INSERT touches
+    // dozens of index pages, and the journal of their old contents (written to a temp file) took
+    // half the ingest's system time (bench/RESULTS.md). Any error still rolls back the whole dump.
+    const insert = 'INSERT OR FAIL INTO changes (id, packet, entity, position, mbid, data) VALUES ';
     this.many = db.prepare(insert + Array.from({ length: BATCH_ROWS }, () => row).join(', '));
     this.one = db.prepare(insert + row);
     this.checked = db.prepare(`${insert}(?, ${Math.trunc(packet)}, '${entity}', ?, ?, ?)`);

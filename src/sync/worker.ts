@@ -1,5 +1,6 @@
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
+import { checkpoint, deferCheckpoints, MAX_DEFERRED_WAL_BYTES, walBytes } from '../db/checkpoint.js';
 import type { Store } from '../db/client.js';
 import { recordUpstream } from '../db/status.js';
 import type { FeedClient } from '../feed/client.js';
@@ -127,6 +128,31 @@ export async function syncOnce(
 
 async function syncPass(ctx: SyncContext, flags: { from?: number; to?: number }): Promise<SyncReport> {
   const now = ctx.now ?? (() => new Date());
+  deferCheckpoints(ctx.store.sqlite);
+  try {
+    return await syncPassDeferred(ctx, flags, now);
+  } finally {
+    // Stopping (SIGTERM) should not wait for a checkpoint; closing the database makes one anyway.
+    if (!ctx.signal?.aborted) runCheckpoint(ctx);
+  }
+}
+
+/** Checkpoints the writer's WAL (see deferCheckpoints) and logs it; a failure is logged, not thrown. */
+function runCheckpoint(ctx: SyncContext): void {
+  try {
+    const result = checkpoint(ctx.store.sqlite);
+    if (result.walFrames > 0)
+      ctx.logger.debug({ event: 'checkpoint', ...result, ms: Math.round(result.ms) }, 'WAL checkpointed');
+  } catch (error) {
+    ctx.logger.warn({ event: 'checkpoint-failed', err: safeMessage(error) }, 'WAL checkpoint failed');
+  }
+}
+
+async function syncPassDeferred(
+  ctx: SyncContext,
+  flags: { from?: number; to?: number },
+  now: () => Date,
+): Promise<SyncReport> {
   const latest = await ctx.client.replicationInfo(ctx.signal);
   // Downloads a crash left behind; a day old at least, so none of a sync still running.
   await removeStaleDownloads(join(ctx.dataDir, 'tmp'), 24 * 3_600_000);
@@ -296,6 +322,7 @@ async function fetchAndStoreDump(
       beforeCommit: () => keep(ctx.dataDir, fetched),
     });
     report.quarantined += result.quarantineCount;
+    if (walBytes(ctx.store.path) > MAX_DEFERRED_WAL_BYTES) runCheckpoint(ctx);
     const level = result.quarantineCount > 0 ? 'warn' : 'info';
     ctx.logger[level](
       {
