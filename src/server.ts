@@ -6,6 +6,7 @@ import type { FeedClient } from './feed/client.js';
 import { DEFAULT_FRESHNESS, type FreshnessThresholds } from './freshness.js';
 import type { Context, ServiceInfo } from './graphql/builder.js';
 import { type GraphqlLimits, hardeningPlugin } from './graphql/hardening.js';
+import { jitPlugin } from './graphql/jit.js';
 import { rawJsonPlugin } from './graphql/rawJson.js';
 import { schema } from './graphql/schema.js';
 import { FileSource } from './http/fileSource.js';
@@ -94,7 +95,12 @@ export function createApp(options: AppOptions): App {
     landingPage: false,
     graphiql: { title: options.service.demo ? 'livefeed (demo)' : 'livefeed', defaultQuery: EXAMPLE_QUERY },
     renderGraphiQL,
-    plugins: [graphqlMetricsPlugin(metrics), hardeningPlugin(options.graphqlLimits), rawJsonPlugin()],
+    plugins: [
+      graphqlMetricsPlugin(metrics),
+      hardeningPlugin(options.graphqlLimits),
+      rawJsonPlugin(),
+      jitPlugin(),
+    ],
     cors: options.corsOrigins?.length ? { origin: options.corsOrigins, credentials: false } : false,
     logging: {
       debug: (...args) => options.logger.debug({ event: 'graphql' }, String(args[0])),

@@ -120,11 +120,14 @@ export function changesPage(
   limit: number,
 ): ChangeRow[] {
   const [first, last] = dumpIdRange(packet, entity);
+  if (!Number.isSafeInteger(limit) || limit < 0) throw new RangeError(`page limit ${limit}`);
+  // The limit is written into the statement (one per page size, at most MAX_PAGE_SIZE + 1): bound
+  // as a parameter of the subquery, SQLite prepared the statement again on every run, 40 % of its
+  // time under load (perf: sqlite3Reprepare under sqlite3_step).
   return changeRows(
-    cachedStatement(store, aggregateChanges('WHERE id > ? AND id <= ? ORDER BY id LIMIT ?')),
+    cachedStatement(store, aggregateChanges(`WHERE id > ? AND id <= ? ORDER BY id LIMIT ${limit}`)),
     first + afterPosition,
     last,
-    limit,
   );
 }
 
