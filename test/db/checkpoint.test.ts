@@ -1,22 +1,9 @@
-import { copyFileSync } from 'node:fs';
 import { join } from 'node:path';
-import Database from 'better-sqlite3';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { checkpoint, deferCheckpoints, walBytes } from '../../src/db/checkpoint.js';
 import { openStore, type Store } from '../../src/db/client.js';
+import { changesInFile } from '../support/dbSnapshot.js';
 import { tempDir } from '../support/harness.js';
-
-/** Rows of `changes` in the database FILE alone (a copy without its WAL): what a checkpoint wrote. */
-function rowsInFile(store: Store, dir: string): number {
-  const copy = join(dir, `copy-${Math.random().toString(36).slice(2)}.db`);
-  copyFileSync(store.path, copy);
-  const db = new Database(copy, { readonly: true });
-  try {
-    return (db.prepare('SELECT count(*) AS n FROM changes').get() as { n: number }).n;
-  } finally {
-    db.close();
-  }
-}
 
 function insertChanges(store: Store, count: number): void {
   const insert = store.sqlite.prepare(
@@ -58,18 +45,18 @@ describe('deferred WAL checkpoints', () => {
       reader.close();
     }
     expect(walBytes(store.path)).toBeGreaterThan(27_000_000);
-    expect(rowsInFile(store, dir.dir)).toBe(0);
+    expect(changesInFile(store.path, dir.dir)).toBe(0);
 
     const result = checkpoint(store.sqlite);
     expect(result.busy).toBe(false);
     expect(result.walFrames).toBeGreaterThan(100);
     expect(result.checkpointedFrames).toBe(result.walFrames);
-    expect(rowsInFile(store, dir.dir)).toBe(3000);
+    expect(changesInFile(store.path, dir.dir)).toBe(3000);
   });
 
   it('without deferCheckpoints, SQLite checkpoints at COMMIT', () => {
     insertChanges(store, 3000);
-    expect(rowsInFile(store, dir.dir)).toBe(3000);
+    expect(changesInFile(store.path, dir.dir)).toBe(3000);
   });
 
   it('leaves the frames a reader still needs and copies them on a later checkpoint', () => {
@@ -88,6 +75,6 @@ describe('deferred WAL checkpoints', () => {
     }
     const full = checkpoint(store.sqlite);
     expect(full.checkpointedFrames).toBe(full.walFrames);
-    expect(rowsInFile(store, dir.dir)).toBe(10);
+    expect(changesInFile(store.path, dir.dir)).toBe(10);
   });
 });

@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import { readdirSync, readFileSync, statSync } from 'node:fs';
+import { copyFileSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { join, relative } from 'node:path';
 import Database from 'better-sqlite3';
 
@@ -136,5 +136,21 @@ export function halfDumps(dbPath: string): string[] {
     ];
   } finally {
     db.close();
+  }
+}
+
+/**
+ * Rows of `changes` in the database FILE alone, read from a copy without its WAL (made in
+ * `scratchDir`): the changes a checkpoint has written into the file.
+ */
+export function changesInFile(dbPath: string, scratchDir: string): number {
+  const copy = join(scratchDir, `without-wal-${Math.random().toString(36).slice(2)}.db`);
+  copyFileSync(dbPath, copy);
+  const db = new Database(copy, { readonly: true });
+  try {
+    return (db.prepare('SELECT count(*) AS n FROM changes').get() as { n: number }).n;
+  } finally {
+    db.close();
+    rmSync(copy, { force: true });
   }
 }
