@@ -2,7 +2,6 @@ import { readFileSync } from 'node:fs';
 import { cp, readdir, rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { openStore, type Store } from '../../src/db/client.js';
 import { FeedClient } from '../../src/feed/client.js';
 import {
   BUNDLED_FEED_ROOT,
@@ -10,15 +9,13 @@ import {
   type SampleFeed,
   startSampleFeed,
 } from '../../src/samplefeed/server.js';
-import { type App, createApp } from '../../src/server.js';
+import type { App } from '../../src/server.js';
 import { applyRetention } from '../../src/sync/retention.js';
-import { createVerifier } from '../../src/sync/verifier.js';
-import { syncOnce } from '../../src/sync/worker.js';
-import { TEST_PUBLIC_KEY_FILE } from '../support/archives.js';
-import { gql, syncContext, tempDir, testLogger, testService } from '../support/harness.js';
+import { gql, tempDir, testLogger } from '../support/harness.js';
 import { type ManifestJsonDump, readBundledManifest } from '../support/manifest.js';
 import { rawRequest } from '../support/rawHttp.js';
-import { type ServedApp, serveApp } from '../support/serveApp.js';
+import { AppServers } from '../support/serveApp.js';
+import { syncVerified } from '../support/synced.js';
 
 const manifest = readBundledManifest();
 const dumps: ManifestJsonDump[] = manifest.packets.flatMap((p) => Object.values(p.jsonDumps));
@@ -31,46 +28,22 @@ describe('file links /files/<feed path> (issue 4, Files and links)', () => {
   let data: Awaited<ReturnType<typeof tempDir>>;
   let feed: SampleFeed;
   let dbPath: string;
-  const stores: Store[] = [];
-  const served: ServedApp[] = [];
+  const servers = new AppServers();
   const logLines: string[] = [];
 
   /** An app on the synced store, optionally with upstream access, served on port 0. */
-  async function start(upstream?: FeedClient): Promise<{ app: App; origin: string }> {
-    const store = openStore(dbPath);
-    stores.push(store);
-    const app = createApp({
-      store,
-      service: testService(),
-      logger: testLogger(logLines),
-      dataDir: data.dir,
-      upstream,
-    });
-    const server = await serveApp(app);
-    served.push(server);
-    return { app, origin: server.origin };
-  }
+  const start = (upstream?: FeedClient) =>
+    servers.start(dbPath, { logger: testLogger(logLines), dataDir: data.dir, upstream });
 
   beforeAll(async () => {
     root = await tempDir('feed-');
     await cp(BUNDLED_FEED_ROOT, root.dir, { recursive: true });
     feed = await startSampleFeed({ root: root.dir });
     data = await tempDir();
-    const logger = testLogger();
-    const ctx = await syncContext({
-      feedRoot: feed.feedRoot,
-      dataDir: data.dir,
-      logger,
-      verifier: await createVerifier(TEST_PUBLIC_KEY_FILE, 'fail', logger),
-    });
-    expect((await syncOnce(ctx)).problems).toEqual([]);
-    dbPath = ctx.store.path;
-    ctx.store.close();
-    await ctx.client.close();
+    dbPath = await syncVerified(feed.feedRoot, data.dir);
   });
   afterAll(async () => {
-    for (const server of served) await server.close();
-    for (const store of stores) store.close();
+    await servers.closeAll();
     await feed.close();
     await root.cleanup();
     await data.cleanup();
@@ -179,9 +152,12 @@ describe('file links /files/<feed path> (issue 4, Files and links)', () => {
     let client: FeedClient;
 
     beforeAll(async () => {
-      const store = openStore(dbPath);
-      stores.push(store);
-      const removed = applyRetention(store, data.dir, { kind: 'packets', count: 0 }, new Date());
+      const removed = applyRetention(
+        servers.open(dbPath),
+        data.dir,
+        { kind: 'packets', count: 0 },
+        new Date(),
+      );
       expect(removed.files).toBe(dumps.length);
       local = await start();
       client = new FeedClient({

@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { openStore, type Store } from '../../src/db/client.js';
+import { openStore } from '../../src/db/client.js';
 import { ENTITY_TYPES } from '../../src/feed/entities.js';
 import {
   BUNDLED_FEED_ROOT,
@@ -9,14 +9,14 @@ import {
   type SampleFeed,
   startSampleFeed,
 } from '../../src/samplefeed/server.js';
-import { createApp } from '../../src/server.js';
 import { createVerifier } from '../../src/sync/verifier.js';
 import { syncOnce } from '../../src/sync/worker.js';
 import { TEST_KEY_FINGERPRINT, TEST_PUBLIC_KEY_FILE } from '../support/archives.js';
-import { syncContext, tempDir, testLogger, testService } from '../support/harness.js';
+import { syncContext, tempDir, testLogger } from '../support/harness.js';
 import { readBundledManifest } from '../support/manifest.js';
 import { type RawResponse, rawRequest } from '../support/rawHttp.js';
-import { type ServedApp, serveApp } from '../support/serveApp.js';
+import { AppServers } from '../support/serveApp.js';
+import { syncVerified } from '../support/synced.js';
 
 const manifest = readBundledManifest();
 const dumps = manifest.packets.flatMap((p) => Object.values(p.jsonDumps));
@@ -29,44 +29,19 @@ describe('mirror endpoints /api/<database>/ (issue 4, Mirror endpoints)', () => 
   let feed: SampleFeed;
   let data: Awaited<ReturnType<typeof tempDir>>;
   let dbPath: string;
-  const stores: Store[] = [];
-  const served: ServedApp[] = [];
+  const servers = new AppServers();
 
-  async function start(mirrorTokens: string[], path = dbPath): Promise<string> {
-    const store = openStore(path);
-    stores.push(store);
-    const app = createApp({
-      store,
-      service: testService(),
-      logger: testLogger(),
-      dataDir: data.dir,
-      mirrorTokens,
-    });
-    const server = await serveApp(app);
-    served.push(server);
-    return server.origin;
-  }
+  const start = async (mirrorTokens: string[], path = dbPath) =>
+    (await servers.start(path, { dataDir: data.dir, mirrorTokens })).origin;
 
   beforeAll(async () => {
     feed = await startSampleFeed({ root: BUNDLED_FEED_ROOT });
     data = await tempDir();
-    const logger = testLogger();
-    const ctx = await syncContext({
-      feedRoot: feed.feedRoot,
-      dataDir: data.dir,
-      logger,
-      verifier: await createVerifier(TEST_PUBLIC_KEY_FILE, 'fail', logger),
-      // The bundled feed has replication packets: the mirror serves them like the feed does.
-      replicationPackets: true,
-    });
-    expect((await syncOnce(ctx)).problems).toEqual([]);
-    dbPath = ctx.store.path;
-    ctx.store.close();
-    await ctx.client.close();
+    // The bundled feed has replication packets: the mirror serves them like the feed does.
+    dbPath = await syncVerified(feed.feedRoot, data.dir, { replicationPackets: true });
   });
   afterAll(async () => {
-    for (const server of served) await server.close();
-    for (const store of stores) store.close();
+    await servers.closeAll();
     await feed.close();
     await data.cleanup();
   });

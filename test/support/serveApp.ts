@@ -1,7 +1,9 @@
 import { once } from 'node:events';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import type { App } from '../../src/server.js';
+import { openStore, type Store } from '../../src/db/client.js';
+import { type App, type AppOptions, createApp } from '../../src/server.js';
+import { testLogger, testService } from './harness.js';
 
 /** An app listening on a loopback port. */
 export interface ServedApp {
@@ -24,4 +26,35 @@ export async function serveApp(app: App): Promise<ServedApp> {
       await closed;
     },
   };
+}
+
+/** Options of {@link AppServers.start}: createApp's, with the test service and logger as defaults. */
+export type ServedAppOptions = Omit<AppOptions, 'store' | 'service' | 'logger'> &
+  Partial<Pick<AppOptions, 'service' | 'logger'>>;
+
+/** Apps on stores of their own, each served on port 0; {@link AppServers.closeAll} ends them all. */
+export class AppServers {
+  private readonly stores: Store[] = [];
+  private readonly served: ServedApp[] = [];
+
+  /** Opens `dbPath`, builds the app over it and serves it. */
+  async start(dbPath: string, options: ServedAppOptions): Promise<{ app: App; origin: string }> {
+    const store = this.open(dbPath);
+    const app = createApp({ service: testService(), logger: testLogger(), ...options, store });
+    const server = await serveApp(app);
+    this.served.push(server);
+    return { app, origin: server.origin };
+  }
+
+  /** Opens `dbPath`; the store is closed by {@link closeAll}. */
+  open(dbPath: string): Store {
+    const store = openStore(dbPath);
+    this.stores.push(store);
+    return store;
+  }
+
+  async closeAll(): Promise<void> {
+    for (const server of this.served.splice(0)) await server.close();
+    for (const store of this.stores.splice(0)) store.close();
+  }
 }

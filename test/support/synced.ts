@@ -1,7 +1,9 @@
 import { join } from 'node:path';
 import { BUNDLED_FEED_ROOT, startSampleFeed } from '../../src/samplefeed/server.js';
+import { createVerifier } from '../../src/sync/verifier.js';
 import { type SyncContext, type SyncReport, syncOnce } from '../../src/sync/worker.js';
-import { syncContext, tempDir } from './harness.js';
+import { TEST_PUBLIC_KEY_FILE } from './archives.js';
+import { syncContext, tempDir, testLogger } from './harness.js';
 
 /** A data folder holding a database synced from the bundled feed. */
 export interface SyncedDatabase {
@@ -35,5 +37,34 @@ export async function syncedDatabase(options: SyncedOptions = {}): Promise<Synce
     ctx.store.close();
     await ctx.client.close();
     await feed.close();
+  }
+}
+
+/**
+ * One pass of the sample feed at `feedRoot` into `<dataDir>/livefeed.db`, every signature verified
+ * against the test key in `fail` mode, as a production sync runs; store and client are closed after.
+ * @returns the database path.
+ * @throws Error listing the pass's problems when it had any.
+ */
+export async function syncVerified(
+  feedRoot: string,
+  dataDir: string,
+  options: { replicationPackets?: boolean } = {},
+): Promise<string> {
+  const logger = testLogger();
+  const ctx = await syncContext({
+    feedRoot,
+    dataDir,
+    logger,
+    verifier: await createVerifier(TEST_PUBLIC_KEY_FILE, 'fail', logger),
+    replicationPackets: options.replicationPackets,
+  });
+  try {
+    const { problems } = await syncOnce(ctx);
+    if (problems.length > 0) throw new Error(`sync of ${feedRoot} had problems: ${JSON.stringify(problems)}`);
+    return ctx.store.path;
+  } finally {
+    ctx.store.close();
+    await ctx.client.close();
   }
 }
