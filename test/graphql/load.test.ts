@@ -1,14 +1,12 @@
-import { once } from 'node:events';
-import { createServer } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openStore } from '../../src/db/client.js';
 import type { EntityType } from '../../src/feed/entities.js';
-import { SAMPLE_TOKEN, type SampleFeed, startSampleFeed } from '../../src/samplefeed/server.js';
-import { startCli } from '../support/cli.js';
+import { type SampleFeed, startSampleFeed } from '../../src/samplefeed/server.js';
+import { startSync } from '../support/cli.js';
 import { halfDumps } from '../support/dbSnapshot.js';
 import { tempDir, testApp } from '../support/harness.js';
+import { serveApp } from '../support/serveApp.js';
 import { syntheticMbid, writeSyntheticFeed } from '../support/syntheticFeed.js';
 
 /**
@@ -76,29 +74,16 @@ describe('GraphQL readers while a sync writes', () => {
     const dbPath = join(dataDir, 'livefeed.db');
     openStore(dbPath).close();
     const app = testApp(dbPath, dataDir, { entities: ENTITIES });
-    const server = createServer(app.handle);
-    server.listen(0, '127.0.0.1');
-    await once(server, 'listening');
-    const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/graphql`;
+    const server = await serveApp(app);
+    const url = `${server.origin}/graphql`;
 
-    const sync = startCli(
-      [
-        'sync',
-        '--once',
-        '--feed-url',
-        feed.feedRoot,
-        '--data-dir',
-        dataDir,
-        '--entities',
-        ENTITIES.join(','),
-        '--from',
-        String(FIRST),
-        '--no-replication-packets',
-        '--log-level',
-        'info',
-      ],
-      { LIVEFEED_TOKEN: SAMPLE_TOKEN },
-    );
+    const sync = startSync(feed.feedRoot, dataDir, [
+      '--once',
+      '--entities',
+      ENTITIES.join(','),
+      '--from',
+      String(FIRST),
+    ]);
     let syncing = true;
     void sync.exited.then(() => {
       syncing = false;
@@ -143,8 +128,7 @@ describe('GraphQL readers while a sync writes', () => {
       expect(exit.code, sync.stderr.join('\n')).toBe(0);
     } finally {
       if (sync.child.exitCode === null) sync.child.kill('SIGKILL');
-      server.closeAllConnections();
-      server.close();
+      await server.close();
       app.store.close();
     }
     latencies.sort((a, b) => a - b);

@@ -1,5 +1,6 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
+import { SAMPLE_TOKEN } from '../../src/samplefeed/server.js';
 
 /** The repository root (where `src/cli.ts` lives). */
 export const REPO_ROOT = fileURLToPath(new URL('../../', import.meta.url));
@@ -81,4 +82,25 @@ export function startCli(args: readonly string[], env: Record<string, string> = 
     return events().find((e) => e.event === event)!;
   };
   return { child, stderr, stdout, exited, waitForEvent, waitUntil, events };
+}
+
+/**
+ * Starts `livefeed sync` on the sample feed at `feedRoot` with its token, JSON dumps only and
+ * JSON log lines, into `dataDir`; `more` adds flags (`--once`, `--entities`, `--from`, `--db`, ...).
+ */
+export function startSync(feedRoot: string, dataDir: string, more: readonly string[] = []): CliProcess {
+  return startCli(
+    [
+      'sync',
+      '--feed-url',
+      feedRoot,
+      '--data-dir',
+      dataDir,
+      '--no-replication-packets',
+      '--log-level',
+      'info',
+      ...more,
+    ],
+    { LIVEFEED_TOKEN: SAMPLE_TOKEN },
+  );
 }

@@ -3,9 +3,9 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import Database from 'better-sqlite3';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { EntityType } from '../../src/feed/entities.js';
-import { SAMPLE_TOKEN, type SampleFeed, startSampleFeed } from '../../src/samplefeed/server.js';
+import { type SampleFeed, startSampleFeed } from '../../src/samplefeed/server.js';
 import { syncOnce } from '../../src/sync/worker.js';
-import { type CliProcess, startCli } from '../support/cli.js';
+import { type CliProcess, startSync } from '../support/cli.js';
 import {
   type DbSnapshot,
   halfDumps,
@@ -105,24 +105,7 @@ describe('a sync stopped at random points, then resumed, equals an uninterrupted
     const dataDir = join(work.dir, 'crashed');
     const dbPath = join(dataDir, 'livefeed.db');
     const cli = (...more: string[]): CliProcess =>
-      startCli(
-        [
-          'sync',
-          '--feed-url',
-          feed.feedRoot,
-          '--data-dir',
-          dataDir,
-          '--entities',
-          ENTITIES.join(','),
-          '--from',
-          String(FIRST),
-          '--no-replication-packets',
-          '--log-level',
-          'info',
-          ...more,
-        ],
-        { LIVEFEED_TOKEN: SAMPLE_TOKEN },
-      );
+      startSync(feed.feedRoot, dataDir, ['--entities', ENTITIES.join(','), '--from', String(FIRST), ...more]);
     const total = PACKETS * ENTITIES.length;
     const stops: string[] = [];
     let takeovers = 0;

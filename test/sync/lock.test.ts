@@ -3,14 +3,9 @@ import { hostname } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openStore, type Store } from '../../src/db/client.js';
-import {
-  BUNDLED_FEED_ROOT,
-  SAMPLE_TOKEN,
-  type SampleFeed,
-  startSampleFeed,
-} from '../../src/samplefeed/server.js';
+import { BUNDLED_FEED_ROOT, type SampleFeed, startSampleFeed } from '../../src/samplefeed/server.js';
 import { acquireWriterLock, LockHeldError, lockHolder } from '../../src/sync/lock.js';
-import { startCli } from '../support/cli.js';
+import { startSync } from '../support/cli.js';
 import { tempDir, testLogger } from '../support/harness.js';
 
 let data: Awaited<ReturnType<typeof tempDir>>;
@@ -165,33 +160,21 @@ describe('livefeed sync and the writer lock', () => {
     await feed?.close();
   });
 
-  const syncArgs = (dbPath: string, ...more: string[]) => [
-    'sync',
-    '--once',
-    '--feed-url',
-    feed.feedRoot,
-    '--data-dir',
-    join(data.dir, 'cli'),
-    '--db',
-    dbPath,
-    '--no-replication-packets',
-    '--log-level',
-    'info',
-    ...more,
-  ];
+  const cliSync = (dbPath: string, ...more: string[]) =>
+    startSync(feed.feedRoot, join(data.dir, 'cli'), ['--once', '--db', dbPath, ...more]);
 
   it('a second sync exits 5 naming the holder, or waits with --wait and then syncs', async () => {
     const dbPath = join(data.dir, 'cli.db');
     const store = openStore(dbPath);
     const held = await acquireWriterLock(store);
     try {
-      const refused = startCli(syncArgs(dbPath), { LIVEFEED_TOKEN: SAMPLE_TOKEN });
+      const refused = cliSync(dbPath);
       expect((await refused.exited).code).toBe(5);
       expect(refused.stderr.join('\n')).toContain(
         `another sync is writing ${dbPath}: pid ${process.pid} on ${hostname()}`,
       );
 
-      const waiting = startCli(syncArgs(dbPath, '--wait'), { LIVEFEED_TOKEN: SAMPLE_TOKEN });
+      const waiting = cliSync(dbPath, '--wait');
       await waiting.waitForEvent('lock-wait');
       held.release();
       expect((await waiting.exited).code).toBe(0);

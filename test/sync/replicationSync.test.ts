@@ -2,8 +2,8 @@ import { cp, rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { BUNDLED_FEED_ROOT, SAMPLE_TOKEN, startSampleFeed } from '../../src/samplefeed/server.js';
-import { startCli } from '../support/cli.js';
+import { BUNDLED_FEED_ROOT, startSampleFeed } from '../../src/samplefeed/server.js';
+import { startSync } from '../support/cli.js';
 import { tempDir } from '../support/harness.js';
 import { readBundledManifest } from '../support/manifest.js';
 import { gidRedirectRow, writeReplicationPacket } from '../support/replicationArchives.js';
@@ -202,20 +202,7 @@ describe('replication packets that are missing, skipped or off', () => {
     const served = await startSampleFeed({ root: BUNDLED_FEED_ROOT });
     const data = await tempDir('lf-cli-');
     try {
-      const cli = startCli(
-        [
-          'sync',
-          '--once',
-          '--feed-url',
-          served.feedRoot,
-          '--data-dir',
-          data.dir,
-          '--no-replication-packets',
-          '--log-level',
-          'info',
-        ],
-        { LIVEFEED_TOKEN: SAMPLE_TOKEN },
-      );
+      const cli = startSync(served.feedRoot, data.dir, ['--once']);
       expect((await cli.exited).code, cli.stderr.join('\n')).toBe(0);
       const paths = served.requests.map((request) => request.path);
       expect(paths.filter((path) => path.includes('/json-dumps/')).length).toBeGreaterThan(0);
