@@ -270,3 +270,19 @@ export function releaseGroupRow(row: { id: number; gid: string; name: string } &
 export function gidRedirectRow(gid: string, newId: number, created = '2026-05-11T21:12:00.5+00:00') {
   return { gid, new_id: newId, created };
 }
+
+/** Ed Sheeran's `musicbrainz.artist` row (MBID and names from fixtures/samples/artist.jsonl). */
+export const ED_SHEERAN_ROW = artistRow({
+  id: 11,
+  gid: 'b8a7c51f-362c-4dcb-a259-bc6e0095f0a6',
+  name: 'Ed Sheeran',
+  sortName: 'Sheeran, Ed',
+});
+
+/** Mohamed Mounir's `musicbrainz.artist` row (a non-Latin name, fixtures/samples/artist.jsonl). */
+export const MOHAMED_MOUNIR_ROW = artistRow({
+  id: 12,
+  gid: '5235052b-7fa0-498b-accf-26b9e7767da7',
+  name: 'محمد منير',
+  sortName: 'Mounir, Mohamed',
+});

@@ -8,9 +8,10 @@ import type { RowChange } from '../../src/feed/replication/types.js';
 import { iterateRowChanges, storeReplicationPacket } from '../../src/sync/replication.js';
 import { ENTITY_TABLES } from '../../src/sync/replicationRemovals.js';
 import {
-  artistRow,
+  ED_SHEERAN_ROW as ED,
   type FixtureRow,
   gidRedirectRow,
+  MOHAMED_MOUNIR_ROW as MOUNIR,
   pgText,
   type ReplicationPacketFixture,
   releaseGroupRow,
@@ -18,18 +19,6 @@ import {
 } from '../support/replicationArchives.js';
 
 // Sample MBIDs and names from fixtures/samples/*.jsonl.
-const ED = artistRow({
-  id: 11,
-  gid: 'b8a7c51f-362c-4dcb-a259-bc6e0095f0a6',
-  name: 'Ed Sheeran',
-  sortName: 'Sheeran, Ed',
-});
-const MOUNIR = artistRow({
-  id: 12,
-  gid: '5235052b-7fa0-498b-accf-26b9e7767da7',
-  name: 'محمد منير',
-  sortName: 'Mounir, Mohamed',
-});
 const WISH = releaseGroupRow({
   id: 21,
   gid: 'f17a0f30-8eb1-4322-b54e-fb71edb78d7c',

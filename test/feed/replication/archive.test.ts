@@ -6,26 +6,13 @@ import { ArchiveError } from '../../../src/feed/errors.js';
 import { ReplicationLineError, readReplicationArchive } from '../../../src/feed/replication/archive.js';
 import type { ReplicationSink } from '../../../src/feed/replication/types.js';
 import {
-  artistRow,
+  ED_SHEERAN_ROW as ED,
   type FixtureRow,
   gidRedirectRow,
+  MOHAMED_MOUNIR_ROW as MOUNIR,
   type ReplicationPacketFixture,
   writeReplicationPacket,
 } from '../../support/replicationArchives.js';
-
-// Sample MBIDs and names from fixtures/samples/artist.jsonl.
-const ED = artistRow({
-  id: 11,
-  gid: 'b8a7c51f-362c-4dcb-a259-bc6e0095f0a6',
-  name: 'Ed Sheeran',
-  sortName: 'Sheeran, Ed',
-});
-const MOUNIR = artistRow({
-  id: 12,
-  gid: '5235052b-7fa0-498b-accf-26b9e7767da7',
-  name: 'محمد منير',
-  sortName: 'Mounir, Mohamed',
-});
 
 const ROWS: FixtureRow[] = [
   { xid: 500, table: 'musicbrainz.artist', op: 'u', oldData: ED, newData: { ...ED, comment: 'tab\there' } },
