@@ -1,5 +1,6 @@
 import type { EntityType } from '../feed/entities.js';
 import type { Store } from './client.js';
+import { cachedStatement, limitClause } from './statements.js';
 
 /**
  * Queries behind the operator's views of what went wrong (issue 5): quarantined lines and files
@@ -53,12 +54,11 @@ export function quarantinePage(
 ): QuarantineRow[] {
   const where = quarantineWhere(filter);
   const start = after ? [after.packet, after.entity, after.line] : [-1, '', 0];
-  return store.sqlite
-    .prepare(
-      `SELECT packet, entity, line, raw, reason FROM quarantine
-       WHERE ${where.sql} AND (packet, entity, line) > (?, ?, ?) ORDER BY packet, entity, line LIMIT ?`,
-    )
-    .all(...where.params, ...start, limit) as QuarantineRow[];
+  return cachedStatement(
+    store,
+    `SELECT packet, entity, line, raw, reason FROM quarantine
+     WHERE ${where.sql} AND (packet, entity, line) > (?, ?, ?) ORDER BY packet, entity, line ${limitClause(limit)}`,
+  ).all(...where.params, ...start) as QuarantineRow[];
 }
 
 /** Number of quarantined lines matching `filter`. */
@@ -101,12 +101,11 @@ export function failuresPage(
   limit: number,
 ): FailureRow[] {
   const start = after ? [after.packet, after.entity] : [-1, ''];
-  return store.sqlite
-    .prepare(
-      `SELECT packet, status, entity, fileName, error, attempts, nextRetryAt, updatedAt FROM (${FAILURES})
-       WHERE (packet, sortEntity) > (?, ?) ORDER BY packet, sortEntity LIMIT ?`,
-    )
-    .all(...start, limit) as FailureRow[];
+  return cachedStatement(
+    store,
+    `SELECT packet, status, entity, fileName, error, attempts, nextRetryAt, updatedAt FROM (${FAILURES})
+     WHERE (packet, sortEntity) > (?, ?) ORDER BY packet, sortEntity ${limitClause(limit)}`,
+  ).all(...start) as FailureRow[];
 }
 
 /** Number of FAILED JSON dumps and FAILED or MISSING replication packets. */

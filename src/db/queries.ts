@@ -2,6 +2,7 @@ import type { Statement } from 'better-sqlite3';
 import type { EntityType } from '../feed/entities.js';
 import type { Store } from './client.js';
 import { changeKey, dumpIdRange } from './keys.js';
+import { cachedStatement, limitClause } from './statements.js';
 
 /** A `packets` row as the API reads it. Times are ISO 8601. */
 export interface PacketRow {
@@ -49,23 +50,6 @@ export interface FeedFileRow {
 
 const PACKET_COLUMNS = 'number, timestamp, schema_sequence AS schemaSequence, synced_at AS syncedAt';
 
-const statementCache = new WeakMap<Store['sqlite'], Map<string, Statement>>();
-
-/** A prepared statement of the store's connection, prepared once (hot API paths). */
-function cachedStatement(store: Store, sql: string): Statement {
-  let statements = statementCache.get(store.sqlite);
-  if (!statements) {
-    statements = new Map();
-    statementCache.set(store.sqlite, statements);
-  }
-  let statement = statements.get(sql);
-  if (!statement) {
-    statement = store.sqlite.prepare(sql);
-    statements.set(sql, statement);
-  }
-  return statement;
-}
-
 /**
  * The newest packet that is complete with every packet from the first one stored up to it also
  * complete and present (no gaps), or undefined.
@@ -92,9 +76,10 @@ export function packetByNumber(store: Store, number: number): PacketRow | undefi
 
 /** Up to `limit` packets below `before` (or from the newest), newest first. */
 export function packetsPage(store: Store, before: number | undefined, limit: number): PacketRow[] {
-  return store.sqlite
-    .prepare(`SELECT ${PACKET_COLUMNS} FROM packets WHERE number < ? ORDER BY number DESC LIMIT ?`)
-    .all(before ?? Number.MAX_SAFE_INTEGER, limit) as PacketRow[];
+  return cachedStatement(
+    store,
+    `SELECT ${PACKET_COLUMNS} FROM packets WHERE number < ? ORDER BY number DESC ${limitClause(limit)}`,
+  ).all(before ?? Number.MAX_SAFE_INTEGER) as PacketRow[];
 }
 
 /** Number of packets stored. */
@@ -120,12 +105,8 @@ export function changesPage(
   limit: number,
 ): ChangeRow[] {
   const [first, last] = dumpIdRange(packet, entity);
-  if (!Number.isSafeInteger(limit) || limit < 0) throw new RangeError(`page limit ${limit}`);
-  // The limit is written into the statement (one per page size, at most MAX_PAGE_SIZE + 1): bound
-  // as a parameter of the subquery, SQLite prepared the statement again on every run, 40 % of its
-  // time under load (perf: sqlite3Reprepare under sqlite3_step).
   return changeRows(
-    cachedStatement(store, aggregateChanges(`WHERE id > ? AND id <= ? ORDER BY id LIMIT ${limit}`)),
+    cachedStatement(store, aggregateChanges(`WHERE id > ? AND id <= ? ORDER BY id ${limitClause(limit)}`)),
     first + afterPosition,
     last,
   );

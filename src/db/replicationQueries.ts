@@ -1,6 +1,7 @@
 import type { EntityType } from '../feed/entities.js';
 import type { RowOp } from '../feed/replication/types.js';
 import type { Store } from './client.js';
+import { cachedStatement, limitClause } from './statements.js';
 
 /**
  * Read queries over stored replication packets (issue 3): the `replication_packets` row of a
@@ -144,11 +145,10 @@ export function rowChangesPage(
   limit: number,
 ): RowChangeRow[] {
   const where = rowFilter(filter);
-  return store.sqlite
-    .prepare(
-      `SELECT ${ROW_COLUMNS} FROM row_changes WHERE packet = ?${where.sql} AND ord > ? ORDER BY ord LIMIT ?`,
-    )
-    .all(packet, ...where.params, afterOrd, limit) as RowChangeRow[];
+  return cachedStatement(
+    store,
+    `SELECT ${ROW_COLUMNS} FROM row_changes WHERE packet = ?${where.sql} AND ord > ? ORDER BY ord ${limitClause(limit)}`,
+  ).all(packet, ...where.params, afterOrd) as RowChangeRow[];
 }
 
 /** Number of row changes of `packet` matching `filter`. */

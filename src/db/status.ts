@@ -5,6 +5,7 @@
 import { readMigrationFiles } from 'drizzle-orm/migrator';
 import { MIGRATIONS_FOLDER, type Store } from './client.js';
 import { latestPacket, type PacketRow } from './queries.js';
+import { limitClause } from './statements.js';
 
 /** Packets are hourly (FEED.md, Deployments and URLs). */
 export const PACKET_INTERVAL_MS = 3_600_000;
@@ -111,8 +112,8 @@ export function unfinishedFiles(
     )
     .get() as { pending: number; failed: number };
   const files = store.sqlite
-    .prepare(`SELECT * FROM (${sql}) ORDER BY status = 'PENDING', packet, file LIMIT ?`)
-    .all(limit) as UnfinishedFile[];
+    .prepare(`SELECT * FROM (${sql}) ORDER BY status = 'PENDING', packet, file ${limitClause(limit)}`)
+    .all() as UnfinishedFile[];
   return { ...counts, files };
 }
 
