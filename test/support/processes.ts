@@ -66,13 +66,16 @@ export async function runPiped(
     ? pipeline(b.stdout!, createWriteStream(outFile)).then(() => undefined)
     : collect(b.stdout!);
   const exits = [completion(a, first), completion(b, second)];
-  const results = await Promise.allSettled([...exits, pipeline(a.stdout!, b.stdin!), output]);
+  // The pipe between them is not checked on its own: the second command may exit, successfully,
+  // before Node has finished writing its input (tar can stop at the end-of-archive blocks), which
+  // fails the pipe with "Premature close" as a shell pipe would break. The exit statuses decide.
+  const piped = pipeline(a.stdout!, b.stdin!).catch(() => {});
+  const results = await Promise.allSettled([...exits, output, piped]);
   const failure = results.find((result) => result.status === 'rejected');
   if (failure) {
     a.kill();
     b.kill();
-    const exitFailure = results.slice(0, 2).find((result) => result.status === 'rejected');
-    throw ((exitFailure ?? failure) as PromiseRejectedResult).reason;
+    throw (failure as PromiseRejectedResult).reason;
   }
-  return (results[3] as PromiseFulfilledResult<Buffer | undefined>).value;
+  return (results[2] as PromiseFulfilledResult<Buffer | undefined>).value;
 }
