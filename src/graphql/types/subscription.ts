@@ -1,5 +1,5 @@
-import { packetByNumber } from '../db/queries.js';
-import { builder } from './builder.js';
+import { packetByNumber } from '../../db/queries.js';
+import { builder } from '../builder.js';
 import { PacketRef } from './packet.js';
 
 builder.subscriptionField('packetSynced', (t) =>

@@ -1,11 +1,11 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { openStore } from '../../src/db/client.js';
-import { MAX_REMOVALS } from '../../src/graphql/removal.js';
-import { BUNDLED_FEED_ROOT } from '../../src/samplefeed/server.js';
-import { type GqlResult, gql, tempDir, testApp } from '../support/harness.js';
-import { type ManifestRowChange, readBundledManifest } from '../support/manifest.js';
-import { pgText } from '../support/replicationArchives.js';
-import { type SyncedFeed, syncFeedFolder, writeDeploymentFeed } from '../support/replicationFeeds.js';
+import { openStore } from '../../../src/db/client.js';
+import { MAX_REMOVALS } from '../../../src/graphql/types/removal.js';
+import { BUNDLED_FEED_ROOT } from '../../../src/samplefeed/server.js';
+import { type GqlResult, gql, tempDir, testApp } from '../../support/harness.js';
+import { type ManifestRowChange, readBundledManifest } from '../../support/manifest.js';
+import { pgText } from '../../support/replicationArchives.js';
+import { type SyncedFeed, syncFeedFolder, writeDeploymentFeed } from '../../support/replicationFeeds.js';
 
 const manifest = readBundledManifest();
 const OP = { i: 'INSERT', u: 'UPDATE', d: 'DELETE' } as const;

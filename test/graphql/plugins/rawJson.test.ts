@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { RawJson, serializeWithRawJson } from '../../src/graphql/rawJson.js';
+import { RawJson, serializeWithRawJson } from '../../../src/graphql/plugins/rawJson.js';
 
 describe('RawJson', () => {
   const line = '{"id": "x", "name": "Ümlaut \u2028 \\"quoted\\"", "n": [1, 2.5]}';

@@ -1,5 +1,5 @@
-import { ENTITY_TYPES, type EntityType, entityEnumName } from '../feed/entities.js';
-import { builder } from './builder.js';
+import { ENTITY_TYPES, type EntityType, entityEnumName } from '../../feed/entities.js';
+import { builder } from '../builder.js';
 
 /** GraphQL `EntityType`: internal values are upstream spellings (`release-group`). */
 export const EntityTypeEnum = builder.enumType('EntityType', {

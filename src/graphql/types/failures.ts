@@ -1,9 +1,9 @@
-import { type FailureRow, failureCount, failuresPage } from '../db/operatorQueries.js';
-import { isEntityType } from '../feed/entities.js';
-import { builder } from './builder.js';
-import { connectionType, pageArgs, resolvePage } from './connection.js';
+import { type FailureRow, failureCount, failuresPage } from '../../db/operatorQueries.js';
+import { isEntityType } from '../../feed/entities.js';
+import { builder } from '../builder.js';
+import { connectionType, pageArgs, resolvePage } from '../connection.js';
+import { userError } from '../errors.js';
 import { EntityTypeEnum } from './entityType.js';
-import { userError } from './errors.js';
 
 /** GraphQL `FileKind`. */
 export const FileKindEnum = builder.enumType('FileKind', {

@@ -1,8 +1,8 @@
-import { type ChangeRow, changesOfMbid } from '../db/queries.js';
-import { builder } from './builder.js';
+import { type ChangeRow, changesOfMbid } from '../../db/queries.js';
+import { builder } from '../builder.js';
+import { checkMbid } from '../validate.js';
 import { EntityChangeRef } from './entityChange.js';
 import { EntityTypeEnum } from './entityType.js';
-import { checkMbid } from './validate.js';
 
 /** An entity known from JSON dumps: its changes, oldest first (never empty). */
 interface EntityShape {

@@ -1,18 +1,18 @@
-import type { Store } from '../db/client.js';
-import { MAX_PACKET } from '../db/keys.js';
+import type { Store } from '../../db/client.js';
+import { MAX_PACKET } from '../../db/keys.js';
 import {
   highestStoredReplicationPacket,
   type RemovalRow,
   removalCount,
   removalOfMbid,
   removalsInRange,
-} from '../db/replicationQueries.js';
-import type { EntityType } from '../feed/entities.js';
-import { builder } from './builder.js';
+} from '../../db/replicationQueries.js';
+import type { EntityType } from '../../feed/entities.js';
+import { builder } from '../builder.js';
+import { userError } from '../errors.js';
+import { checkMbid, checkPacketNumber } from '../validate.js';
 import { EntityRef } from './entity.js';
 import { EntityTypeEnum } from './entityType.js';
-import { userError } from './errors.js';
-import { checkMbid, checkPacketNumber } from './validate.js';
 
 /** Most packets one `removals` query spans: a week of hourly packets. */
 export const MAX_REMOVAL_PACKETS = 168;

@@ -3,13 +3,13 @@ import {
   type QuarantineRow,
   quarantineCount,
   quarantinePage,
-} from '../db/operatorQueries.js';
-import { isEntityType } from '../feed/entities.js';
-import { builder } from './builder.js';
-import { connectionType, pageArgs, resolvePage } from './connection.js';
+} from '../../db/operatorQueries.js';
+import { isEntityType } from '../../feed/entities.js';
+import { builder } from '../builder.js';
+import { connectionType, pageArgs, resolvePage } from '../connection.js';
+import { userError } from '../errors.js';
+import { checkPacketNumber } from '../validate.js';
 import { EntityTypeEnum } from './entityType.js';
-import { userError } from './errors.js';
-import { checkPacketNumber } from './validate.js';
 
 /** GraphQL `QuarantinedLine`: a JSON dump line kept aside instead of stored (issue 5, bad input). */
 export const QuarantinedLineRef = builder.objectRef<QuarantineRow>('QuarantinedLine').implement({

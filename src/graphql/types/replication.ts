@@ -1,4 +1,4 @@
-import { feedFileByName } from '../db/queries.js';
+import { feedFileByName } from '../../db/queries.js';
 import {
   removalsInRange,
   replicationPacketRow,
@@ -6,9 +6,9 @@ import {
   storedReplicationPacket,
   type TableChangesRow,
   tableChangesOf,
-} from '../db/replicationQueries.js';
-import { builder } from './builder.js';
-import { pageArgs } from './connection.js';
+} from '../../db/replicationQueries.js';
+import { builder } from '../builder.js';
+import { pageArgs } from '../connection.js';
 import { FeedFileRef } from './feedFile.js';
 import { PacketRef } from './packet.js';
 import { EntityRemovalRef } from './removal.js';

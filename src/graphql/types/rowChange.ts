@@ -1,13 +1,13 @@
-import type { Store } from '../db/client.js';
+import type { Store } from '../../db/client.js';
 import {
   type RowChangeFilter,
   type RowChangeRow,
   replicationPacketRow,
   rowChangeCount,
   rowChangesPage,
-} from '../db/replicationQueries.js';
-import type { RowOp } from '../feed/replication/types.js';
-import { builder } from './builder.js';
+} from '../../db/replicationQueries.js';
+import type { RowOp } from '../../feed/replication/types.js';
+import { builder } from '../builder.js';
 import {
   connectionType,
   decodeCursor,
@@ -15,9 +15,9 @@ import {
   type Page,
   pageArgs,
   resolvePage,
-} from './connection.js';
-import { userError } from './errors.js';
-import { checkPacketNumber } from './validate.js';
+} from '../connection.js';
+import { userError } from '../errors.js';
+import { checkPacketNumber } from '../validate.js';
 
 /** GraphQL `RowOperation`; internal values are upstream's `i`, `u`, `d` (FEED.md, Replication packet archives). */
 export const RowOperationEnum = builder.enumType('RowOperation', {

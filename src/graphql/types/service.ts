@@ -1,4 +1,4 @@
-import { builder, type ServiceInfo } from './builder.js';
+import { builder, type ServiceInfo } from '../builder.js';
 
 /** GraphQL `Service`: what this instance is. */
 export const ServiceRef = builder.objectRef<ServiceInfo>('Service').implement({

@@ -2,12 +2,12 @@ import { join } from 'node:path';
 import { parse, validate } from 'graphql';
 import { createYoga } from 'graphql-yoga';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { openStore, type Store } from '../../src/db/client.js';
-import { hardeningPlugin } from '../../src/graphql/hardening.js';
-import { operationCost, queryShapeRule } from '../../src/graphql/limits.js';
-import { schema } from '../../src/graphql/schema.js';
-import { type App, createApp } from '../../src/server.js';
-import { type GqlResult, gql, tempDir, testLogger, testService } from '../support/harness.js';
+import { openStore, type Store } from '../../../src/db/client.js';
+import { hardeningPlugin } from '../../../src/graphql/plugins/hardening.js';
+import { operationCost, queryShapeRule } from '../../../src/graphql/plugins/limits.js';
+import { schema } from '../../../src/graphql/schema.js';
+import { type App, createApp } from '../../../src/server.js';
+import { type GqlResult, gql, tempDir, testLogger, testService } from '../../support/harness.js';
 
 /** Issue 5, hostile queries: clear errors with a code, and the server keeps serving. */
 

@@ -1,9 +1,9 @@
 import { execute, parse } from 'graphql';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createPacketEvents } from '../../src/events.js';
-import { schema } from '../../src/graphql/schema.js';
-import { gql, testApp, testService } from '../support/harness.js';
-import { type SyncedDatabase, syncedDatabase } from '../support/synced.js';
+import { createPacketEvents } from '../../../src/events.js';
+import { schema } from '../../../src/graphql/schema.js';
+import { gql, testApp, testService } from '../../support/harness.js';
+import { type SyncedDatabase, syncedDatabase } from '../../support/synced.js';
 
 // Everything a client sees of changes: connection fields, cursors, raw JSON, links, and MBID lookups.
 const RICH_QUERY = `query Rich($after: String) {

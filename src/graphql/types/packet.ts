@@ -5,12 +5,12 @@ import {
   packetByNumber,
   packetCount,
   packetsPage,
-} from '../db/queries.js';
-import { ENTITY_TYPES } from '../feed/entities.js';
-import { builder } from './builder.js';
-import { connectionType, decodeCursor, encodeCursor, pageArgs, resolvePage } from './connection.js';
+} from '../../db/queries.js';
+import { ENTITY_TYPES } from '../../feed/entities.js';
+import { builder } from '../builder.js';
+import { connectionType, decodeCursor, encodeCursor, pageArgs, resolvePage } from '../connection.js';
+import { checkPacketNumber } from '../validate.js';
 import { JsonDumpRef, type JsonDumpShape } from './jsonDump.js';
-import { checkPacketNumber } from './validate.js';
 
 /** GraphQL `Packet`: one hour of the feed. */
 export const PacketRef = builder.objectRef<PacketRow>('Packet').implement({

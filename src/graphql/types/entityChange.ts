@@ -1,6 +1,6 @@
-import { type ChangeRow, changesPage, dumpsOfPacket } from '../db/queries.js';
-import type { EntityType } from '../feed/entities.js';
-import { builder } from './builder.js';
+import { type ChangeRow, changesPage, dumpsOfPacket } from '../../db/queries.js';
+import type { EntityType } from '../../feed/entities.js';
+import { builder } from '../builder.js';
 import {
   connectionType,
   decodeCursor,
@@ -8,10 +8,10 @@ import {
   type Page,
   pageArgs,
   resolvePage,
-} from './connection.js';
+} from '../connection.js';
+import { RawJson } from '../plugins/rawJson.js';
+import { checkPacketNumber } from '../validate.js';
 import { EntityTypeEnum } from './entityType.js';
-import { RawJson } from './rawJson.js';
-import { checkPacketNumber } from './validate.js';
 
 /** GraphQL `EntityChange`: one line of a JSON dump. */
 export const EntityChangeRef = builder.objectRef<ChangeRow>('EntityChange').implement({

@@ -1,6 +1,6 @@
 import { GraphQLError, Kind } from 'graphql';
 import { GraphQLSafeInt } from 'graphql-scalars';
-import { builder } from './builder.js';
+import { builder } from '../builder.js';
 
 // Replication seqids and xids outgrow GraphQL's 32-bit Int (PostgreSQL xids are 32-bit unsigned or
 // 64-bit with epoch); SafeInt is a JSON number, exact up to 2^53 − 1.

@@ -1,7 +1,7 @@
-import { type DumpRow, feedFileByName } from '../db/queries.js';
-import type { EntityType } from '../feed/entities.js';
-import { builder } from './builder.js';
-import { pageArgs } from './connection.js';
+import { type DumpRow, feedFileByName } from '../../db/queries.js';
+import type { EntityType } from '../../feed/entities.js';
+import { builder } from '../builder.js';
+import { pageArgs } from '../connection.js';
 import { EntityChangeConnection, resolveChanges } from './entityChange.js';
 import { EntityTypeEnum } from './entityType.js';
 import { FeedFileRef } from './feedFile.js';

@@ -17,7 +17,7 @@ import {
   type SelectionSetNode,
   type ValidationContext,
 } from 'graphql';
-import { DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE } from './connection.js';
+import { DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE } from '../connection.js';
 
 /**
  * Static limits on GraphQL operations (issue 5, hostile queries): nesting depth, aliases and

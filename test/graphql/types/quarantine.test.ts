@@ -1,10 +1,10 @@
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { EntityType } from '../../src/feed/entities.js';
-import { type SampleFeed, startSampleFeed } from '../../src/samplefeed/server.js';
-import { type SyncReport, syncOnce } from '../../src/sync/worker.js';
-import { type GqlResult, gql, syncContext, tempDir, testApp } from '../support/harness.js';
-import { writeSyntheticFeed } from '../support/syntheticFeed.js';
+import type { EntityType } from '../../../src/feed/entities.js';
+import { type SampleFeed, startSampleFeed } from '../../../src/samplefeed/server.js';
+import { type SyncReport, syncOnce } from '../../../src/sync/worker.js';
+import { type GqlResult, gql, syncContext, tempDir, testApp } from '../../support/harness.js';
+import { writeSyntheticFeed } from '../../support/syntheticFeed.js';
 
 /** Issue 5, bad input: quarantined lines are counted by the sync and listed by GraphQL. */
 

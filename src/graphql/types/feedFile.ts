@@ -1,6 +1,6 @@
-import type { FeedFileRow } from '../db/queries.js';
-import { signaturePath } from '../feed/urls.js';
-import { builder } from './builder.js';
+import type { FeedFileRow } from '../../db/queries.js';
+import { signaturePath } from '../../feed/urls.js';
+import { builder } from '../builder.js';
 
 /** GraphQL `SignatureStatus` (FEED.md, Signatures). */
 export const SignatureStatusEnum = builder.enumType('SignatureStatus', {
