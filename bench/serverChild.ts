@@ -7,8 +7,8 @@ import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { openStore } from '../src/db/client.js';
 import { ENTITY_TYPES } from '../src/feed/entities.js';
+import { createApp } from '../src/http/app.js';
 import { createLogger } from '../src/logger.js';
-import { createApp } from '../src/server.js';
 
 const db = process.argv[2];
 if (!db) throw new Error('usage: serverChild.ts DB');

@@ -2,7 +2,7 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { z } from 'zod';
 import { ENTITY_TYPES, type EntityType, parseEntityList } from './feed/entities.js';
-import { DEFAULT_FEED_ROOTS, type Deployment } from './feed/urls.js';
+import { DEFAULT_FEED_ROOTS, type Deployment } from './feed/protocol/urls.js';
 import { type KeepFiles, parseKeepFiles } from './sync/retention.js';
 
 /** Upstream's known-broken packets, skipped by default (FEED.md, Replication packet archives). */

@@ -4,10 +4,10 @@ import { type Config, type Flags, loadConfig } from './config.js';
 import { openStore } from './db/client.js';
 import { FeedClient } from './feed/client.js';
 import { safeMessage } from './feed/errors.js';
-import { DEFAULT_FEED_ROOTS, redactUrl } from './feed/urls.js';
+import { DEFAULT_FEED_ROOTS, redactUrl } from './feed/protocol/urls.js';
+import { collectStatus, renderStatus, type UpstreamAnswer } from './ops/statusReport.js';
 import { findLastPacket } from './samplefeed/lastPacket.js';
 import { BUNDLED_FEED_ROOT } from './samplefeed/server.js';
-import { collectStatus, renderStatus, type UpstreamAnswer } from './status.js';
 
 /** Whether `livefeed status` looks at the demo (no token for the default feed root, or `--demo`). */
 function isDemo(config: Config, flags: Flags): boolean {

@@ -1,13 +1,13 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
 import { openStore } from '../src/db/client.js';
-import { DEFAULT_FRESHNESS } from '../src/freshness.js';
+import { DEFAULT_FRESHNESS } from '../src/ops/freshness.js';
+import { collectStatus, renderStatus } from '../src/ops/statusReport.js';
 import {
   BUNDLED_FEED_ROOT,
   SAMPLE_TOKEN,
   type SampleFeed,
   startSampleFeed,
 } from '../src/samplefeed/server.js';
-import { collectStatus, renderStatus } from '../src/status.js';
 import { runStatus } from '../src/statusCommand.js';
 import { tempDir } from './support/harness.js';
 import { readBundledManifest } from './support/manifest.js';

@@ -4,7 +4,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { Agent, type Dispatcher, request } from 'undici';
 import { FeedAuthError, FeedHttpError, FeedNetworkError, safeMessage } from './errors.js';
 import { PartialDownload, PartialRestart } from './partial.js';
-import { feedUrl, parseReplicationInfo, redactUrl } from './urls.js';
+import { feedUrl, parseReplicationInfo, redactUrl } from './protocol/urls.js';
 
 /** Retry policy for transient failures. Delays in milliseconds. */
 export interface RetryPolicy {

@@ -1,7 +1,7 @@
 import SchemaBuilder from '@pothos/core';
 import type { Store } from '../db/client.js';
-import type { PacketEvents } from '../events.js';
 import type { EntityType } from '../feed/entities.js';
+import type { PacketEvents } from '../ops/events.js';
 
 /** Facts about this instance that the API shows (the demo is labelled as such). */
 export interface ServiceInfo {

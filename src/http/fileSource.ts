@@ -5,7 +5,7 @@ import type { Store } from '../db/client.js';
 import { type FeedFileRow, feedFileByName } from '../db/queries.js';
 import type { FeedClient } from '../feed/client.js';
 import { safeMessage } from '../feed/errors.js';
-import { signaturePath } from '../feed/urls.js';
+import { signaturePath } from '../feed/protocol/urls.js';
 import type { Logger } from '../logger.js';
 import { type OpenFeedFile, openFeedFile, resolveInside } from './fileBody.js';
 

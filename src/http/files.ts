@@ -1,5 +1,5 @@
 import { basename } from 'node:path';
-import type { Route } from '../server.js';
+import type { Route } from './app.js';
 import { clientGoneSignal, feedContentType, sendFile, sendText } from './fileBody.js';
 import type { FileSource } from './fileSource.js';
 

@@ -1,6 +1,6 @@
 import type { Store } from '../db/client.js';
 import { anyPacketSynced, migrationState } from '../db/status.js';
-import type { Route } from '../server.js';
+import type { Route } from './app.js';
 import { respond } from './respond.js';
 
 /** `GET /health`: 200 `ok` while the process serves HTTP (liveness). */

@@ -6,9 +6,9 @@ import {
   missingFileBody,
   NOT_FOUND_HTML,
   replicationInfoBody,
-} from '../samplefeed/bodies.js';
-import { matchRoute } from '../samplefeed/routes.js';
-import type { Route } from '../server.js';
+} from '../feed/protocol/bodies.js';
+import { matchRoute } from '../feed/protocol/routes.js';
+import type { Route } from './app.js';
 import { clientGoneSignal, feedContentType, sendFile, sendText } from './fileBody.js';
 import type { FileSource } from './fileSource.js';
 import { tokenChecker } from './tokens.js';

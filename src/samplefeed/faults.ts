@@ -1,7 +1,7 @@
 import type { FileHandle } from 'node:fs/promises';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { pipeline, type Readable, Transform } from 'node:stream';
-import { ERROR_BODIES } from './bodies.js';
+import { ERROR_BODIES } from '../feed/protocol/bodies.js';
 import type { OpenFeedFile } from './files.js';
 
 /**

@@ -8,18 +8,18 @@ import {
 } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { fileURLToPath } from 'node:url';
-import { sendFile as sendFileBody } from '../http/fileBody.js';
 import {
   ERROR_BODIES,
   METHOD_NOT_ALLOWED_HTML,
   missingFileBody,
   NOT_FOUND_HTML,
   replicationInfoBody,
-} from './bodies.js';
+} from '../feed/protocol/bodies.js';
+import { type FileRoute, matchRoute } from '../feed/protocol/routes.js';
+import { sendFile as sendFileBody } from '../http/fileBody.js';
 import { answerFault, FaultPlan, withBodyFault } from './faults.js';
 import { type OpenFeedFile, openFeedFile, resolveInside } from './files.js';
 import { findLastPacket } from './lastPacket.js';
-import { type FileRoute, matchRoute } from './routes.js';
 
 /**
  * Token the bundled sample feed accepts by default. It has upstream's token shape (40 characters of

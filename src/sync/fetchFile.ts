@@ -1,7 +1,7 @@
 import { mkdirSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import type { FeedClient } from '../feed/client.js';
-import { signaturePath } from '../feed/urls.js';
+import { signaturePath } from '../feed/protocol/urls.js';
 import type { FeedFileRecord } from './ingest.js';
 import type { Verifier } from './verifier.js';
 

@@ -1,4 +1,4 @@
-import { replicationPacketName } from '../feed/urls.js';
+import { replicationPacketName } from '../feed/protocol/urls.js';
 import { discard, fetchFile, keep } from './fetchFile.js';
 import { storeReplicationPacket } from './replication.js';
 import type { SyncContext } from './worker.js';

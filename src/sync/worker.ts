@@ -7,7 +7,7 @@ import type { FeedClient } from '../feed/client.js';
 import type { EntityType } from '../feed/entities.js';
 import { FeedAuthError, safeMessage } from '../feed/errors.js';
 import { removeStaleDownloads } from '../feed/partial.js';
-import { type Deployment, jsonDumpPath, replicationPacketName } from '../feed/urls.js';
+import { type Deployment, jsonDumpPath, replicationPacketName } from '../feed/protocol/urls.js';
 import type { Logger } from '../logger.js';
 import { discard, fetchFile, keep } from './fetchFile.js';
 import {

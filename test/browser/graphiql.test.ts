@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { chromium } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openStore, type Store } from '../../src/db/client.js';
-import { createApp } from '../../src/server.js';
+import { createApp } from '../../src/http/app.js';
 import { testLogger, testService } from '../support/harness.js';
 import { type Listening, listen } from '../support/listen.js';
 import { readBundledManifest } from '../support/manifest.js';

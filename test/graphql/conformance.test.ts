@@ -1,7 +1,7 @@
 import { type AuditResult, serverAudits } from 'graphql-http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openStore, type Store } from '../../src/db/client.js';
-import { createApp } from '../../src/server.js';
+import { createApp } from '../../src/http/app.js';
 import { tempDir, testLogger, testService } from '../support/harness.js';
 import { type Listening, listen } from '../support/listen.js';
 

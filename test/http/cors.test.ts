@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadConfig } from '../../src/config.js';
 import { openStore, type Store } from '../../src/db/client.js';
-import { createApp } from '../../src/server.js';
+import { createApp } from '../../src/http/app.js';
 import { tempDir, testLogger, testService } from '../support/harness.js';
 
 const ALLOWED = 'https://app.example.org';

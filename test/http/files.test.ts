@@ -3,13 +3,13 @@ import { cp, readdir, rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { FeedClient } from '../../src/feed/client.js';
+import type { App } from '../../src/http/app.js';
 import {
   BUNDLED_FEED_ROOT,
   SAMPLE_TOKEN,
   type SampleFeed,
   startSampleFeed,
 } from '../../src/samplefeed/server.js';
-import type { App } from '../../src/server.js';
 import { applyRetention } from '../../src/sync/retention.js';
 import { gql, tempDir, testLogger } from '../support/harness.js';
 import { type ManifestJsonDump, readBundledManifest } from '../support/manifest.js';

@@ -6,7 +6,7 @@ import { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { fileURLToPath } from 'node:url';
 import type { EntityType } from '../../src/feed/entities.js';
-import { jsonDumpPath } from '../../src/feed/urls.js';
+import { jsonDumpPath } from '../../src/feed/protocol/urls.js';
 import { createGpgHome, type GpgHome } from './gpg.js';
 import { run, runPiped } from './processes.js';
 

@@ -6,9 +6,9 @@ import { openStore, type Store } from '../../src/db/client.js';
 import { FeedClient } from '../../src/feed/client.js';
 import { ENTITY_TYPES, type EntityType } from '../../src/feed/entities.js';
 import type { ServiceInfo } from '../../src/graphql/builder.js';
+import { type App, createApp } from '../../src/http/app.js';
 import type { Logger } from '../../src/logger.js';
 import { SAMPLE_TOKEN } from '../../src/samplefeed/server.js';
-import { type App, createApp } from '../../src/server.js';
 import { createVerifier, type Verifier } from '../../src/sync/verifier.js';
 import type { SyncContext } from '../../src/sync/worker.js';
 

@@ -3,9 +3,9 @@ import { mkdir, mkdtemp, rename, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { promisify } from 'node:util';
+import { type Deployment, replicationPacketName } from '../../src/feed/protocol/urls.js';
 import { escapeCopy } from '../../src/feed/replication/copyText.js';
 import { packData } from '../../src/feed/replication/packedData.js';
-import { type Deployment, replicationPacketName } from '../../src/feed/urls.js';
 import { pgTimestampSeconds } from './archives.js';
 
 const run = promisify(execFile);

@@ -2,7 +2,7 @@ import { once } from 'node:events';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { openStore, type Store } from '../../src/db/client.js';
-import { type App, type AppOptions, createApp } from '../../src/server.js';
+import { type App, type AppOptions, createApp } from '../../src/http/app.js';
 import { testLogger, testService } from './harness.js';
 
 /** An app listening on a loopback port. */

@@ -5,7 +5,7 @@ import { pipeline } from 'node:stream/promises';
 import lzma from 'lzma-native';
 import tar from 'tar-stream';
 import type { EntityType } from '../../src/feed/entities.js';
-import { jsonDumpPath } from '../../src/feed/urls.js';
+import { jsonDumpPath } from '../../src/feed/protocol/urls.js';
 import {
   DEFAULT_SCHEMA_SEQUENCE,
   DEFAULT_TIMESTAMP,

@@ -3,7 +3,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { FeedClient } from '../../src/feed/client.js';
 import type { EntityType } from '../../src/feed/entities.js';
 import { FeedAuthError, FeedNetworkError } from '../../src/feed/errors.js';
-import { jsonDumpPath } from '../../src/feed/urls.js';
+import { jsonDumpPath } from '../../src/feed/protocol/urls.js';
 import type { FaultRule } from '../../src/samplefeed/faults.js';
 import { SAMPLE_TOKEN, type SampleFeed, startSampleFeed } from '../../src/samplefeed/server.js';
 import { FeedUnavailableError } from '../../src/sync/fileRetry.js';

@@ -6,7 +6,7 @@ import type { VerifyMode } from '../../src/config.js';
 import { openStore } from '../../src/db/client.js';
 import type { EntityType } from '../../src/feed/entities.js';
 import { ArchiveError } from '../../src/feed/errors.js';
-import { jsonDumpPath } from '../../src/feed/urls.js';
+import { jsonDumpPath } from '../../src/feed/protocol/urls.js';
 import { BUNDLED_FEED_ROOT, startSampleFeed } from '../../src/samplefeed/server.js';
 import { storeReplicationPacket } from '../../src/sync/replication.js';
 import { createVerifier } from '../../src/sync/verifier.js';

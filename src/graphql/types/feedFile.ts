@@ -1,5 +1,5 @@
 import type { FeedFileRow } from '../../db/queries.js';
-import { signaturePath } from '../../feed/urls.js';
+import { signaturePath } from '../../feed/protocol/urls.js';
 import { builder } from '../builder.js';
 
 /** GraphQL `SignatureStatus` (FEED.md, Signatures). */

@@ -6,7 +6,7 @@ import { openStore, type Store } from '../../../src/db/client.js';
 import { hardeningPlugin } from '../../../src/graphql/plugins/hardening.js';
 import { operationCost, queryShapeRule } from '../../../src/graphql/plugins/limits.js';
 import { schema } from '../../../src/graphql/schema.js';
-import { type App, createApp } from '../../../src/server.js';
+import { type App, createApp } from '../../../src/http/app.js';
 import { type GqlResult, gql, tempDir, testLogger, testService } from '../../support/harness.js';
 
 /** Issue 5, hostile queries: clear errors with a code, and the server keeps serving. */

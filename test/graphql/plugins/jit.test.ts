@@ -1,7 +1,7 @@
 import { execute, parse } from 'graphql';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createPacketEvents } from '../../../src/events.js';
 import { schema } from '../../../src/graphql/schema.js';
+import { createPacketEvents } from '../../../src/ops/events.js';
 import { gql, testApp, testService } from '../../support/harness.js';
 import { type SyncedDatabase, syncedDatabase } from '../../support/synced.js';
 

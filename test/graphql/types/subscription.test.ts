@@ -1,8 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openStore, type Store } from '../../../src/db/client.js';
-import { createPacketEvents, watchCompletedPackets } from '../../../src/events.js';
-import { createOps, instrumentSync } from '../../../src/ops.js';
-import { type App, createApp } from '../../../src/server.js';
+import { type App, createApp } from '../../../src/http/app.js';
+import { createPacketEvents, watchCompletedPackets } from '../../../src/ops/events.js';
+import { createOps, instrumentSync } from '../../../src/ops/wiring.js';
 import { tempDir, testLogger, testService } from '../../support/harness.js';
 import { readBundledManifest } from '../../support/manifest.js';
 import { syncedDatabase } from '../../support/synced.js';

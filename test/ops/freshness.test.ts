@@ -1,13 +1,13 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { loadConfig } from '../src/config.js';
-import { openStore, type Store } from '../src/db/client.js';
-import { packetTime, recordUpstream } from '../src/db/status.js';
-import { DEFAULT_FRESHNESS, formatInterval, freshness } from '../src/freshness.js';
-import { freshnessRoute } from '../src/http/freshness.js';
-import { tempDir } from './support/harness.js';
-import { listen } from './support/listen.js';
-import { readBundledManifest } from './support/manifest.js';
-import { type SyncedDatabase, syncedDatabase } from './support/synced.js';
+import { loadConfig } from '../../src/config.js';
+import { openStore, type Store } from '../../src/db/client.js';
+import { packetTime, recordUpstream } from '../../src/db/status.js';
+import { freshnessRoute } from '../../src/http/freshnessRoute.js';
+import { DEFAULT_FRESHNESS, formatInterval, freshness } from '../../src/ops/freshness.js';
+import { tempDir } from '../support/harness.js';
+import { listen } from '../support/listen.js';
+import { readBundledManifest } from '../support/manifest.js';
+import { type SyncedDatabase, syncedDatabase } from '../support/synced.js';
 
 const manifest = readBundledManifest();
 const HOUR = 3_600_000;

@@ -2,8 +2,8 @@
  * `livefeed status`: the local and upstream position, unfinished files and freshness, on one
  * screen (stdout). Reads the database without writing to it.
  */
-import type { Store } from './db/client.js';
-import { localPosition, quarantinedLineCount, type UnfinishedFile, unfinishedFiles } from './db/status.js';
+import type { Store } from '../db/client.js';
+import { localPosition, quarantinedLineCount, type UnfinishedFile, unfinishedFiles } from '../db/status.js';
 import { type Freshness, type FreshnessThresholds, formatInterval, freshness } from './freshness.js';
 
 /** The upstream position as `livefeed status` found it. */

@@ -7,7 +7,7 @@ import {
   redactUrl,
   replicationPacketName,
   signaturePath,
-} from '../../src/feed/urls.js';
+} from '../../../src/feed/protocol/urls.js';
 
 describe('feed URLs (FEED.md, Deployments and URLs)', () => {
   it('names replication packets per deployment', () => {

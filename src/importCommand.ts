@@ -2,16 +2,16 @@ import { createReadStream, statSync } from 'node:fs';
 import type { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import tar from 'tar-stream';
-import { type Flags, loadConfig } from '../config.js';
-import { openStore, type Store } from '../db/client.js';
-import { MAX_PACKET } from '../db/keys.js';
-import { ENTITY_TYPES, type EntityType, isEntityType } from '../feed/entities.js';
-import { ArchiveError } from '../feed/errors.js';
-import { createXzDecompressor, type XzDecoder } from '../feed/xz.js';
-import { createLogger, type Logger } from '../logger.js';
-import { createProgress, type Progress } from '../progress.js';
-import { type IngestResult, ingestJsonDump } from './ingest.js';
-import { acquireWriterLock } from './lock.js';
+import { type Flags, loadConfig } from './config.js';
+import { openStore, type Store } from './db/client.js';
+import { MAX_PACKET } from './db/keys.js';
+import { ENTITY_TYPES, type EntityType, isEntityType } from './feed/entities.js';
+import { ArchiveError } from './feed/errors.js';
+import { createXzDecompressor, type XzDecoder } from './feed/xz.js';
+import { createLogger, type Logger } from './logger.js';
+import { createProgress, type Progress } from './ops/progress.js';
+import { type IngestResult, ingestJsonDump } from './sync/ingest.js';
+import { acquireWriterLock } from './sync/lock.js';
 
 /** Options of {@link importJsonDump}. */
 export interface ImportJsonDumpOptions {

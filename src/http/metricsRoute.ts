@@ -1,5 +1,5 @@
-import type { Metrics } from '../metrics.js';
-import type { Route } from '../server.js';
+import type { Metrics } from '../ops/metrics.js';
+import type { Route } from './app.js';
 import { respond } from './respond.js';
 
 /** `GET /metrics`: the Prometheus text exposition of `metrics` (all names `livefeed_*`). */

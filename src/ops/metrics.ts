@@ -8,11 +8,11 @@
 import { getOperationAST } from 'graphql';
 import type { Plugin } from 'graphql-yoga';
 import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from 'prom-client';
-import type { Store } from './db/client.js';
-import { quarantinedLineCount, unfinishedFiles } from './db/status.js';
+import type { Store } from '../db/client.js';
+import { quarantinedLineCount, unfinishedFiles } from '../db/status.js';
+import type { SyncObserver } from '../sync/observer.js';
+import type { Verifier } from '../sync/verifier.js';
 import { DEFAULT_FRESHNESS, freshness } from './freshness.js';
-import type { SyncObserver } from './sync/observer.js';
-import type { Verifier } from './sync/verifier.js';
 
 /** Kind of a fetched feed file, from its path (FEED.md, Deployments and URLs). */
 export type FetchedKind = 'json-dump' | 'replication-packet' | 'signature' | 'other';

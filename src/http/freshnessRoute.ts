@@ -1,6 +1,6 @@
 import type { Store } from '../db/client.js';
-import { type FreshnessThresholds, freshness } from '../freshness.js';
-import type { Route } from '../server.js';
+import { type FreshnessThresholds, freshness } from '../ops/freshness.js';
+import type { Route } from './app.js';
 import { respond } from './respond.js';
 
 /**

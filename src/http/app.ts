@@ -1,23 +1,23 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { createYoga, type YogaServerInstance } from 'graphql-yoga';
-import type { Store } from './db/client.js';
-import { createPacketEvents, type PacketEvents } from './events.js';
-import type { FeedClient } from './feed/client.js';
-import { DEFAULT_FRESHNESS, type FreshnessThresholds } from './freshness.js';
-import type { Context, ServiceInfo } from './graphql/builder.js';
-import { type GraphqlLimits, hardeningPlugin } from './graphql/plugins/hardening.js';
-import { jitPlugin } from './graphql/plugins/jit.js';
-import { rawJsonPlugin } from './graphql/plugins/rawJson.js';
-import { schema } from './graphql/schema.js';
-import { FileSource } from './http/fileSource.js';
-import { filesRoute } from './http/files.js';
-import { freshnessRoute } from './http/freshness.js';
-import { renderGraphiQL } from './http/graphiql.js';
-import { healthRoute, readyRoute } from './http/health.js';
-import { metricsRoute } from './http/metrics.js';
-import { mirrorRoute } from './http/mirror.js';
-import type { Logger } from './logger.js';
-import { createMetrics, graphqlMetricsPlugin, type Metrics } from './metrics.js';
+import type { Store } from '../db/client.js';
+import type { FeedClient } from '../feed/client.js';
+import type { Context, ServiceInfo } from '../graphql/builder.js';
+import { type GraphqlLimits, hardeningPlugin } from '../graphql/plugins/hardening.js';
+import { jitPlugin } from '../graphql/plugins/jit.js';
+import { rawJsonPlugin } from '../graphql/plugins/rawJson.js';
+import { schema } from '../graphql/schema.js';
+import type { Logger } from '../logger.js';
+import { createPacketEvents, type PacketEvents } from '../ops/events.js';
+import { DEFAULT_FRESHNESS, type FreshnessThresholds } from '../ops/freshness.js';
+import { createMetrics, graphqlMetricsPlugin, type Metrics } from '../ops/metrics.js';
+import { FileSource } from './fileSource.js';
+import { filesRoute } from './files.js';
+import { freshnessRoute } from './freshnessRoute.js';
+import { renderGraphiQL } from './graphiql.js';
+import { healthRoute, readyRoute } from './health.js';
+import { metricsRoute } from './metricsRoute.js';
+import { mirrorRoute } from './mirror.js';
 
 /** Query GraphiQL opens with. */
 export const EXAMPLE_QUERY = `# livefeed: the MusicBrainz live data feed, verified and stored locally.

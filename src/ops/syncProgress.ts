@@ -1,6 +1,6 @@
 import type { Logger } from '../logger.js';
-import { createProgress, type Progress } from '../progress.js';
-import type { SyncObserver } from './observer.js';
+import type { SyncObserver } from '../sync/observer.js';
+import { createProgress, type Progress } from './progress.js';
 
 /** Options of {@link syncProgressObserver}. */
 export interface SyncProgressOptions {

@@ -2,8 +2,11 @@
  * Operations wiring of one `livefeed` process: the metrics registry and live events that the sync
  * and the HTTP server share (in `start` they run in one process; `serve` alone watches the database).
  */
+
+import type { Logger } from '../logger.js';
+import { combineObservers } from '../sync/observer.js';
+import type { SyncContext } from '../sync/worker.js';
 import { createPacketEvents, type PacketEvents } from './events.js';
-import type { Logger } from './logger.js';
 import {
   createMetrics,
   instrumentVerifier,
@@ -11,9 +14,7 @@ import {
   recordFetched,
   syncMetricsObserver,
 } from './metrics.js';
-import { combineObservers } from './sync/observer.js';
-import { syncProgressObserver } from './sync/progress.js';
-import type { SyncContext } from './sync/worker.js';
+import { syncProgressObserver } from './syncProgress.js';
 
 /** What the sync and the server of one process share. */
 export interface Ops {

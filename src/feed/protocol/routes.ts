@@ -1,5 +1,5 @@
-import { type EntityType, isEntityType } from '../feed/entities.js';
-import { jsonDumpPath, signaturePath } from '../feed/urls.js';
+import { type EntityType, isEntityType } from '../entities.js';
+import { jsonDumpPath, signaturePath } from './urls.js';
 
 /** The kinds of archive the feed serves (FEED.md, Deployments and URLs, rows 1, 2, 4, 5). */
 export type FeedFileKind = 'replication-packet' | 'json-dump';

@@ -4,17 +4,17 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { openStore, type Store } from '../../src/db/client.js';
-import { changeId } from '../../src/db/keys.js';
-import { changesPage } from '../../src/db/queries.js';
-import { ArchiveError } from '../../src/feed/errors.js';
-import { hasXzProgram } from '../../src/feed/xz.js';
-import { dumpEntityOf, importJsonDump } from '../../src/sync/import.js';
-import { writeJsonDump, writeTarArchive } from '../support/archives.js';
-import { tempDir } from '../support/harness.js';
+import { openStore, type Store } from '../src/db/client.js';
+import { changeId } from '../src/db/keys.js';
+import { changesPage } from '../src/db/queries.js';
+import { ArchiveError } from '../src/feed/errors.js';
+import { hasXzProgram } from '../src/feed/xz.js';
+import { dumpEntityOf, importJsonDump } from '../src/importCommand.js';
+import { writeJsonDump, writeTarArchive } from './support/archives.js';
+import { tempDir } from './support/harness.js';
 
 const run = promisify(execFile);
-const ROOT = fileURLToPath(new URL('../..', import.meta.url));
+const ROOT = fileURLToPath(new URL('..', import.meta.url));
 const id = (n: number) => `00000000-0000-4000-8000-${String(n).padStart(12, '0')}`;
 
 // A full JSON dump has the same line format as an hourly one (FEED.md): many lines, among them a

@@ -1,6 +1,6 @@
-import type { Store } from './db/client.js';
-import { latestPacket } from './db/queries.js';
-import { PACKET_INTERVAL_MS, packetTime, readUpstream, type UpstreamRecord } from './db/status.js';
+import type { Store } from '../db/client.js';
+import { latestPacket } from '../db/queries.js';
+import { PACKET_INTERVAL_MS, packetTime, readUpstream, type UpstreamRecord } from '../db/status.js';
 
 /** Lag thresholds of `/freshness`, in milliseconds. */
 export interface FreshnessThresholds {

@@ -1,8 +1,8 @@
 import { PassThrough } from 'node:stream';
 import { describe, expect, it } from 'vitest';
-import { createProgress } from '../src/progress.js';
-import { syncProgressObserver } from '../src/sync/progress.js';
-import { testLogger } from './support/harness.js';
+import { createProgress } from '../../src/ops/progress.js';
+import { syncProgressObserver } from '../../src/ops/syncProgress.js';
+import { testLogger } from '../support/harness.js';
 
 function events(lines: string[]) {
   return lines.map(

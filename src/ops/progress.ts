@@ -3,7 +3,7 @@
  * structured log lines otherwise. Shared by the sync and `livefeed import`.
  */
 import cliProgress from 'cli-progress';
-import type { Logger } from './logger.js';
+import type { Logger } from '../logger.js';
 
 /** A running progress report. */
 export interface Progress {

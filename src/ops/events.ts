@@ -4,7 +4,7 @@
  * `livefeed serve` without a sync in the process watches the database with {@link watchCompletedPackets}.
  */
 import { createPubSub, type PubSub } from 'graphql-yoga';
-import type { Store } from './db/client.js';
+import type { Store } from '../db/client.js';
 
 /** The process's pubsub: topic `packetSynced` carries a packet number. */
 export type PacketEvents = PubSub<{ packetSynced: [packet: number] }>;

@@ -1,4 +1,4 @@
-import type { EntityType } from './entities.js';
+import type { EntityType } from '../entities.js';
 
 /** Which upstream deployment a feed root belongs to (FEED.md, Deployments and URLs). */
 export type Deployment = 'production' | 'test';
