@@ -18,6 +18,7 @@ import { renderGraphiQL } from './graphiql.js';
 import { healthRoute, readyRoute } from './health.js';
 import { metricsRoute } from './metricsRoute.js';
 import { mirrorRoute } from './mirror.js';
+import type { Route } from './route.js';
 
 /** Query GraphiQL opens with. */
 export const EXAMPLE_QUERY = `# livefeed: the MusicBrainz live data feed, verified and stored locally.
@@ -61,14 +62,6 @@ export interface AppOptions {
   freshness?: FreshnessThresholds;
   /** GraphQL limits (depth, aliases, cost, body size, time budget); default DEFAULT_GRAPHQL_LIMITS. */
   graphqlLimits?: Partial<GraphqlLimits>;
-}
-
-/**
- * A non-GraphQL HTTP route (files, mirror, health, metrics): `handle` returns false when the
- * request is not for it. Routes live in `src/http/`, one file each, and are listed in {@link createApp}.
- */
-export interface Route {
-  handle(req: IncomingMessage, res: ServerResponse, url: URL): boolean | Promise<boolean>;
 }
 
 /** The Yoga instance and a Node request handler for every livefeed HTTP path. */

@@ -1,7 +1,7 @@
 import { basename } from 'node:path';
-import type { Route } from './app.js';
 import { clientGoneSignal, feedContentType, sendFile, sendText } from './fileBody.js';
 import type { FileSource } from './fileSource.js';
+import type { Route } from './route.js';
 
 /** Path prefix of the file links (`FeedFile.url`, `FeedFile.signatureUrl`; graphql/feedFile.ts). */
 export const FILES_PREFIX = '/files/';

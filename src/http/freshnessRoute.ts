@@ -1,7 +1,7 @@
 import type { Store } from '../db/client.js';
 import { type FreshnessThresholds, freshness } from '../ops/freshness.js';
-import type { Route } from './app.js';
 import { respond } from './respond.js';
+import type { Route } from './route.js';
 
 /**
  * `GET /freshness`: one line in upstream's replication-check style, `OK: ...`, `WARNING: ...` or

@@ -1,7 +1,7 @@
 import type { Store } from '../db/client.js';
 import { anyPacketSynced, migrationState } from '../db/status.js';
-import type { Route } from './app.js';
 import { respond } from './respond.js';
+import type { Route } from './route.js';
 
 /** `GET /health`: 200 `ok` while the process serves HTTP (liveness). */
 export function healthRoute(): Route {

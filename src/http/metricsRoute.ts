@@ -1,6 +1,6 @@
 import type { Metrics } from '../ops/metrics.js';
-import type { Route } from './app.js';
 import { respond } from './respond.js';
+import type { Route } from './route.js';
 
 /** `GET /metrics`: the Prometheus text exposition of `metrics` (all names `livefeed_*`). */
 export function metricsRoute(metrics: Metrics): Route {

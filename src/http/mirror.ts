@@ -8,9 +8,9 @@ import {
   replicationInfoBody,
 } from '../feed/protocol/bodies.js';
 import { matchRoute } from '../feed/protocol/routes.js';
-import type { Route } from './app.js';
 import { clientGoneSignal, feedContentType, sendFile, sendText } from './fileBody.js';
 import type { FileSource } from './fileSource.js';
+import type { Route } from './route.js';
 import { tokenChecker } from './tokens.js';
 
 /** What the mirror serves and to whom. */
