@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import { z } from 'zod';
 import { ENTITY_TYPES, type EntityType, parseEntityList } from './feed/entities.js';
 import { DEFAULT_FEED_ROOTS, type Deployment } from './feed/protocol/urls.js';
-import { type KeepFiles, parseKeepFiles } from './sync/retention.js';
+import { type KeepFiles, parseKeepFiles } from './files/retentionPolicy.js';
 
 /** Upstream's known-broken packets, skipped by default (FEED.md, Replication packet archives). */
 export const KNOWN_BROKEN_PACKETS: readonly number[] = [

@@ -1,64 +1,12 @@
-import { type FileHandle, open } from 'node:fs/promises';
 import type { IncomingMessage, OutgoingHttpHeaders, ServerResponse } from 'node:http';
-import { isAbsolute, relative, resolve, sep } from 'node:path';
 import { pipeline } from 'node:stream/promises';
+import type { OpenFeedFile } from '../files/local.js';
 
 /**
  * Sending feed files over HTTP, shared by the sample feed (`src/samplefeed/`), the file links
- * (`files.ts`) and the mirror endpoints (`mirror.ts`): open a file, answer Range (206/416), HEAD,
- * and conditional requests, stream the bytes unchanged.
+ * (`files.ts`) and the mirror endpoints (`mirror.ts`): answer Range (206/416), HEAD and conditional
+ * requests for a file opened with `openFeedFile` (`src/files/local.ts`), stream the bytes unchanged.
  */
-
-/**
- * Resolves the relative POSIX `path` inside the folder `root`.
- * @throws Error when the result would leave `root` or is `root` itself (callers only pass paths
- *   they matched or looked up; this is a second guard against path traversal).
- */
-export function resolveInside(root: string, path: string): string {
-  const base = resolve(root);
-  const target = resolve(base, ...path.split('/'));
-  const rel = relative(base, target);
-  if (rel === '' || rel.startsWith(`..${sep}`) || rel === '..' || isAbsolute(rel)) {
-    throw new Error(`path ${JSON.stringify(path)} leaves ${base}`);
-  }
-  return target;
-}
-
-/** An open regular file, ready to be streamed. Close it if it is not streamed. */
-export interface OpenFeedFile {
-  handle: FileHandle;
-  /** Size in bytes. */
-  size: number;
-  mtime: Date;
-}
-
-/**
- * Opens `file` for reading when it exists and is a regular file (symbolic links are followed);
- * undefined otherwise. Opening before the size is read means a file replaced meanwhile is still
- * served whole and consistent.
- * @throws the file system error for anything but a missing file or a directory.
- */
-export async function openFeedFile(file: string): Promise<OpenFeedFile | undefined> {
-  let handle: FileHandle;
-  try {
-    handle = await open(file, 'r');
-  } catch (error) {
-    const code = (error as NodeJS.ErrnoException).code;
-    if (code === 'ENOENT' || code === 'ENOTDIR' || code === 'EISDIR') return undefined;
-    throw error;
-  }
-  try {
-    const stats = await handle.stat();
-    if (!stats.isFile()) {
-      await handle.close();
-      return undefined;
-    }
-    return { handle, size: stats.size, mtime: stats.mtime };
-  } catch (error) {
-    await handle.close();
-    throw error;
-  }
-}
 
 /** Outcome of a `Range` header against a file of known size: inclusive byte offsets when partial. */
 export type RangeOutcome =

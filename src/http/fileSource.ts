@@ -6,8 +6,8 @@ import { type FeedFileRow, feedFileByName } from '../db/queries.js';
 import type { FeedClient } from '../feed/client.js';
 import { safeMessage } from '../feed/errors.js';
 import { signaturePath } from '../feed/protocol/urls.js';
+import { type OpenFeedFile, openFeedFile, resolveInside } from '../files/local.js';
 import type { Logger } from '../logger.js';
-import { type OpenFeedFile, openFeedFile, resolveInside } from './fileBody.js';
 
 /** Where {@link FileSource} finds feed files. */
 export interface FileSourceOptions {

@@ -2,7 +2,7 @@ import type { FileHandle } from 'node:fs/promises';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { pipeline, type Readable, Transform } from 'node:stream';
 import { ERROR_BODIES } from '../feed/protocol/bodies.js';
-import type { OpenFeedFile } from './files.js';
+import type { OpenFeedFile } from '../files/local.js';
 
 /**
  * Fault injection for the sample feed (issue 5): the network troubles a mirror meets upstream,

@@ -16,9 +16,9 @@ import {
   replicationInfoBody,
 } from '../feed/protocol/bodies.js';
 import { type FileRoute, matchRoute } from '../feed/protocol/routes.js';
+import { type OpenFeedFile, openFeedFile, resolveInside } from '../files/local.js';
 import { sendFile as sendFileBody } from '../http/fileBody.js';
 import { answerFault, FaultPlan, withBodyFault } from './faults.js';
-import { type OpenFeedFile, openFeedFile, resolveInside } from './files.js';
 import { findLastPacket } from './lastPacket.js';
 
 /**

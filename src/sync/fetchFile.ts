@@ -2,6 +2,7 @@ import { mkdirSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import type { FeedClient } from '../feed/client.js';
 import { signaturePath } from '../feed/protocol/urls.js';
+import { keptPath } from '../files/kept.js';
 import type { FeedFileRecord } from './ingest.js';
 import type { Verifier } from './verifier.js';
 
@@ -11,11 +12,6 @@ export interface FetchedFile {
   tmpPath: string;
   record: FeedFileRecord;
   signature: string | null;
-}
-
-/** Where kept archives live: `<dataDir>/files/<name>` (name = path under the feed root). */
-export function keptPath(dataDir: string, name: string): string {
-  return join(dataDir, 'files', name);
 }
 
 /**

@@ -8,6 +8,7 @@ import type { EntityType } from '../feed/entities.js';
 import { FeedAuthError, safeMessage } from '../feed/errors.js';
 import { removeStaleDownloads } from '../feed/partial.js';
 import { type Deployment, jsonDumpPath, replicationPacketName } from '../feed/protocol/urls.js';
+import type { KeepFiles } from '../files/retentionPolicy.js';
 import type { Logger } from '../logger.js';
 import { discard, fetchFile, keep } from './fetchFile.js';
 import {
@@ -22,7 +23,7 @@ import {
 import { ingestJsonDump } from './ingest.js';
 import type { PassOutcome, SyncObserver } from './observer.js';
 import { syncReplicationPacket } from './replicationStep.js';
-import { applyRetention, type KeepFiles } from './retention.js';
+import { applyRetention } from './retention.js';
 import {
   completePackets,
   dumpStatus,
