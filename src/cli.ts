@@ -16,9 +16,10 @@ import { watchCompletedPackets } from './ops/events.js';
 import { createOps, feedClientHooks, instrumentSync, type Ops } from './ops/wiring.js';
 import { BUNDLED_FEED_ROOT, SAMPLE_TOKEN, type SampleFeed, startSampleFeed } from './samplefeed/server.js';
 import { runStatus } from './statusCommand.js';
+import type { SyncContext } from './sync/context.js';
 import { acquireWriterLock, LockHeldError } from './sync/lock.js';
 import { createVerifier } from './sync/verifier.js';
-import { follow, type SyncContext, type SyncReport, syncOnce } from './sync/worker.js';
+import { follow, type SyncReport, syncOnce } from './sync/worker.js';
 
 const VERSION = (
   JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')) as { version: string }

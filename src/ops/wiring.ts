@@ -4,8 +4,8 @@
  */
 
 import type { Logger } from '../logger.js';
+import type { SyncContext } from '../sync/context.js';
 import { combineObservers } from '../sync/observer.js';
-import type { SyncContext } from '../sync/worker.js';
 import { createPacketEvents, type PacketEvents } from './events.js';
 import {
   createMetrics,

@@ -1,7 +1,7 @@
 import { replicationPacketName } from '../feed/protocol/urls.js';
+import type { SyncContext } from './context.js';
 import { discard, fetchFile, keep } from './fetchFile.js';
 import { storeReplicationPacket } from './replication.js';
-import type { SyncContext } from './worker.js';
 
 /** Stored status of a packet's replication packet, or undefined when never tried. */
 function replicationStatus(ctx: SyncContext, packet: number): string | undefined {

@@ -3,13 +3,11 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { checkpoint, deferCheckpoints, MAX_DEFERRED_WAL_BYTES, walBytes } from '../db/checkpoint.js';
 import type { Store } from '../db/client.js';
 import { recordUpstream } from '../db/status.js';
-import type { FeedClient } from '../feed/client.js';
 import type { EntityType } from '../feed/entities.js';
 import { FeedAuthError, safeMessage } from '../feed/errors.js';
 import { removeStaleDownloads } from '../feed/partial.js';
-import { type Deployment, jsonDumpPath, replicationPacketName } from '../feed/protocol/urls.js';
-import type { KeepFiles } from '../files/retentionPolicy.js';
-import type { Logger } from '../logger.js';
+import { jsonDumpPath, replicationPacketName } from '../feed/protocol/urls.js';
+import type { SyncContext } from './context.js';
 import { discard, fetchFile, keep } from './fetchFile.js';
 import {
   dumpDeferred,
@@ -21,7 +19,7 @@ import {
   withRedownload,
 } from './fileRetry.js';
 import { ingestJsonDump } from './ingest.js';
-import type { PassOutcome, SyncObserver } from './observer.js';
+import type { PassOutcome } from './observer.js';
 import { syncReplicationPacket } from './replicationStep.js';
 import { applyRetention } from './retention.js';
 import {
@@ -33,33 +31,6 @@ import {
   settleDecision,
   syncPosition,
 } from './state.js';
-import type { Verifier } from './verifier.js';
-
-/** Everything a sync needs. Durations in milliseconds. */
-export interface SyncContext {
-  store: Store;
-  client: FeedClient;
-  verifier: Verifier;
-  logger: Logger;
-  entities: readonly EntityType[];
-  deployment: Deployment;
-  dataDir: string;
-  settleAfterMs: number;
-  replicationPackets: boolean;
-  skipPackets: ReadonlySet<number>;
-  signal?: AbortSignal;
-  now?: () => Date;
-  /** Told when a packet becomes complete (GraphQL subscriptions, metrics). */
-  onPacketSynced?: (packet: number) => void;
-  /** Told about passes, packets and stored dumps (metrics, progress bars). */
-  observer?: SyncObserver;
-  /** Most decompressed bytes of one archive (`--max-dump-bytes`); default readJsonDump's. */
-  maxDumpBytes?: number;
-  /** Retention of kept archives, applied after each pass (`--keep-files`); default keep all. */
-  keepFiles?: KeepFiles;
-  /** Leave FAILED files alone until their `next_retry_at` (follow mode sets it; `--once` tries all). */
-  deferFailed?: boolean;
-}
 
 /** A file the sync could not store, with the reason (packet and file named). */
 export interface SyncProblem {

@@ -9,8 +9,8 @@ import type { ServiceInfo } from '../../src/graphql/builder.js';
 import { type App, createApp } from '../../src/http/app.js';
 import type { Logger } from '../../src/logger.js';
 import { SAMPLE_TOKEN } from '../../src/samplefeed/server.js';
+import type { SyncContext } from '../../src/sync/context.js';
 import { createVerifier, type Verifier } from '../../src/sync/verifier.js';
-import type { SyncContext } from '../../src/sync/worker.js';
 
 /** A fresh temporary folder; `cleanup` removes it. */
 export async function tempDir(prefix = 'livefeed-'): Promise<{ dir: string; cleanup: () => Promise<void> }> {

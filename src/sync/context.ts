@@ -1,0 +1,34 @@
+import type { Store } from '../db/client.js';
+import type { FeedClient } from '../feed/client.js';
+import type { EntityType } from '../feed/entities.js';
+import type { Deployment } from '../feed/protocol/urls.js';
+import type { KeepFiles } from '../files/retentionPolicy.js';
+import type { Logger } from '../logger.js';
+import type { SyncObserver } from './observer.js';
+import type { Verifier } from './verifier.js';
+
+/** Everything a sync needs. Durations in milliseconds. */
+export interface SyncContext {
+  store: Store;
+  client: FeedClient;
+  verifier: Verifier;
+  logger: Logger;
+  entities: readonly EntityType[];
+  deployment: Deployment;
+  dataDir: string;
+  settleAfterMs: number;
+  replicationPackets: boolean;
+  skipPackets: ReadonlySet<number>;
+  signal?: AbortSignal;
+  now?: () => Date;
+  /** Told when a packet becomes complete (GraphQL subscriptions, metrics). */
+  onPacketSynced?: (packet: number) => void;
+  /** Told about passes, packets and stored dumps (metrics, progress bars). */
+  observer?: SyncObserver;
+  /** Most decompressed bytes of one archive (`--max-dump-bytes`); default readJsonDump's. */
+  maxDumpBytes?: number;
+  /** Retention of kept archives, applied after each pass (`--keep-files`); default keep all. */
+  keepFiles?: KeepFiles;
+  /** Leave FAILED files alone until their `next_retry_at` (follow mode sets it; `--once` tries all). */
+  deferFailed?: boolean;
+}
