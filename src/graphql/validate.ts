@@ -1,5 +1,5 @@
 import { MAX_PACKET } from '../db/keys.js';
-import { isMbid } from '../sync/lines.js';
+import { isMbid } from '../feed/mbid.js';
 import { userError } from './errors.js';
 
 /**

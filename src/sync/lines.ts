@@ -1,12 +1,4 @@
-const HEX = '[0-9a-fA-F]';
-/** SQLite GLOB pattern of a UUID (an MBID). */
-export const MBID_GLOB = [8, 4, 4, 4, 12].map((n) => HEX.repeat(n)).join('-');
-const MBID_PATTERN = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
-
-/** True when `value` is an MBID (a UUID in canonical text form). */
-export function isMbid(value: unknown): value is string {
-  return typeof value === 'string' && MBID_PATTERN.test(value);
-}
+import { isMbid } from '../feed/mbid.js';
 
 /** Outcome of {@link diagnoseLine}: a storable (possibly re-escaped) line, or why it is not. */
 export type LineDiagnosis = { ok: true; json: string; mbid: string } | { ok: false; reason: string };
