@@ -376,7 +376,7 @@ round. Second round, each measured in-process (\`yoga.fetch\`, best of 5) and un
 - *Lazy connections* (src/graphql/connection.ts): cursors and \`totalCount\` (a query) only when asked.
 - *NODE_ENV=production* (bin/livefeed.js, the single binary): graphql-js otherwise runs its
   cross-realm \`instanceof\` check on every type test; about 30 µs less per page.
-- *graphql-jit* (\`@envelop/graphql-jit\`, src/graphql/jit.ts): the query compiled once per document
+- *graphql-jit* (\`@envelop/graphql-jit\`, src/graphql/plugins/jit.ts): the query compiled once per document
   instead of graphql-js walking it for each of the 50 items. In-process the page went from 400–450 to
   300–350 µs; under wrk, three alternating pairs of runs: page 2,088–2,358 req/s with it against
   1,569–2,067 without, \`__typename\` 3,890–4,283 against 3,907–4,423. Its errors lacked

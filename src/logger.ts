@@ -4,7 +4,7 @@ export type { Logger };
 
 /**
  * The structured logger: one JSON line per event on stderr (stdout stays free for command output).
- * Nothing logged may hold the upstream token: log redacted URLs only (feed/urls.ts redactUrl).
+ * Nothing logged may hold the upstream token: log redacted URLs only (feed/protocol/urls.ts redactUrl).
  */
 export function createLogger(level: string, bindings: Record<string, unknown> = {}): Logger {
   return pino(

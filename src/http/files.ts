@@ -3,7 +3,7 @@ import { clientGoneSignal, feedContentType, sendFile, sendText } from './fileBod
 import type { FileSource } from './fileSource.js';
 import type { Route } from './route.js';
 
-/** Path prefix of the file links (`FeedFile.url`, `FeedFile.signatureUrl`; graphql/feedFile.ts). */
+/** Path prefix of the file links (`FeedFile.url`, `FeedFile.signatureUrl`; graphql/types/feedFile.ts). */
 export const FILES_PREFIX = '/files/';
 
 const TEXT = { 'content-type': 'text/plain; charset=utf-8' } as const;

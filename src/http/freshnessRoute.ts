@@ -5,7 +5,7 @@ import type { Route } from './route.js';
 
 /**
  * `GET /freshness`: one line in upstream's replication-check style, `OK: ...`, `WARNING: ...` or
- * `CRITICAL: ...` with the newest local packet, its age and the lag (see freshness.ts). Status 200
+ * `CRITICAL: ...` with the newest local packet, its age and the lag (see ops/freshness.ts). Status 200
  * for OK and WARNING, 503 for CRITICAL, so plain HTTP monitors alert too; `?format=json` gives the
  * same facts as JSON. Never part of readiness.
  */

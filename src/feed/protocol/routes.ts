@@ -19,7 +19,10 @@ export interface FileRoute {
   signature: boolean;
 }
 
-/** A matched route of the sample feed (FEED.md, Deployments and URLs, rows 1–5). */
+/**
+ * A matched route of upstream's URL space, as the sample feed and the mirror serve it (FEED.md,
+ * Deployments and URLs, rows 1–5).
+ */
 export type FeedRoute = { kind: 'replication-info' } | FileRoute;
 
 const PACKET_FILE = /^replication-(\d+)(-v2)?\.tar\.bz2(\.asc)?$/;
