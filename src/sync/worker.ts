@@ -1,37 +1,21 @@
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { checkpoint, deferCheckpoints, MAX_DEFERRED_WAL_BYTES, walBytes } from '../db/checkpoint.js';
+import { deferCheckpoints } from '../db/checkpoint.js';
 import type { Store } from '../db/client.js';
 import { recordUpstream } from '../db/status.js';
 import type { FeedClient } from '../feed/client.js';
 import type { EntityType } from '../feed/entities.js';
 import { FeedAuthError, safeMessage } from '../feed/errors.js';
 import { removeStaleDownloads } from '../feed/partial.js';
-import { type Deployment, jsonDumpPath, replicationPacketName } from '../feed/urls.js';
+import type { Deployment } from '../feed/urls.js';
 import type { Logger } from '../logger.js';
-import { discard, fetchFile, keep } from './fetchFile.js';
-import {
-  dumpDeferred,
-  type FailureRecord,
-  noteFileOutcome,
-  recordDumpFailure,
-  recordReplicationRetry,
-  replicationDeferred,
-  withRedownload,
-} from './fileRetry.js';
-import { ingestJsonDump } from './ingest.js';
+import { askDump, runCheckpoint } from './dumpStep.js';
+import { dumpDeferred } from './fileRetry.js';
 import type { PassOutcome, SyncObserver } from './observer.js';
-import { syncReplicationPacket } from './replicationStep.js';
+import { askReplicationPacket, recheckMissingPackets } from './replicationStep.js';
 import { applyRetention, type KeepFiles } from './retention.js';
-import {
-  completePackets,
-  dumpStatus,
-  markNoChanges,
-  markPending,
-  pendingDumps,
-  settleDecision,
-  syncPosition,
-} from './state.js';
+import { recheckTimeSettled, settle } from './settle.js';
+import { completePackets, dumpStatus, pendingDumps, syncPosition } from './state.js';
 import type { Verifier } from './verifier.js';
 
 /** Everything a sync needs. Durations in milliseconds. */
@@ -43,7 +27,8 @@ export interface SyncContext {
   entities: readonly EntityType[];
   deployment: Deployment;
   dataDir: string;
-  settleAfterMs: number;
+  /** Time-based settling (`--settle-after`), or null: only a later packet's JSON dump settles. */
+  settleAfterMs: number | null;
   replicationPackets: boolean;
   skipPackets: ReadonlySet<number>;
   signal?: AbortSignal;
@@ -137,17 +122,6 @@ async function syncPass(ctx: SyncContext, flags: { from?: number; to?: number })
   }
 }
 
-/** Checkpoints the writer's WAL (see deferCheckpoints) and logs it; a failure is logged, not thrown. */
-function runCheckpoint(ctx: SyncContext): void {
-  try {
-    const result = checkpoint(ctx.store.sqlite);
-    if (result.walFrames > 0)
-      ctx.logger.debug({ event: 'checkpoint', ...result, ms: Math.round(result.ms) }, 'WAL checkpointed');
-  } catch (error) {
-    ctx.logger.warn({ event: 'checkpoint-failed', err: safeMessage(error) }, 'WAL checkpoint failed');
-  }
-}
-
 async function syncPassDeferred(
   ctx: SyncContext,
   flags: { from?: number; to?: number },
@@ -185,6 +159,8 @@ async function syncPassDeferred(
     ctx.observer?.packetVisited?.(packet);
   }
   await settle(ctx, range, report, now);
+  await recheckTimeSettled(ctx, report, now);
+  await recheckMissingPackets(ctx, range.from, report, now);
   const requireReplication = (p: number) => ctx.replicationPackets && !ctx.skipPackets.has(p);
   report.completed = completePackets(ctx.store, range, ctx.entities, requireReplication, now().toISOString());
   for (const packet of report.completed) ctx.onPacketSynced?.(packet);
@@ -213,18 +189,7 @@ async function syncPacket(
   now: () => Date,
 ): Promise<void> {
   if (ctx.replicationPackets && !ctx.skipPackets.has(packet)) {
-    if (ctx.deferFailed && replicationDeferred(ctx.store, packet, now())) report.deferred++;
-    else {
-      const name = replicationPacketName(packet, ctx.deployment);
-      await guard(
-        ctx,
-        report,
-        packet,
-        `replication packet ${packet}`,
-        () => withRedownload({ packet, name }, ctx.logger, () => syncReplicationPacket(ctx, packet, now)),
-        () => recordReplicationRetry(ctx.store, packet, now()),
-      );
-    }
+    await askReplicationPacket(ctx, report, packet, now);
   }
   for (const entity of ctx.entities) {
     const status = dumpStatus(ctx.store, packet, entity);
@@ -233,148 +198,7 @@ async function syncPacket(
       report.deferred++;
       continue;
     }
-    await guard(
-      ctx,
-      report,
-      packet,
-      jsonDumpPath(packet, entity),
-      async () => {
-        if (await syncDump(ctx, packet, entity, now, report)) report.dumpsStored++;
-      },
-      (reason) => recordDumpFailure(ctx.store, packet, entity, reason, now()),
-    );
-  }
-}
-
-/**
- * Runs one file's work; an auth error or abort stops the sync, anything else is recorded (attempts,
- * next retry time) and reported. Several files in a row failing on the network end the pass
- * (fileRetry.ts, FeedUnavailableError).
- */
-async function guard(
-  ctx: SyncContext,
-  report: SyncReport,
-  packet: number,
-  file: string,
-  work: () => Promise<unknown>,
-  onFailure?: (reason: string) => FailureRecord | undefined,
-): Promise<void> {
-  try {
-    await work();
-  } catch (error) {
-    if (error instanceof FeedAuthError || ctx.signal?.aborted) throw error;
-    const reason = safeMessage(error);
-    const failure = onFailure?.(reason);
-    report.problems.push({ packet, file, reason });
-    ctx.logger.error(
-      { event: 'file-failed', packet, file, err: reason, ...failure },
-      `cannot store ${file}: ${reason}${failure ? ` (attempt ${failure.attempts}; next retry ${failure.nextRetryAt})` : ''}`,
-    );
-    noteFileOutcome(report, error);
-    return;
-  }
-  noteFileOutcome(report);
-}
-
-/** Fetches and stores one JSON dump; false when it is not on the feed (yet). */
-async function syncDump(
-  ctx: SyncContext,
-  packet: number,
-  entity: EntityType,
-  now: () => Date,
-  report: SyncReport,
-): Promise<boolean> {
-  const name = jsonDumpPath(packet, entity);
-  // A body that does not decompress or verify was damaged in transit: fetch it again (bounded).
-  return withRedownload({ packet, name }, ctx.logger, () =>
-    fetchAndStoreDump(ctx, packet, entity, now, report),
-  );
-}
-
-async function fetchAndStoreDump(
-  ctx: SyncContext,
-  packet: number,
-  entity: EntityType,
-  now: () => Date,
-  report: SyncReport,
-): Promise<boolean> {
-  const name = jsonDumpPath(packet, entity);
-  const fetched = await fetchFile(ctx.client, ctx.verifier, {
-    name,
-    packet,
-    dataDir: ctx.dataDir,
-    signal: ctx.signal,
-    now,
-  });
-  if (!fetched) {
-    markPending(ctx.store, packet, entity, now().toISOString());
-    return false;
-  }
-  try {
-    const result = await ingestJsonDump(ctx.store, {
-      packet,
-      entity,
-      archivePath: fetched.tmpPath,
-      file: fetched.record,
-      signal: ctx.signal,
-      maxBytes: ctx.maxDumpBytes,
-      now,
-      beforeCommit: () => keep(ctx.dataDir, fetched),
-    });
-    report.quarantined += result.quarantineCount;
-    if (walBytes(ctx.store.path) > MAX_DEFERRED_WAL_BYTES) runCheckpoint(ctx);
-    const level = result.quarantineCount > 0 ? 'warn' : 'info';
-    ctx.logger[level](
-      {
-        event: 'dump-stored',
-        packet,
-        entity,
-        changes: result.changeCount,
-        quarantined: result.quarantineCount,
-        bytes: fetched.record.size,
-        signature: fetched.record.signature,
-      },
-      `stored ${name}: ${result.changeCount} changes${result.quarantineCount ? `, ${result.quarantineCount} lines quarantined` : ''}`,
-    );
-    ctx.observer?.dumpStored?.({
-      packet,
-      entity,
-      changes: result.changeCount,
-      quarantined: result.quarantineCount,
-      bytes: fetched.record.size,
-    });
-    return true;
-  } finally {
-    discard(fetched);
-  }
-}
-
-/** Declares settled missing dumps NO_CHANGES, asking once more where the 404 predates the evidence. */
-async function settle(
-  ctx: SyncContext,
-  range: { from: number; to: number },
-  report: SyncReport,
-  now: () => Date,
-): Promise<void> {
-  for (const dump of pendingDumps(ctx.store, range.from, range.to)) {
-    if (!ctx.entities.includes(dump.entity)) continue;
-    let decision = settleDecision(dump, ctx.settleAfterMs, now());
-    if (decision === 'recheck') {
-      let stored = false;
-      await guard(
-        ctx,
-        report,
-        dump.packet,
-        jsonDumpPath(dump.packet, dump.entity),
-        async () => {
-          stored = await syncDump(ctx, dump.packet, dump.entity, now, report);
-        },
-        (reason) => recordDumpFailure(ctx.store, dump.packet, dump.entity, reason, now()),
-      );
-      if (stored) report.dumpsStored++;
-      decision = dumpStatus(ctx.store, dump.packet, dump.entity) === 'PENDING' ? 'settled' : 'wait';
-    }
-    if (decision === 'settled') markNoChanges(ctx.store, dump.packet, dump.entity, now().toISOString());
+    await askDump(ctx, report, packet, entity, now);
   }
 }
 

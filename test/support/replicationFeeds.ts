@@ -99,6 +99,8 @@ export interface SyncFeedOptions {
   entities?: Parameters<typeof syncContext>[0]['entities'];
   /** Sync passes to run (default 1); `report` is the last one's. */
   passes?: number;
+  /** Last packet of each pass (default the latest). */
+  to?: number;
 }
 
 /** A database synced from a feed folder, with the paths the feed was asked for. */
@@ -141,7 +143,10 @@ export async function syncFeedFolder(
     let report: SyncReport | undefined;
     for (let pass = 0; pass < (options.passes ?? 1); pass++) {
       const before = feed.requests.length;
-      report = await syncOnce({ ...ctx, skipPackets: new Set(options.skipPackets ?? []) }, { from });
+      report = await syncOnce(
+        { ...ctx, skipPackets: new Set(options.skipPackets ?? []) },
+        { from, to: options.to },
+      );
       passRequests.push(feed.requests.slice(before).map((request) => request.path));
     }
     return {
