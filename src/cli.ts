@@ -72,6 +72,8 @@ function syncOptions(command: Command): Command {
     'verify',
     'maxDumpBytes',
     'keepFiles',
+    'acceptUnsigned',
+    'allowWeakSigningKey',
   ] as const) {
     const option = CONFIG_OPTIONS.find((o) => o.key === key)!;
     command.addOption(new Option(option.flag!, helpText(key)));
@@ -152,6 +154,7 @@ async function syncContext(
       target.signingKey ?? config.signingKey,
       target.signingKey && !config.signingKey ? 'fail' : config.verify,
       logger,
+      { acceptUnsigned: config.acceptUnsigned, allowWeakSigningKey: config.allowWeakSigningKey },
     ),
     logger,
     entities: config.entities,

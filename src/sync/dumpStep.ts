@@ -5,6 +5,7 @@ import { jsonDumpPath } from '../feed/urls.js';
 import { discard, fetchFile, keep } from './fetchFile.js';
 import { type FailureRecord, noteFileOutcome, recordDumpFailure, withRedownload } from './fileRetry.js';
 import { ingestJsonDump } from './ingest.js';
+import { EXPECTED_JSON_DUMPS_SCHEMA_NUMBER } from './packetFacts.js';
 import { markPending } from './state.js';
 import type { SyncContext, SyncReport } from './worker.js';
 
@@ -100,6 +101,13 @@ async function fetchAndStoreDump(
       beforeCommit: () => keep(ctx.dataDir, fetched),
     });
     report.quarantined += result.quarantineCount;
+    const schemaNumber = result.metadata.jsonDumpsSchemaNumber;
+    if (schemaNumber !== null && schemaNumber !== EXPECTED_JSON_DUMPS_SCHEMA_NUMBER) {
+      ctx.logger.warn(
+        { event: 'json-dump-schema', packet, entity, jsonDumpsSchemaNumber: schemaNumber },
+        `${name} has JSON_DUMPS_SCHEMA_NUMBER ${schemaNumber}, expected ${EXPECTED_JSON_DUMPS_SCHEMA_NUMBER}: stored, recorded as an event`,
+      );
+    }
     if (walBytes(ctx.store.path) > MAX_DEFERRED_WAL_BYTES) runCheckpoint(ctx);
     const level = result.quarantineCount > 0 ? 'warn' : 'info';
     ctx.logger[level](
