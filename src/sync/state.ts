@@ -146,10 +146,10 @@ export interface WaitingForDumps {
 export function waitingForDumps(store: Store): WaitingForDumps | undefined {
   const row = store.sqlite
     .prepare(
-      `SELECT count(DISTINCT d.packet) AS packets, min(d.packet) AS oldest,
-         (SELECT p.timestamp FROM packets p WHERE p.number = min(d.packet)) AS oldestTimestamp,
-         (SELECT min(e.checked_at) FROM dumps e WHERE e.packet = min(d.packet) AND e.status = 'PENDING') AS since
-       FROM dumps d WHERE d.status = 'PENDING'`,
+      `SELECT w.packets, w.oldest, p.timestamp AS oldestTimestamp,
+         (SELECT min(e.checked_at) FROM dumps e WHERE e.packet = w.oldest AND e.status = 'PENDING') AS since
+       FROM (SELECT count(DISTINCT packet) AS packets, min(packet) AS oldest FROM dumps WHERE status = 'PENDING') w
+       LEFT JOIN packets p ON p.number = w.oldest`,
     )
     .get() as {
     packets: number;
