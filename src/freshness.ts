@@ -76,7 +76,7 @@ export function freshness(
     (lagPackets === null ? '' : `; upstream latest ${upstream?.latest}, ${lagPackets} packets behind`) +
     describeOverdueWait(waiting, now);
   if (localLatest === null) {
-    const message = `CRITICAL: no packet synced yet${upstream?.latest != null ? `; upstream latest ${upstream.latest}` : ''}`;
+    const message = `CRITICAL: no packet synced yet${upstream?.latest != null ? `; upstream latest ${upstream.latest}` : ''}${describeOverdueWait(waiting, now)}`;
     return {
       level: 'CRITICAL',
       localLatest,

@@ -185,7 +185,7 @@ function recordDump(
        VALUES (?, ?, 'SYNCED', ?, ?, ?, NULL, 0, NULL, ?)
        ON CONFLICT (packet, entity) DO UPDATE SET status = 'SYNCED', change_count = excluded.change_count,
          quarantine_count = excluded.quarantine_count, file_name = excluded.file_name, error = NULL,
-         next_retry_at = NULL, updated_at = excluded.updated_at`,
+         next_retry_at = NULL, settled_by = NULL, signature_missing_since = NULL, updated_at = excluded.updated_at`,
     )
     .run(packet, entity, facts.changeCount, facts.quarantineCount, file?.name ?? null, facts.now);
   recordPacketFacts(store.sqlite, packet, facts.metadata, facts.now);

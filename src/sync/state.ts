@@ -25,7 +25,7 @@ export function markPending(store: Store, packet: number, entity: EntityType, no
     .prepare(
       `INSERT INTO dumps (packet, entity, status, checked_at, updated_at) VALUES (?, ?, 'PENDING', ?, ?)
        ON CONFLICT (packet, entity) DO UPDATE SET status = 'PENDING', checked_at = excluded.checked_at,
-         error = NULL, updated_at = excluded.updated_at`,
+         error = NULL, settled_by = NULL, updated_at = excluded.updated_at`,
     )
     .run(packet, entity, now, now);
 }
