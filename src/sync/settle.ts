@@ -1,5 +1,12 @@
 import { askDump } from './dumpStep.js';
-import { dumpStatus, markNoChanges, pendingDumps, settleDecision, timeSettledWithEvidence } from './state.js';
+import {
+  dumpStatus,
+  markNoChanges,
+  pendingDumps,
+  reopenPacket,
+  settleDecision,
+  timeSettledWithEvidence,
+} from './state.js';
 import type { SyncContext, SyncReport } from './worker.js';
 
 /**
@@ -43,8 +50,9 @@ export async function recheckTimeSettled(
       `asking again for ${dump.entity} of packet ${dump.packet}: it was settled by --settle-after, and a later packet's JSON dump is now there`,
     );
     await askDump(ctx, report, dump.packet, dump.entity, now);
-    if (dumpStatus(ctx.store, dump.packet, dump.entity) === 'PENDING') {
+    const status = dumpStatus(ctx.store, dump.packet, dump.entity);
+    if (status === 'PENDING') {
       markNoChanges(ctx.store, dump.packet, dump.entity, 'LATER_DUMP', now().toISOString());
-    }
+    } else if (status === 'FAILED') reopenPacket(ctx.store, dump.packet);
   }
 }

@@ -198,6 +198,14 @@ export function completePackets(
   return completed;
 }
 
+/**
+ * Marks a complete packet incomplete again (a dump settled by time turned out FAILED when asked
+ * again): the next passes cover it from there, and `latestPacket` stops before it.
+ */
+export function reopenPacket(store: Store, packet: number): void {
+  store.sqlite.prepare('UPDATE packets SET synced_at = NULL WHERE number = ?').run(packet);
+}
+
 /** Lowest packet not yet complete, and the highest packet known, or nulls on an empty database. */
 export function syncPosition(store: Store): { firstIncomplete: number | null; highest: number | null } {
   const row = store.sqlite
