@@ -56,11 +56,11 @@ const ARMOR_BLOCK = /-----BEGIN PGP ([A-Z ]+?)-----[\s\S]*?-----END PGP \1-----/
  * fetched, so a host clock slightly behind upstream's would otherwise reject every fresh packet.
  */
 const CLOCK_SKEW_MS = 60 * 60 * 1000;
-const EXPORT_HINT = 'export the public key with `gpg --export --armor KEYID`';
+const EXPORT_HINT = `export the public key by its full fingerprint, e.g. \`gpg --export --armor ${UPSTREAM_FINGERPRINT} > key.asc\` (see the README, Signatures)`;
 
 /**
  * Reads the public keys in `path`: one or more ASCII-armored blocks, each holding one or more keys
- * (FEED.md, Signatures: operators supply upstream's key as `gpg --export --armor C777580F`).
+ * (FEED.md, Signatures: operators supply upstream's key as `gpg --export --armor <full fingerprint>`).
  * Copies of one key are merged into one entry.
  * @throws Error naming the file when it cannot be read, is empty, holds no armored key, holds a
  *   block that is not a public key, or holds a secret key (refused so it is not kept around by mistake).
