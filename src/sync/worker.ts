@@ -41,7 +41,10 @@ export interface SyncContext {
   maxDumpBytes?: number;
   /** Retention of kept archives, applied after each pass (`--keep-files`); default keep all. */
   keepFiles?: KeepFiles;
-  /** Leave FAILED files alone until their `next_retry_at` (follow mode sets it; `--once` tries all). */
+  /**
+   * Leave FAILED files (and PENDING or MISSING replication packets) alone until their
+   * `next_retry_at` (follow mode sets it; `--once` asks for all at once).
+   */
   deferFailed?: boolean;
 }
 
@@ -90,7 +93,9 @@ export function packetRange(
 /**
  * One pass: reads `replication-info`, then for each packet of the range in order fetches, verifies
  * and stores every tracked JSON dump not yet SYNCED or NO_CHANGES (and the replication packet),
- * settles missing dumps (FEED.md, Errors), completes packets, and applies `keepFiles` retention.
+ * settles missing dumps on a later packet's JSON dump (FEED.md, Errors), asks again for dumps
+ * `--settle-after` settled once such evidence exists and for MISSING replication packets before the
+ * range, completes packets, and applies `keepFiles` retention.
  * File failures are recorded on the file and reported; the pass goes on.
  * @throws FeedAuthError at once when the feed refuses the token; an AbortError when aborted.
  */
