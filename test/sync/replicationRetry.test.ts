@@ -115,15 +115,23 @@ describe('replication packets that fail', () => {
       const deferred = await syncOnce({ ...timed, deferFailed: true }, { from: 600 });
       expect(deferred.deferred).toBe(2);
       expect(feed.requests.filter((r) => r.path.includes('replication-6'))).toEqual([]);
-      // 601 is served again and stored; 600 still 404s but not for an hour yet: PENDING, asked again.
+      // Two hours of 404s, but packet 601 is still not there: never MISSING, still asked.
+      clock = new Date(clock.getTime() + 2 * 3_600_000);
+      feed.requests.length = 0;
+      const noLater = await syncOnce(timed, { from: 600 });
+      expect(feed.requests.filter((r) => r.path.endsWith(MISSING))).toHaveLength(1);
+      expect(noLater.problems.map((p) => p.packet)).toEqual([601]);
+      expect(status(ctx, 600)).toBe('PENDING');
+      expect(noLater.completed).toEqual([]);
+      // 601 is served again and stored; in this pass 600 was asked before 601 was there: PENDING still.
       feed.faults.clear();
       feed.requests.length = 0;
       expect((await syncOnce(timed, { from: 600 })).problems).toEqual([]);
       expect(feed.requests.filter((r) => r.path.endsWith(MISSING))).toHaveLength(1);
       expect(status(ctx, 600)).toBe('PENDING');
       expect(status(ctx, 601)).toBe('SYNCED');
-      // An hour after the first 404, with 601 stored: MISSING, reported, and the packet completes.
-      clock = new Date(clock.getTime() + 61 * 60_000);
+      // Still 404 after more than an hour, with 601 stored: MISSING, reported, and the packet completes.
+      clock = new Date(clock.getTime() + 60_000);
       const late = await syncOnce(timed, { from: 600 });
       expect(late.problems.map((p) => p.packet)).toEqual([600]);
       expect(status(ctx, 600)).toBe('MISSING');
