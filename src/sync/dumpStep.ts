@@ -42,11 +42,19 @@ export async function guard(
     await work();
   } catch (error) {
     if (error instanceof FeedAuthError || ctx.signal?.aborted) throw error;
-    const reason = safeMessage(error);
-    const failure = onFailure?.(reason, error);
+    const failure = onFailure?.(safeMessage(error), error);
+    // The recorded reason wins: e.g. "signature missing upstream" once the .asc has been missing a day.
+    const reason = failure?.reason ?? safeMessage(error);
     report.problems.push({ packet, file, reason });
     ctx.logger.error(
-      { event: 'file-failed', packet, file, err: reason, ...failure },
+      {
+        event: 'file-failed',
+        packet,
+        file,
+        err: reason,
+        attempts: failure?.attempts,
+        nextRetryAt: failure?.nextRetryAt,
+      },
       `cannot store ${file}: ${reason}${failure ? ` (attempt ${failure.attempts}; next retry ${failure.nextRetryAt})` : ''}`,
     );
     noteFileOutcome(report, error);

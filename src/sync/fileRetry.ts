@@ -35,6 +35,8 @@ export interface FailureRecord {
   attempts: number;
   /** ISO 8601. */
   nextRetryAt: string;
+  /** The reason stored when it differs from the error's message (`signature missing upstream`). */
+  reason?: string;
 }
 
 /**
@@ -62,8 +64,8 @@ export function recordDumpFailure(
     .get(packet, entity, reason, at) as { attempts: number };
   const next = nextRetryAt(row.attempts, now);
   db.prepare('UPDATE dumps SET next_retry_at = ? WHERE packet = ? AND entity = ?').run(next, packet, entity);
-  recordSignatureFailure(store, 'dumps', { packet, entity }, error, now);
-  return { attempts: row.attempts, nextRetryAt: next };
+  const stored = recordSignatureFailure(store, 'dumps', { packet, entity }, error, now);
+  return { attempts: row.attempts, nextRetryAt: next, ...(stored ? { reason: stored } : {}) };
 }
 
 /**

@@ -166,8 +166,9 @@ export async function askReplicationPacket(
     `replication packet ${packet}`,
     () => withRedownload({ packet, name }, ctx.logger, () => syncReplicationPacket(ctx, packet, now)),
     (_reason, error) => {
-      recordSignatureFailure(ctx.store, 'replication_packets', { packet }, error, now());
-      return recordReplicationRetry(ctx.store, packet, now());
+      const reason = recordSignatureFailure(ctx.store, 'replication_packets', { packet }, error, now());
+      const retry = recordReplicationRetry(ctx.store, packet, now());
+      return retry && reason ? { ...retry, reason } : retry;
     },
   );
 }

@@ -95,8 +95,9 @@ describe('signature failures in a sync', () => {
       // A later pass (here --once, a day later): once more each; the .asc has been missing a day now.
       clock = new Date(clock.getTime() + 24 * 3_600_000);
       before = feed.requests.length;
-      await syncOnce(ctx, { from: PACKET });
+      report = await syncOnce(ctx, { from: PACKET });
       expect([inPass(BAD), inPass(UNSIGNED)]).toEqual([1, 1]);
+      expect(report.problems.find((p) => p.file === UNSIGNED)?.reason).toMatch(/^signature missing upstream/);
       expect(dump('artist').attempts).toBe(2);
       expect(dump('label')).toMatchObject({
         status: 'FAILED',
