@@ -16,10 +16,10 @@ import { watchCompletedPackets } from './ops/events.js';
 import { createOps, feedClientHooks, instrumentSync, type Ops } from './ops/wiring.js';
 import { BUNDLED_FEED_ROOT, SAMPLE_TOKEN, type SampleFeed, startSampleFeed } from './samplefeed/server.js';
 import { runStatus } from './statusCommand.js';
-import type { SyncContext } from './sync/context.js';
+import type { SyncContext, SyncReport } from './sync/context.js';
 import { acquireWriterLock, LockHeldError } from './sync/lock.js';
 import { createVerifier } from './sync/verifier.js';
-import { follow, type SyncReport, syncOnce } from './sync/worker.js';
+import { follow, syncOnce } from './sync/worker.js';
 
 const VERSION = (
   JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')) as { version: string }
@@ -73,6 +73,8 @@ function syncOptions(command: Command): Command {
     'verify',
     'maxDumpBytes',
     'keepFiles',
+    'acceptUnsigned',
+    'allowWeakSigningKey',
   ] as const) {
     const option = CONFIG_OPTIONS.find((o) => o.key === key)!;
     command.addOption(new Option(option.flag!, helpText(key)));
@@ -153,6 +155,7 @@ async function syncContext(
       target.signingKey ?? config.signingKey,
       target.signingKey && !config.signingKey ? 'fail' : config.verify,
       logger,
+      { acceptUnsigned: config.acceptUnsigned, allowWeakSigningKey: config.allowWeakSigningKey },
     ),
     logger,
     entities: config.entities,

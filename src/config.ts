@@ -5,8 +5,11 @@ import { ENTITY_TYPES, type EntityType, parseEntityList } from './feed/entities.
 import { DEFAULT_FEED_ROOTS, type Deployment } from './feed/protocol/urls.js';
 import { type KeepFiles, parseKeepFiles } from './files/retentionPolicy.js';
 
-/** Upstream's known-broken packets, skipped by default (FEED.md, Replication packet archives). */
-export const KNOWN_BROKEN_PACKETS: readonly number[] = [
+/**
+ * Packets once broken upstream and since republished fixed (FEED.md, Replication packet archives):
+ * fetched like any other; no longer skipped by default (issue 11). Kept as a name for tests and docs.
+ */
+export const REPUBLISHED_PACKETS: readonly number[] = [
   104949, 162718, 162719, 162720, 162721, 162722, 162723, 162724,
 ];
 
@@ -30,7 +33,11 @@ export interface Config {
   host: string;
   port: number;
   pollIntervalMs: number;
-  settleAfterMs: number;
+  /**
+   * Time-based settling of missing JSON dumps, or null (the default: only a later packet's JSON dump
+   * settles one; FEED.md, Errors). A dump settled by time is asked for again once evidence arrives.
+   */
+  settleAfterMs: number | null;
   replicationPackets: boolean;
   skipPackets: number[];
   signingKey?: string;
@@ -40,6 +47,10 @@ export interface Config {
   /** Which downloaded archives stay under `<dataDir>/files` (issue 4, Files and links). */
   keepFiles: KeepFiles;
   logLevel: string;
+  /** Feed paths whose missing `.asc` the operator accepts: stored UNVERIFIED (`--accept-unsigned`). */
+  acceptUnsigned: string[];
+  /** Let a signing key the verifier would refuse (RSA < 2048 bits, DSA, ElGamal) through (`--allow-weak-signing-key`). */
+  allowWeakSigningKey: boolean;
   mirrorTokens: string[];
   corsOrigins: string[];
   /** `/freshness` answers WARNING from this lag (milliseconds). */
@@ -139,8 +150,9 @@ export const CONFIG_OPTIONS: ConfigOption[] = [
     key: 'settleAfterMs',
     flag: '--settle-after <hours>',
     env: 'LIVEFEED_SETTLE_AFTER',
-    default: '2',
-    description: "hours after a packet's TIMESTAMP when a missing JSON dump means no changes",
+    default: "(none: only a later packet's JSON dump settles)",
+    description:
+      "hours after a packet's TIMESTAMP when a missing JSON dump also counts as no changes; re-asked once a later dump appears",
   },
   {
     key: 'replicationPackets',
@@ -153,8 +165,8 @@ export const CONFIG_OPTIONS: ConfigOption[] = [
     key: 'skipPackets',
     flag: '--skip-packets <list>',
     env: 'LIVEFEED_SKIP_PACKETS',
-    default: KNOWN_BROKEN_PACKETS.join(','),
-    description: 'replication packets never fetched (known broken upstream)',
+    default: '(none)',
+    description: 'replication packets never fetched (numbers or ranges, e.g. 104949,162718-162724)',
   },
   {
     key: 'signingKey',
@@ -185,6 +197,21 @@ export const CONFIG_OPTIONS: ConfigOption[] = [
     default: 'all',
     description:
       'downloaded archives kept for the file links and mirror: all, the newest N packets (48), or an age (36h, 7d, 2w)',
+  },
+  {
+    key: 'acceptUnsigned',
+    flag: '--accept-unsigned <paths>',
+    env: 'LIVEFEED_ACCEPT_UNSIGNED',
+    default: '(none)',
+    description:
+      'comma list of feed paths (json-dumps/json-dump-N/area.tar.xz) stored UNVERIFIED when upstream has no .asc for them',
+  },
+  {
+    key: 'allowWeakSigningKey',
+    flag: '--allow-weak-signing-key',
+    env: 'LIVEFEED_ALLOW_WEAK_SIGNING_KEY',
+    default: 'false',
+    description: 'accept a signing key under RSA-2048 or DSA/ElGamal (and its SHA-1 signatures)',
   },
   {
     key: 'logLevel',
@@ -254,10 +281,12 @@ const schema = z.object({
     .number()
     .positive()
     .transform((s) => s * 1000),
-  settleAfterMs: z.coerce
-    .number()
-    .nonnegative()
-    .transform((h) => h * 3_600_000),
+  settleAfterMs: z.preprocess(
+    (v) => (v === null || (typeof v === 'string' && /^(none|off)$/i.test(v.trim())) ? null : v),
+    z
+      .union([z.null(), z.coerce.number().nonnegative()])
+      .transform((h) => (h === null ? null : h * 3_600_000)),
+  ),
   replicationPackets: z.union([
     z.boolean(),
     z.enum(['true', 'false', '1', '0']).transform((v) => v === 'true' || v === '1'),
@@ -293,6 +322,10 @@ const schema = z.object({
       return z.NEVER;
     }
   }),
+  acceptUnsigned: z.array(
+    z.string().regex(/^[^/?#\s][^?#\s]*$/, 'must be feed paths, e.g. json-dumps/json-dump-7/area.tar.xz'),
+  ),
+  allowWeakSigningKey: z.boolean(),
   logLevel: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']),
   mirrorTokens: z.array(z.string().min(1)),
   corsOrigins: z.array(z.string().min(1)),
@@ -412,15 +445,18 @@ export function loadConfig(flags: Flags, env: Env = process.env): Config {
     host: pick('host', 'LIVEFEED_HOST', '127.0.0.1'),
     port: pick('port', 'LIVEFEED_PORT', 4000),
     pollIntervalMs: pick('pollInterval', 'LIVEFEED_POLL_INTERVAL', 300),
-    settleAfterMs: pick('settleAfter', 'LIVEFEED_SETTLE_AFTER', 2),
+    settleAfterMs: pick('settleAfter', 'LIVEFEED_SETTLE_AFTER', null),
     // commander sets replicationPackets=false for --no-replication-packets and true by default
     replicationPackets:
       flags.replicationPackets === false ? false : (env.LIVEFEED_REPLICATION_PACKETS ?? true),
-    skipPackets: pick('skipPackets', 'LIVEFEED_SKIP_PACKETS', KNOWN_BROKEN_PACKETS.join(',')),
+    skipPackets: pick('skipPackets', 'LIVEFEED_SKIP_PACKETS', ''),
     signingKey: pick('signingKey', 'LIVEFEED_SIGNING_KEY'),
     verify: pick('verify', 'LIVEFEED_VERIFY'),
     maxDumpBytes: String(pick('maxDumpBytes', 'LIVEFEED_MAX_DUMP_BYTES', '64GiB')),
     keepFiles: String(pick('keepFiles', 'LIVEFEED_KEEP_FILES', 'all')),
+    acceptUnsigned: commaList(String(pick('acceptUnsigned', 'LIVEFEED_ACCEPT_UNSIGNED', ''))),
+    allowWeakSigningKey:
+      flags.allowWeakSigningKey === true || /^(true|1)$/.test(env.LIVEFEED_ALLOW_WEAK_SIGNING_KEY ?? ''),
     logLevel: pick('logLevel', 'LIVEFEED_LOG_LEVEL', 'info'),
     mirrorTokens: mirrorTokensFrom(env),
     corsOrigins: commaList(env.LIVEFEED_CORS_ORIGINS),
@@ -446,6 +482,12 @@ export function loadConfig(flags: Flags, env: Env = process.env): Config {
   if (value.freshnessWarningMs > value.freshnessCriticalMs) {
     throw new ConfigError(
       `invalid configuration:\n  freshness warning (${value.freshnessWarningMs / 3_600_000} h) is above critical (${value.freshnessCriticalMs / 3_600_000} h)`,
+    );
+  }
+  if (value.verify === 'fail' && !value.signingKey) {
+    throw new ConfigError(
+      `invalid configuration:\n  ${sourceName('verify', flags)} fail needs a signing key (--signing-key / LIVEFEED_SIGNING_KEY); ` +
+        'see the README, Signatures, for how to export it',
     );
   }
   return {

@@ -1,7 +1,7 @@
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { ConfigError, KNOWN_BROKEN_PACKETS, loadConfig } from '../src/config.js';
+import { ConfigError, loadConfig, REPUBLISHED_PACKETS } from '../src/config.js';
 import { ENTITY_TYPES } from '../src/feed/entities.js';
 import { tempDir } from './support/harness.js';
 
@@ -18,9 +18,11 @@ describe('loadConfig', () => {
       port: 4000,
       entities: [...ENTITY_TYPES],
       pollIntervalMs: 300_000,
-      settleAfterMs: 7_200_000,
+      settleAfterMs: null,
       replicationPackets: true,
-      skipPackets: [...KNOWN_BROKEN_PACKETS],
+      skipPackets: [],
+      acceptUnsigned: [],
+      allowWeakSigningKey: false,
       verify: 'off',
       once: false,
     });
@@ -87,5 +89,45 @@ describe('loadConfig', () => {
     const config = loadConfig({ skipPackets: '5,7-9', signingKey: '/keys/feed.asc' }, {});
     expect(config.skipPackets).toEqual([5, 7, 8, 9]);
     expect(config.verify).toBe('fail');
+  });
+
+  it('fetches the packets once broken upstream by default: they were republished fixed', () => {
+    const config = loadConfig({}, {});
+    for (const packet of [104949, 162718, 162719, 162720, 162721, 162722, 162723, 162724]) {
+      expect(config.skipPackets).not.toContain(packet);
+    }
+    expect(REPUBLISHED_PACKETS).toContain(104949);
+    expect(loadConfig({}, { LIVEFEED_SKIP_PACKETS: '104949,162718-162724' }).skipPackets).toEqual([
+      104949, 162718, 162719, 162720, 162721, 162722, 162723, 162724,
+    ]);
+  });
+
+  it('settles by time only when the operator sets hours (none and off mean no time-based settling)', () => {
+    expect(loadConfig({ settleAfter: '3' }, {}).settleAfterMs).toBe(3 * 3_600_000);
+    expect(loadConfig({}, { LIVEFEED_SETTLE_AFTER: 'none' }).settleAfterMs).toBeNull();
+    expect(loadConfig({ settleAfter: 'off' }, {}).settleAfterMs).toBeNull();
+    expect(() => loadConfig({ settleAfter: 'soon' }, {})).toThrow(/--settle-after/);
+  });
+
+  it('refuses --verify fail without a signing key instead of running UNVERIFIED', () => {
+    expect(() => loadConfig({ verify: 'fail' }, {})).toThrow(ConfigError);
+    expect(() => loadConfig({ verify: 'fail' }, {})).toThrow(/--verify fail needs a signing key.*README/);
+    expect(() => loadConfig({}, { LIVEFEED_VERIFY: 'fail' })).toThrow(
+      /LIVEFEED_VERIFY fail needs a signing key/,
+    );
+    expect(loadConfig({ verify: 'warn' }, {}).verify).toBe('warn');
+  });
+
+  it('reads --accept-unsigned paths and --allow-weak-signing-key', () => {
+    const config = loadConfig(
+      {
+        acceptUnsigned: 'json-dumps/json-dump-7/area.tar.xz, replication-7-v2.tar.bz2',
+        allowWeakSigningKey: true,
+      },
+      {},
+    );
+    expect(config.acceptUnsigned).toEqual(['json-dumps/json-dump-7/area.tar.xz', 'replication-7-v2.tar.bz2']);
+    expect(config.allowWeakSigningKey).toBe(true);
+    expect(loadConfig({}, { LIVEFEED_ALLOW_WEAK_SIGNING_KEY: 'true' }).allowWeakSigningKey).toBe(true);
   });
 });

@@ -74,8 +74,12 @@ export function quarantineCount(store: Store, filter: QuarantineFilter): number 
 /** A file that failed: a JSON dump (entity set) or a replication packet (entity null). Times ISO 8601. */
 export interface FailureRow {
   packet: number;
-  /** FAILED (retried), or MISSING: a replication packet the feed does not have (reported, not retried). */
-  status: 'FAILED' | 'MISSING';
+  /**
+   * FAILED (retried); or for a replication packet the feed answers 404 for although
+   * replication-info lists it: PENDING (asked again with backoff) or MISSING (still 404 an hour
+   * on, with a later packet stored; still asked again).
+   */
+  status: 'FAILED' | 'PENDING' | 'MISSING';
   entity: EntityType | null;
   /** Feed-root-relative name when known. */
   fileName: string | null;
@@ -92,9 +96,9 @@ const FAILURES = `
   FROM dumps WHERE status = 'FAILED'
   UNION ALL
   SELECT packet, status, NULL, file_name, error, attempts, next_retry_at, updated_at, ''
-  FROM replication_packets WHERE status IN ('FAILED', 'MISSING')`;
+  FROM replication_packets WHERE status IN ('FAILED', 'PENDING', 'MISSING')`;
 
-/** Up to `limit` FAILED (or MISSING) files after (`packet`, `entity` or '' for the replication packet), in that order. */
+/** Up to `limit` FAILED files (and PENDING or MISSING replication packets) after (`packet`, `entity` or '' for the replication packet), in that order. */
 export function failuresPage(
   store: Store,
   after: { packet: number; entity: string } | undefined,
@@ -108,7 +112,7 @@ export function failuresPage(
   ).all(...start) as FailureRow[];
 }
 
-/** Number of FAILED JSON dumps and FAILED or MISSING replication packets. */
+/** Number of FAILED JSON dumps and FAILED, PENDING or MISSING replication packets. */
 export function failureCount(store: Store): number {
   return (store.sqlite.prepare(`SELECT count(*) AS n FROM (${FAILURES})`).get() as { n: number }).n;
 }

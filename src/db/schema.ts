@@ -33,6 +33,13 @@ export const dumps = sqliteTable(
     /** Time of the last 404 seen for this dump (settling, FEED.md, Errors). */
     checkedAt: text('checked_at'),
     nextRetryAt: text('next_retry_at'),
+    /**
+     * How a NO_CHANGES dump was settled: `LATER_DUMP` (a later packet's JSON dump was seen, FEED.md,
+     * Errors) or `TIME` (`--settle-after`; asked again once a later dump is seen).
+     */
+    settledBy: text('settled_by'),
+    /** First time the archive was there but its `.asc` was not (404), while that lasts. */
+    signatureMissingSince: text('signature_missing_since'),
     updatedAt: text('updated_at').notNull(),
   },
   (t) => [primaryKey({ columns: [t.packet, t.entity] }), index('dumps_status').on(t.status)],
@@ -91,7 +98,7 @@ export const feedFiles = sqliteTable(
 /** The replication packet of one packet number (row-level changes). */
 export const replicationPackets = sqliteTable('replication_packets', {
   packet: integer('packet').primaryKey(),
-  /** SYNCED | PENDING | FAILED | SKIPPED */
+  /** SYNCED | PENDING (404 so far) | MISSING (404 for an hour while a later packet exists) | FAILED */
   status: text('status').notNull(),
   /** V1 | V2, from the archive members */
   format: text('format'),
@@ -103,6 +110,10 @@ export const replicationPackets = sqliteTable('replication_packets', {
   error: text('error'),
   attempts: integer('attempts').notNull().default(0),
   nextRetryAt: text('next_retry_at'),
+  /** First 404 of the archive while it is PENDING or MISSING (FEED.md, Errors: never skip a packet). */
+  missingSince: text('missing_since'),
+  /** First time the archive was there but its `.asc` was not (404), while that lasts. */
+  signatureMissingSince: text('signature_missing_since'),
   updatedAt: text('updated_at').notNull(),
 });
 

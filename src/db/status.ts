@@ -85,12 +85,15 @@ export function packetTime(store: Store, packet: number): Date | null {
   return Number.isNaN(at) ? null : new Date(at + (packet - row.number) * PACKET_INTERVAL_MS);
 }
 
-/** A file the sync has not finished: a JSON dump or a replication packet, PENDING or FAILED. */
+/**
+ * A file the sync has not finished: a JSON dump or a replication packet, PENDING or FAILED, or a
+ * MISSING replication packet (still asked for; counted with the failed ones).
+ */
 export interface UnfinishedFile {
   packet: number;
   /** `json-dump <entity>` or `replication packet`. */
   file: string;
-  status: 'PENDING' | 'FAILED';
+  status: 'PENDING' | 'FAILED' | 'MISSING';
   error: string | null;
   attempts: number;
 }
@@ -104,11 +107,11 @@ export function unfinishedFiles(
     SELECT packet, 'json-dump ' || entity AS file, status, error, attempts FROM dumps WHERE status IN ('PENDING', 'FAILED')
     UNION ALL
     SELECT packet, 'replication packet' AS file, status, error, attempts FROM replication_packets
-      WHERE status IN ('PENDING', 'FAILED')`;
+      WHERE status IN ('PENDING', 'FAILED', 'MISSING')`;
   const counts = store.sqlite
     .prepare(
       `SELECT count(CASE WHEN status = 'PENDING' THEN 1 END) AS pending,
-         count(CASE WHEN status = 'FAILED' THEN 1 END) AS failed FROM (${sql})`,
+         count(CASE WHEN status IN ('FAILED', 'MISSING') THEN 1 END) AS failed FROM (${sql})`,
     )
     .get() as { pending: number; failed: number };
   const files = store.sqlite

@@ -16,6 +16,11 @@ export interface JsonDumpMetadata {
   schemaSequence: number;
   /** `TIMESTAMP` as ISO 8601 UTC. */
   timestamp: string;
+  /**
+   * `JSON_DUMPS_SCHEMA_NUMBER` (`1` upstream), null when the archive has no such member. The producer
+   * writes it after `mbdump/<entity>` (FEED.md, JSON dump archives), so it is known only once the
+   * whole archive was read: null in `onMetadata` when it comes after the data, set in the summary.
+   */
   jsonDumpsSchemaNumber: number | null;
 }
 
@@ -27,7 +32,10 @@ export interface ReadJsonDumpOptions {
   signal?: AbortSignal;
   /** Most decompressed bytes accepted, the whole tar stream (archive bombs). Default 64 GiB. */
   maxBytes?: number;
-  /** Called once all metadata members were read, before the first line. */
+  /**
+   * Called with the metadata members read before `mbdump/<entity>`, before the first line (those
+   * that follow the data, such as `JSON_DUMPS_SCHEMA_NUMBER` upstream, are in the summary only).
+   */
   onMetadata?: (metadata: JsonDumpMetadata) => void;
   /** Called for a member that is neither metadata nor `mbdump/<entity>`; it is not read. */
   onIgnoredMember?: (name: string) => void;
@@ -162,7 +170,15 @@ export async function readJsonDump(
     signal: options.signal,
   });
   if (!sawData) throw new ArchiveError(`${where}: archive has no member ${dataMember}`);
-  return { metadata: metadata!, lineCount, bytes };
+  // Members after the data (the producer writes JSON_DUMPS_SCHEMA_NUMBER last) are read by now.
+  const complete = { ...metadata!, jsonDumpsSchemaNumber: schemaNumber(texts, where) };
+  return { metadata: complete, lineCount, bytes };
+}
+
+function schemaNumber(texts: Map<string, string>, where: string): number | null {
+  return texts.has('JSON_DUMPS_SCHEMA_NUMBER')
+    ? integerMember(texts.get('JSON_DUMPS_SCHEMA_NUMBER'), 'JSON_DUMPS_SCHEMA_NUMBER', where)
+    : null;
 }
 
 function parseMetadata(texts: Map<string, string>, packet: number, where: string): JsonDumpMetadata {
@@ -182,8 +198,6 @@ function parseMetadata(texts: Map<string, string>, packet: number, where: string
     replicationSequence,
     schemaSequence: integerMember(texts.get('SCHEMA_SEQUENCE'), 'SCHEMA_SEQUENCE', where),
     timestamp,
-    jsonDumpsSchemaNumber: texts.has('JSON_DUMPS_SCHEMA_NUMBER')
-      ? integerMember(texts.get('JSON_DUMPS_SCHEMA_NUMBER'), 'JSON_DUMPS_SCHEMA_NUMBER', where)
-      : null,
+    jsonDumpsSchemaNumber: schemaNumber(texts, where),
   };
 }

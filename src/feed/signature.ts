@@ -18,7 +18,26 @@ export interface SigningKeys {
   keys: openpgp.PublicKey[];
   /** Primary key fingerprints, uppercase hex, 40 characters each. */
   fingerprints: string[];
+  /**
+   * Fingerprints of weak keys the operator let through (`--allow-weak-signing-key`): signatures
+   * by them are checked without openpgp's key size, DSA/ElGamal and SHA-1 refusals.
+   */
+  weakAllowed?: ReadonlySet<string>;
 }
+
+/**
+ * Why a signature did not verify. `malformed`: not a readable OpenPGP signature (a cut `.asc`:
+ * fetch again). `mismatch`: well-formed but the file does not match it. `unknown-key`: by a key not
+ * configured. `refused-algorithm`: a key or digest the verifier refuses (RSA under 2048 bits, DSA,
+ * ElGamal, SHA-1, text mode). `key-rejected`: the key is revoked or expired, or the signature is
+ * dated in the future. All but `malformed` are deterministic: the same bytes fail the same way.
+ */
+export type SignatureFailureKind =
+  | 'malformed'
+  | 'mismatch'
+  | 'unknown-key'
+  | 'refused-algorithm'
+  | 'key-rejected';
 
 /** Outcome of {@link verifyFileSignature}. A bad signature is a result, never an exception. */
 export interface VerifyResult {
@@ -27,6 +46,8 @@ export interface VerifyResult {
   fingerprint?: string;
   /** Why the check failed, human readable (e.g. `file does not match signature`); set when `INVALID`. */
   reason?: string;
+  /** Which kind of failure; set when `INVALID`. */
+  kind?: SignatureFailureKind;
 }
 
 const ARMOR_BLOCK = /-----BEGIN PGP ([A-Z ]+?)-----[\s\S]*?-----END PGP \1-----/g;
@@ -35,11 +56,11 @@ const ARMOR_BLOCK = /-----BEGIN PGP ([A-Z ]+?)-----[\s\S]*?-----END PGP \1-----/
  * fetched, so a host clock slightly behind upstream's would otherwise reject every fresh packet.
  */
 const CLOCK_SKEW_MS = 60 * 60 * 1000;
-const EXPORT_HINT = 'export the public key with `gpg --export --armor KEYID`';
+const EXPORT_HINT = `export the public key by its full fingerprint, e.g. \`gpg --export --armor ${UPSTREAM_FINGERPRINT} > key.asc\` (see the README, Signatures)`;
 
 /**
  * Reads the public keys in `path`: one or more ASCII-armored blocks, each holding one or more keys
- * (FEED.md, Signatures: operators supply upstream's key as `gpg --export --armor C777580F`).
+ * (FEED.md, Signatures: operators supply upstream's key as `gpg --export --armor <full fingerprint>`).
  * Copies of one key are merged into one entry.
  * @throws Error naming the file when it cannot be read, is empty, holds no armored key, holds a
  *   block that is not a public key, or holds a secret key (refused so it is not kept around by mistake).
@@ -117,18 +138,18 @@ export async function verifyFileSignature(
 ): Promise<VerifyResult> {
   signal?.throwIfAborted();
   const signature = await parseSignature(armoredSignature);
-  if (typeof signature === 'string') return invalid(signature);
+  if (typeof signature === 'string') return invalid(signature, 'malformed');
   const packets = signature.packets.filter(
     (packet) => packet.signatureType === openpgp.enums.signature.binary,
   );
-  if (packets.length === 0) return invalid(describeNonBinary(signature.packets));
+  if (packets.length === 0) return invalid(describeNonBinary(signature.packets), 'refused-algorithm');
   const signed = packets.filter((packet) => signingKeyFor(keys, packet.issuerKeyID));
-  if (signed.length === 0) return invalid(unknownKeyReason(packets[0]!));
+  if (signed.length === 0) return invalid(unknownKeyReason(packets[0]!), 'unknown-key');
   // Only binary signatures by known keys go on: a text-mode one next to them must not count.
   const list = new openpgp.PacketList<openpgp.SignaturePacket>();
   list.push(...signed);
   const results = await hashFile(filePath, new openpgp.Signature(list), keys, signal);
-  let firstFailure: string | undefined;
+  let firstFailure: VerifyResult | undefined;
   for (const result of results) {
     const key = signingKeyFor(keys, result.keyID);
     if (!key) continue;
@@ -139,7 +160,25 @@ export async function verifyFileSignature(
       firstFailure ??= explainFailure(err, result.keyID);
     }
   }
-  return invalid(firstFailure ?? 'no signature by a known key could be checked');
+  return firstFailure ?? invalid('no signature by a known key could be checked', 'unknown-key');
+}
+
+/** openpgp's settings without its refusals of weak keys and SHA-1 (for a key let through by the operator). */
+const WEAK_KEY_CONFIG = {
+  minRSABits: 512,
+  rejectPublicKeyAlgorithms: new Set<openpgp.enums.publicKey>(),
+  rejectHashAlgorithms: new Set([openpgp.enums.hash.md5, openpgp.enums.hash.ripemd]),
+  rejectMessageHashAlgorithms: new Set([openpgp.enums.hash.md5, openpgp.enums.hash.ripemd]),
+};
+
+/** The relaxed openpgp settings when every signature packet is by a key the operator let through. */
+function configFor(keys: SigningKeys, signature: openpgp.Signature): Partial<openpgp.Config> | undefined {
+  if (!keys.weakAllowed?.size) return undefined;
+  const weak = signature.packets.every((packet) => {
+    const key = signingKeyFor(keys, packet.issuerKeyID);
+    return key !== undefined && keys.weakAllowed!.has(fingerprintOf(key));
+  });
+  return weak ? WEAK_KEY_CONFIG : undefined;
 }
 
 /** The signature, or a reason string when `armored` is not an OpenPGP signature. */
@@ -180,6 +219,7 @@ async function hashFile(
       verificationKeys: keys.keys,
       format: 'binary',
       date: new Date(Date.now() + CLOCK_SKEW_MS),
+      config: configFor(keys, signature),
     });
     await drain(data as ReadableStream<Uint8Array>);
     await Promise.allSettled(signatures.map((result) => result.verified));
@@ -222,26 +262,31 @@ function describeNonBinary(packets: openpgp.SignaturePacket[]): string {
   return `not a signature over a file (signature type ${types.join(', ')})`;
 }
 
-/** Maps openpgp's verification errors to the reasons livefeed reports. */
-function explainFailure(err: unknown, keyID: openpgp.KeyID): string {
+/** Maps openpgp's verification errors to the reasons (and kinds) livefeed reports. */
+function explainFailure(err: unknown, keyID: openpgp.KeyID): VerifyResult {
   const message = errorMessage(err);
   const key = `0x${keyID.toHex().toUpperCase()}`;
   if (/Signed digest did not match|Signature verification failed/.test(message)) {
-    return 'file does not match signature';
+    return invalid('file does not match signature', 'mismatch');
   }
   if (/creation time is in the future/.test(message)) {
-    return `signature by ${key} is dated in the future; check the system clock (${message})`;
+    return invalid(
+      `signature by ${key} is dated in the future; check the system clock (${message})`,
+      'key-rejected',
+    );
   }
-  if (/revoked/i.test(message)) return `signing key ${key} is revoked (${message})`;
-  if (/expired/i.test(message)) return `signing key ${key} or its signature has expired (${message})`;
-  if (/Insecure|algorithm/i.test(message)) {
-    return `signature by ${key} uses a rejected algorithm (${message})`;
+  if (/revoked/i.test(message)) return invalid(`signing key ${key} is revoked (${message})`, 'key-rejected');
+  if (/expired/i.test(message)) {
+    return invalid(`signing key ${key} or its signature has expired (${message})`, 'key-rejected');
   }
-  return `signature by ${key} does not verify (${message})`;
+  if (/Insecure|algorithm|RSA keys shorter|bits/i.test(message)) {
+    return invalid(`signature by ${key} uses a refused algorithm (${message})`, 'refused-algorithm');
+  }
+  return invalid(`signature by ${key} does not verify (${message})`, 'mismatch');
 }
 
-function invalid(reason: string): VerifyResult {
-  return { status: 'INVALID', reason };
+function invalid(reason: string, kind: SignatureFailureKind): VerifyResult {
+  return { status: 'INVALID', reason, kind };
 }
 
 function fingerprintOf(key: openpgp.PublicKey): string {

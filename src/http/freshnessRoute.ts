@@ -30,6 +30,7 @@ export function freshnessRoute(
           lagPackets: f.lagPackets,
           upstreamLatest: f.upstream?.latest ?? null,
           upstreamCheckedAt: f.upstream?.checkedAt ?? null,
+          waitingForDumps: f.waiting ?? null,
           warningSeconds: thresholds.warningMs / 1000,
           criticalSeconds: thresholds.criticalMs / 1000,
         };

@@ -1,6 +1,14 @@
 import type { Store } from '../db/client.js';
 import { latestPacket } from '../db/queries.js';
 import { PACKET_INTERVAL_MS, packetTime, readUpstream, type UpstreamRecord } from '../db/status.js';
+import { type WaitingForDumps, waitingForDumps } from '../sync/state.js';
+
+/**
+ * How long after its TIMESTAMP a packet normally becomes complete: its missing JSON dumps settle
+ * when the next packet's dumps appear, about 90 minutes after it (the dump job runs at :30 and only
+ * a later packet's dump is evidence: FEED.md, Errors).
+ */
+export const SETTLE_DELAY_MS = 90 * 60_000;
 
 /** Lag thresholds of `/freshness`, in milliseconds. */
 export interface FreshnessThresholds {
@@ -24,11 +32,13 @@ export interface Freshness {
   /** now − localTime. */
   ageSeconds: number | null;
   /**
-   * How long the first packet not held locally has been due upstream: now − (localTime + 1 h),
-   * at least 0. A healthy instance stays below about 1.5 h (JSON dumps appear about 30 minutes
-   * after their packet and missing ones settle once the next packet's dumps are seen).
+   * How long the first packet not held locally has been overdue: now − (localTime + 1 h + 90 min),
+   * at least 0, since a packet normally completes about 90 minutes after its TIMESTAMP (see
+   * {@link SETTLE_DELAY_MS}). A healthy instance stays near 0 (plus the poll interval).
    */
   lagSeconds: number | null;
+  /** Packets waiting for JSON dumps upstream has not published yet, if any (see waitingForDumps). */
+  waiting: WaitingForDumps | undefined;
   /** The upstream position a sync last recorded in this database, if any. */
   upstream: UpstreamRecord | undefined;
   /** upstream.latest − localLatest (at least 0), null when either is unknown. */
@@ -61,10 +71,12 @@ export function freshness(
   const localLatest = latest?.number ?? null;
   const lagPackets =
     localLatest !== null && upstream?.latest != null ? Math.max(0, upstream.latest - localLatest) : null;
+  const waiting = waitingForDumps(store);
   const behind =
-    lagPackets === null ? '' : `; upstream latest ${upstream?.latest}, ${lagPackets} packets behind`;
+    (lagPackets === null ? '' : `; upstream latest ${upstream?.latest}, ${lagPackets} packets behind`) +
+    describeOverdueWait(waiting, now);
   if (localLatest === null) {
-    const message = `CRITICAL: no packet synced yet${upstream?.latest != null ? `; upstream latest ${upstream.latest}` : ''}`;
+    const message = `CRITICAL: no packet synced yet${upstream?.latest != null ? `; upstream latest ${upstream.latest}` : ''}${describeOverdueWait(waiting, now)}`;
     return {
       level: 'CRITICAL',
       localLatest,
@@ -73,6 +85,7 @@ export function freshness(
       lagSeconds: null,
       upstream,
       lagPackets,
+      waiting,
       message,
     };
   }
@@ -87,11 +100,12 @@ export function freshness(
       lagSeconds: null,
       upstream,
       lagPackets,
+      waiting,
       message,
     };
   }
   const ageMs = now.getTime() - localTime.getTime();
-  const lagMs = Math.max(0, ageMs - PACKET_INTERVAL_MS);
+  const lagMs = Math.max(0, ageMs - PACKET_INTERVAL_MS - SETTLE_DELAY_MS);
   const level: FreshnessLevel =
     lagMs >= thresholds.criticalMs ? 'CRITICAL' : lagMs >= thresholds.warningMs ? 'WARNING' : 'OK';
   const ageSeconds = Math.floor(ageMs / 1000);
@@ -99,5 +113,22 @@ export function freshness(
   const message =
     `${level}: newest local packet is ${localLatest} of ${localTime.toISOString()} ` +
     `(age = ${formatInterval(ageSeconds)}, lag = ${formatInterval(lagSeconds)})${behind}`;
-  return { level, localLatest, localTime, ageSeconds, lagSeconds, upstream, lagPackets, message };
+  return { level, localLatest, localTime, ageSeconds, lagSeconds, upstream, lagPackets, waiting, message };
+}
+
+/**
+ * `N packets wait for JSON dumps upstream has not published yet, since packet P (TIMESTAMP T)`:
+ * how many and since when, so an operator sees a halted upstream dump job.
+ */
+export function describeWait(waiting: WaitingForDumps): string {
+  const since = waiting.oldestTimestamp ? ` of ${waiting.oldestTimestamp}` : '';
+  const plural = waiting.packets === 1 ? 'packet waits' : 'packets wait';
+  return `${waiting.packets} ${plural} for JSON dumps upstream has not published yet, since packet ${waiting.oldest}${since}`;
+}
+
+/** The wait, as a message suffix, once the oldest waiting packet is past the normal delay; else ''. */
+function describeOverdueWait(waiting: WaitingForDumps | undefined, now: Date): string {
+  if (!waiting?.oldestTimestamp) return '';
+  const due = Date.parse(waiting.oldestTimestamp) + PACKET_INTERVAL_MS + SETTLE_DELAY_MS;
+  return now.getTime() > due ? `; ${describeWait(waiting)} (upstream's JSON dump job may be halted)` : '';
 }

@@ -4,7 +4,13 @@
  */
 import type { Store } from '../db/client.js';
 import { localPosition, quarantinedLineCount, type UnfinishedFile, unfinishedFiles } from '../db/status.js';
-import { type Freshness, type FreshnessThresholds, formatInterval, freshness } from './freshness.js';
+import {
+  describeWait,
+  type Freshness,
+  type FreshnessThresholds,
+  formatInterval,
+  freshness,
+} from './freshness.js';
 
 /** The upstream position as `livefeed status` found it. */
 export type UpstreamAnswer =
@@ -102,6 +108,11 @@ export function renderStatus(facts: StatusFacts, width = 100): string {
     `             ${local.packets} packets known, ${local.completed} complete; highest ${local.highest ?? '-'}; first incomplete ${local.firstIncomplete ?? '-'}`,
   );
   lines.push(`  freshness  ${facts.freshness.message}`);
+  const waiting = facts.freshness.waiting;
+  if (waiting) {
+    const since = waiting.since ? `; first asked ${waiting.since}` : '';
+    lines.push(`  waiting    ${describeWait(waiting)}${since}`);
+  }
   lines.push(
     `  files      ${files.pending} pending, ${files.failed} failed; ${facts.quarantined} lines in quarantine`,
   );

@@ -16,7 +16,8 @@ export interface SyncContext {
   entities: readonly EntityType[];
   deployment: Deployment;
   dataDir: string;
-  settleAfterMs: number;
+  /** Time-based settling (`--settle-after`), or null: only a later packet's JSON dump settles. */
+  settleAfterMs: number | null;
   replicationPackets: boolean;
   skipPackets: ReadonlySet<number>;
   signal?: AbortSignal;
@@ -29,6 +30,31 @@ export interface SyncContext {
   maxDumpBytes?: number;
   /** Retention of kept archives, applied after each pass (`--keep-files`); default keep all. */
   keepFiles?: KeepFiles;
-  /** Leave FAILED files alone until their `next_retry_at` (follow mode sets it; `--once` tries all). */
+  /**
+   * Leave FAILED files (and PENDING or MISSING replication packets) alone until their
+   * `next_retry_at` (follow mode sets it; `--once` asks for all at once).
+   */
   deferFailed?: boolean;
+}
+
+/** A file the sync could not store, with the reason (packet and file named). */
+export interface SyncProblem {
+  packet: number;
+  file: string;
+  reason: string;
+}
+
+/** Outcome of one pass over the feed. */
+export interface SyncReport {
+  latest: number | null;
+  from: number | null;
+  to: number | null;
+  dumpsStored: number;
+  completed: number[];
+  pending: number;
+  problems: SyncProblem[];
+  /** Malformed lines quarantined by the dumps stored in this pass. */
+  quarantined: number;
+  /** FAILED files not tried because their next retry time had not come (follow mode). */
+  deferred: number;
 }

@@ -1,10 +1,11 @@
 import { mkdirSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import type { FeedClient } from '../feed/client.js';
+import { decompresses } from '../feed/integrity.js';
 import { signaturePath } from '../feed/protocol/urls.js';
 import { keptPath } from '../files/kept.js';
 import type { FeedFileRecord } from './ingest.js';
-import type { Verifier } from './verifier.js';
+import { SignatureError, type Verifier } from './verifier.js';
 
 /** A downloaded, checked archive waiting to be stored. */
 export interface FetchedFile {
@@ -16,7 +17,8 @@ export interface FetchedFile {
 
 /**
  * Downloads `name` and its `.asc` from the feed and checks the signature before anything is
- * stored (FEED.md, Signatures). Returns null when the archive is missing (404).
+ * stored (FEED.md, Signatures). Returns null when the archive is missing (404). A signature that
+ * does not match a body that does not decompress either is reported `damaged` (fetch it again).
  * @throws FeedAuthError / FeedHttpError / FeedNetworkError from the client, SignatureError in fail mode.
  */
 export async function fetchFile(
@@ -46,7 +48,22 @@ export async function fetchFile(
       },
     };
   } catch (error) {
-    rmSync(download.path, { force: true });
+    let damaged = false;
+    try {
+      damaged =
+        error instanceof SignatureError &&
+        error.kind === 'mismatch' &&
+        !(await decompresses(download.path, name, signal));
+    } finally {
+      rmSync(download.path, { force: true });
+    }
+    if (damaged) {
+      throw new SignatureError(
+        `${(error as Error).message}; the body does not decompress either, so it was damaged in transit`,
+        'damaged',
+        name,
+      );
+    }
     throw error;
   }
 }

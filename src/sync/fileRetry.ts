@@ -2,6 +2,7 @@ import type { Store } from '../db/client.js';
 import type { EntityType } from '../feed/entities.js';
 import { FeedNetworkError, safeMessage } from '../feed/errors.js';
 import type { Logger } from '../logger.js';
+import { recordSignatureFailure } from './signatureMissing.js';
 import { SignatureError } from './verifier.js';
 
 /**
@@ -34,6 +35,8 @@ export interface FailureRecord {
   attempts: number;
   /** ISO 8601. */
   nextRetryAt: string;
+  /** The reason stored when it differs from the error's message (`signature missing upstream`). */
+  reason?: string;
 }
 
 /**
@@ -46,6 +49,7 @@ export function recordDumpFailure(
   entity: EntityType,
   reason: string,
   now: Date,
+  error?: unknown,
 ): FailureRecord {
   const at = now.toISOString();
   const db = store.sqlite;
@@ -60,7 +64,8 @@ export function recordDumpFailure(
     .get(packet, entity, reason, at) as { attempts: number };
   const next = nextRetryAt(row.attempts, now);
   db.prepare('UPDATE dumps SET next_retry_at = ? WHERE packet = ? AND entity = ?').run(next, packet, entity);
-  return { attempts: row.attempts, nextRetryAt: next };
+  const stored = recordSignatureFailure(store, 'dumps', { packet, entity }, error, now);
+  return { attempts: row.attempts, nextRetryAt: next, ...(stored ? { reason: stored } : {}) };
 }
 
 /**
@@ -88,10 +93,15 @@ export function recordReplicationRetry(store: Store, packet: number, now: Date):
   return { attempts: row.attempts, nextRetryAt: next };
 }
 
-/** True when a FAILED replication packet should wait for its `next_retry_at` (follow mode). */
+/**
+ * True when a FAILED, PENDING (404 so far) or MISSING replication packet should wait for its
+ * `next_retry_at` (follow mode; `sync --once` asks at once).
+ */
 export function replicationDeferred(store: Store, packet: number, now: Date): boolean {
   const row = store.sqlite
-    .prepare(`SELECT next_retry_at AS at FROM replication_packets WHERE packet = ? AND status = 'FAILED'`)
+    .prepare(
+      `SELECT next_retry_at AS at FROM replication_packets WHERE packet = ? AND status IN ('FAILED', 'PENDING', 'MISSING')`,
+    )
     .get(packet) as { at: string | null } | undefined;
   return !!row?.at && Date.parse(row.at) > now.getTime();
 }
@@ -104,12 +114,14 @@ const UNREADABLE_MESSAGE =
 
 /**
  * True for errors that mean the downloaded bytes are broken rather than the file: the body does not
- * decompress (xz program or `LZMA_*` errors, bzip2 and tar framing errors) or its signature is INVALID (FEED.md,
- * Signatures: it is the only integrity check, so a corrupt transfer shows there first). Such a file
- * is fetched again, a bounded number of times.
+ * decompress (xz program or `LZMA_*` errors, bzip2 and tar framing errors), the `.asc` is not a
+ * readable signature (cut), or the signature does not match a body that does not decompress
+ * (FEED.md, Signatures). Such a file is fetched again, a bounded number of times. A well-formed
+ * signature that does not verify, by an unknown key or with a refused algorithm is deterministic:
+ * not fetched again in the same pass, only on the failed-file backoff.
  */
 export function isUnreadableDownload(error: unknown): boolean {
-  if (error instanceof SignatureError) return / is INVALID:/.test(error.message);
+  if (error instanceof SignatureError) return error.transient;
   if (!(error instanceof Error) || error.name === 'AbortError') return false;
   if (/^LZMA_/.test(error.name) || error.name === 'Bzip2Error') return true;
   if (error.cause !== undefined && isUnreadableDownload(error.cause)) return true;

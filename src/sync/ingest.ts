@@ -6,7 +6,7 @@ import type { EntityType } from '../feed/entities.js';
 import { type JsonDumpMetadata, readJsonDump } from '../feed/jsonDump.js';
 import type { XzDecoder } from '../feed/xz.js';
 import { diagnoseLine, mbidOffset } from './lines.js';
-import { recordPacketFacts } from './packetFacts.js';
+import { recordJsonDumpSchemaNumber, recordPacketFacts } from './packetFacts.js';
 import { inTransaction } from './transaction.js';
 
 /** A feed file as recorded in `feed_files` (FEED.md: upstream serves no checksums; we compute them). */
@@ -185,10 +185,15 @@ function recordDump(
        VALUES (?, ?, 'SYNCED', ?, ?, ?, NULL, 0, NULL, ?)
        ON CONFLICT (packet, entity) DO UPDATE SET status = 'SYNCED', change_count = excluded.change_count,
          quarantine_count = excluded.quarantine_count, file_name = excluded.file_name, error = NULL,
-         next_retry_at = NULL, updated_at = excluded.updated_at`,
+         next_retry_at = NULL, settled_by = NULL, signature_missing_since = NULL, updated_at = excluded.updated_at`,
     )
     .run(packet, entity, facts.changeCount, facts.quarantineCount, file?.name ?? null, facts.now);
   recordPacketFacts(store.sqlite, packet, facts.metadata, facts.now);
+  recordJsonDumpSchemaNumber(
+    store.sqlite,
+    { packet, entity, number: facts.metadata.jsonDumpsSchemaNumber },
+    facts.now,
+  );
 }
 
 /** Inserts or replaces the `feed_files` row of `file`. */

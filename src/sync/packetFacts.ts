@@ -43,3 +43,30 @@ export function recordPacketFacts(
     .run(at, packet, message, packet);
   return { from: previous.schemaSequence, to: facts.schemaSequence, previousPacket: previous.number };
 }
+
+/** The JSON dump schema number upstream writes (FEED.md, JSON dump archives). */
+export const EXPECTED_JSON_DUMPS_SCHEMA_NUMBER = 1;
+
+/**
+ * Records a JSON dump whose `JSON_DUMPS_SCHEMA_NUMBER` is not {@link EXPECTED_JSON_DUMPS_SCHEMA_NUMBER}
+ * as a `json-dump-schema` event of its packet, once per packet: an event, like a schema
+ * sequence change, so the store keeps working while an operator looks at the new format. Returns
+ * true when the number is unexpected (null, a missing member, is not: older archives lack it).
+ */
+export function recordJsonDumpSchemaNumber(
+  sqlite: Database.Database,
+  dump: { packet: number; entity: string; number: number | null },
+  at: string,
+): boolean {
+  if (dump.number === null || dump.number === EXPECTED_JSON_DUMPS_SCHEMA_NUMBER) return false;
+  const message =
+    `JSON dump ${dump.entity} of packet ${dump.packet} has JSON_DUMPS_SCHEMA_NUMBER ${dump.number}, ` +
+    `expected ${EXPECTED_JSON_DUMPS_SCHEMA_NUMBER}: the line format may have changed`;
+  sqlite
+    .prepare(
+      `INSERT INTO events (at, packet, kind, message) SELECT ?, ?, 'json-dump-schema', ?
+       WHERE NOT EXISTS (SELECT 1 FROM events WHERE packet = ? AND kind = 'json-dump-schema')`,
+    )
+    .run(at, dump.packet, message, dump.packet);
+  return true;
+}

@@ -134,7 +134,8 @@ function upsertReplicationPacket(
        ON CONFLICT (packet) DO UPDATE SET
          status = 'SYNCED', format = excluded.format, schema_sequence = excluded.schema_sequence,
          timestamp = excluded.timestamp, dbmirror_version = excluded.dbmirror_version, row_count = excluded.row_count,
-         file_name = excluded.file_name, error = NULL, next_retry_at = NULL, updated_at = excluded.updated_at`,
+         file_name = excluded.file_name, error = NULL, next_retry_at = NULL, missing_since = NULL,
+         signature_missing_since = NULL, updated_at = excluded.updated_at`,
     )
     .run({ ...pick(info), packet, rowCount, fileName, at });
 }

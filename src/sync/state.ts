@@ -25,7 +25,7 @@ export function markPending(store: Store, packet: number, entity: EntityType, no
     .prepare(
       `INSERT INTO dumps (packet, entity, status, checked_at, updated_at) VALUES (?, ?, 'PENDING', ?, ?)
        ON CONFLICT (packet, entity) DO UPDATE SET status = 'PENDING', checked_at = excluded.checked_at,
-         error = NULL, updated_at = excluded.updated_at`,
+         error = NULL, settled_by = NULL, updated_at = excluded.updated_at`,
     )
     .run(packet, entity, now, now);
 }
@@ -72,32 +72,93 @@ export function pendingDumps(store: Store, from: number, to: number): PendingDum
     .all(from, to) as PendingDump[];
 }
 
+/** What settles a PENDING dump: a later packet's JSON dump (FEED.md, Errors) or `--settle-after`. */
+export type SettledBy = 'LATER_DUMP' | 'TIME';
+
 /**
- * Whether a PENDING dump can be declared NO_CHANGES: its last 404 came after the packet settled,
- * i.e. after TIMESTAMP + settleAfterMs or after a later packet's JSON dump was seen (FEED.md, Errors:
- * dumps appear about 30 minutes after their packet). `recheck` says a fresh request would settle it.
+ * Whether a PENDING dump can be declared NO_CHANGES. The only evidence is a JSON dump of a later
+ * packet (FEED.md, Errors: the dump job publishes in packet order, possibly days late): settled when
+ * the last 404 came after that dump was seen. With `settleAfterMs` (an operator's choice, null by
+ * default) a 404 after TIMESTAMP + settleAfterMs also settles it, by `TIME`. `recheck` says a fresh
+ * request would settle it; `wait` that nothing settles it yet.
  */
 export function settleDecision(
   dump: PendingDump,
-  settleAfterMs: number,
+  settleAfterMs: number | null,
   now: Date,
-): 'settled' | 'recheck' | 'wait' {
+): { decision: 'settled' | 'recheck' | 'wait'; by: SettledBy } {
   const checked = Date.parse(dump.checkedAt);
-  const settledAt = Math.min(
-    dump.timestamp ? Date.parse(dump.timestamp) + settleAfterMs : Number.POSITIVE_INFINITY,
-    dump.laterDumpSeenAt ? Date.parse(dump.laterDumpSeenAt) : Number.POSITIVE_INFINITY,
-  );
-  if (checked > settledAt) return 'settled';
-  return now.getTime() >= settledAt ? 'recheck' : 'wait';
+  const evidence = dump.laterDumpSeenAt ? Date.parse(dump.laterDumpSeenAt) : Number.POSITIVE_INFINITY;
+  const byTime =
+    dump.timestamp && settleAfterMs !== null
+      ? Date.parse(dump.timestamp) + settleAfterMs
+      : Number.POSITIVE_INFINITY;
+  if (checked > evidence) return { decision: 'settled', by: 'LATER_DUMP' };
+  if (now.getTime() >= evidence) return { decision: 'recheck', by: 'LATER_DUMP' };
+  if (checked > byTime) return { decision: 'settled', by: 'TIME' };
+  return { decision: now.getTime() >= byTime ? 'recheck' : 'wait', by: 'TIME' };
 }
 
-/** Marks a PENDING dump NO_CHANGES. */
-export function markNoChanges(store: Store, packet: number, entity: EntityType, now: string): void {
+/** Marks a PENDING dump NO_CHANGES, recording what settled it. */
+export function markNoChanges(
+  store: Store,
+  packet: number,
+  entity: EntityType,
+  by: SettledBy,
+  now: string,
+): void {
   store.sqlite
     .prepare(
-      `UPDATE dumps SET status = 'NO_CHANGES', updated_at = ? WHERE packet = ? AND entity = ? AND status = 'PENDING'`,
+      `UPDATE dumps SET status = 'NO_CHANGES', settled_by = ?, updated_at = ? WHERE packet = ? AND entity = ? AND status = 'PENDING'`,
     )
-    .run(now, packet, entity);
+    .run(by, now, packet, entity);
+}
+
+/**
+ * NO_CHANGES dumps settled by `--settle-after` alone for which a later packet's JSON dump has since
+ * been seen: they are asked for once more (they may exist after all: FEED.md, Errors).
+ */
+export function timeSettledWithEvidence(store: Store): { packet: number; entity: EntityType }[] {
+  return store.sqlite
+    .prepare(
+      `SELECT d.packet, d.entity FROM dumps d
+       WHERE d.status = 'NO_CHANGES' AND d.settled_by = 'TIME'
+         AND EXISTS (SELECT 1 FROM feed_files f WHERE f.packet > d.packet AND f.name LIKE 'json-dumps/%')
+       ORDER BY d.packet, d.entity`,
+    )
+    .all() as { packet: number; entity: EntityType }[];
+}
+
+/**
+ * Packets whose JSON dumps upstream has not published yet: packets holding a PENDING dump, how
+ * many, the oldest and its TIMESTAMP (ISO, null when unknown) and when its first 404 was seen. Shown
+ * by `/freshness` and `livefeed status` so that a halted upstream dump job is visible.
+ */
+export interface WaitingForDumps {
+  packets: number;
+  oldest: number;
+  oldestTimestamp: string | null;
+  /** Earliest `checked_at` among the PENDING dumps of the oldest packet (ISO). */
+  since: string | null;
+}
+
+/** See {@link WaitingForDumps}; undefined when no dump is PENDING. */
+export function waitingForDumps(store: Store): WaitingForDumps | undefined {
+  const row = store.sqlite
+    .prepare(
+      `SELECT w.packets, w.oldest, p.timestamp AS oldestTimestamp,
+         (SELECT min(e.checked_at) FROM dumps e WHERE e.packet = w.oldest AND e.status = 'PENDING') AS since
+       FROM (SELECT count(DISTINCT packet) AS packets, min(packet) AS oldest FROM dumps WHERE status = 'PENDING') w
+       LEFT JOIN packets p ON p.number = w.oldest`,
+    )
+    .get() as {
+    packets: number;
+    oldest: number | null;
+    oldestTimestamp: string | null;
+    since: string | null;
+  };
+  if (!row.packets || row.oldest === null) return undefined;
+  return { packets: row.packets, oldest: row.oldest, oldestTimestamp: row.oldestTimestamp, since: row.since };
 }
 
 /**
@@ -135,6 +196,14 @@ export function completePackets(
   const update = store.sqlite.prepare('UPDATE packets SET synced_at = ? WHERE number = ?');
   for (const number of completed) update.run(now, number);
   return completed;
+}
+
+/**
+ * Marks a complete packet incomplete again (a dump settled by time turned out FAILED when asked
+ * again): the next passes cover it from there, and `latestPacket` stops before it.
+ */
+export function reopenPacket(store: Store, packet: number): void {
+  store.sqlite.prepare('UPDATE packets SET synced_at = NULL WHERE number = ?').run(packet);
 }
 
 /** Lowest packet not yet complete, and the highest packet known, or nulls on an empty database. */

@@ -1,8 +1,11 @@
-import type { VerifyMode } from '../config.js';
+import { userInfo } from 'node:os';
+import { ConfigError, type VerifyMode } from '../config.js';
+import { describeStrength, keyStrength } from '../feed/keyStrength.js';
 import {
   describeKeys,
   isUpstreamKey,
   loadSigningKeys,
+  type SignatureFailureKind,
   type SignatureStatus,
   type SigningKeys,
   verifyFileSignature,
@@ -14,11 +17,34 @@ export interface Verdict {
   status: SignatureStatus;
   fingerprint: string | null;
   reason: string | null;
+  /** Which kind of failure, for INVALID; `missing` for MISSING. */
+  kind?: SignatureFailureKind | 'missing';
 }
 
-/** Raised in `fail` mode when a signature is bad or missing; the file is not stored. */
+/**
+ * Kinds of {@link SignatureError}: a verdict's kind, or `damaged` for a signature mismatch over a
+ * body that does not decompress (cut or corrupted in transit: fetched again).
+ */
+export type SignatureErrorKind = SignatureFailureKind | 'missing' | 'damaged';
+
+/**
+ * Raised in `fail` mode when a signature is bad or missing; the file is not stored. `kind` tells a
+ * failure a new download can cure (`malformed`, a `mismatch` of a body that does not decompress)
+ * from a deterministic one (FEED.md, Signatures); `file` is the feed path.
+ */
 export class SignatureError extends Error {
   override name = 'SignatureError';
+  /** True when a new download may succeed: the signature was cut, or the body was damaged. */
+  get transient(): boolean {
+    return this.kind === 'malformed' || this.kind === 'damaged';
+  }
+  constructor(
+    message: string,
+    readonly kind: SignatureErrorKind = 'mismatch',
+    readonly file: string = '',
+  ) {
+    super(message);
+  }
 }
 
 /** Checks archives against their `.asc` according to the verify mode (FEED.md, Signatures). */
@@ -32,16 +58,26 @@ export interface Verifier {
   check(filePath: string, fileName: string, signature: string | null, signal?: AbortSignal): Promise<Verdict>;
 }
 
+/** Operator choices that loosen verification for named files or one key (issue 11). */
+export interface VerifierOptions {
+  /** Feed paths whose missing `.asc` is accepted: stored UNVERIFIED, logged (`--accept-unsigned`). */
+  acceptUnsigned?: readonly string[];
+  /** Let a weak signing key through (`--allow-weak-signing-key`). */
+  allowWeakSigningKey?: boolean;
+}
+
 /**
- * Builds the verifier: with a key file, verifies every archive (OpenPGP, binary mode) and logs the
- * fingerprints in use, warning when upstream's documented key is not among them; without one,
- * every file is UNVERIFIED and the sync says so once.
- * @throws Error naming the key file when it cannot be loaded.
+ * Builds the verifier: with a key file, logs each key's fingerprint, algorithm and size, refuses a
+ * key the verifier would reject every signature of (RSA under 2048 bits, DSA, ElGamal) unless
+ * `allowWeakSigningKey`, warns when upstream's documented key is not among them, and verifies
+ * every archive (OpenPGP, binary mode); without one, every file is UNVERIFIED and the sync says so once.
+ * @throws Error naming the key file when it cannot be loaded; ConfigError (exit 2) for a weak key.
  */
 export async function createVerifier(
   signingKey: string | undefined,
   mode: VerifyMode,
   logger: Logger,
+  options: VerifierOptions = {},
 ): Promise<Verifier> {
   if (!signingKey || mode === 'off') {
     logger.warn(
@@ -57,6 +93,7 @@ export async function createVerifier(
     };
   }
   const keys = await loadSigningKeys(signingKey);
+  keys.weakAllowed = checkKeyStrength(keys, signingKey, logger, !!options.allowWeakSigningKey);
   logger.info({ event: 'signing-keys', keys: describeKeys(keys), mode }, 'verifying signatures');
   if (!keys.fingerprints.some(isUpstreamKey)) {
     logger.warn(
@@ -64,34 +101,106 @@ export async function createVerifier(
       "signing key is not upstream's documented data dump key",
     );
   }
+  const accepted = new Set(options.acceptUnsigned ?? []);
   return {
     mode,
     enabled: true,
-    check: (file, name, signature, signal) => verify(keys, mode, logger, file, name, signature, signal),
+    check: (file, name, signature, signal) =>
+      verify({ keys, mode, logger, accepted }, file, name, signature, signal),
   };
 }
 
+/**
+ * Logs every key's fingerprint, algorithm and size; returns the fingerprints of weak keys let
+ * through (logged once).
+ * @throws ConfigError naming `--allow-weak-signing-key` for a weak key when not allowed.
+ */
+function checkKeyStrength(keys: SigningKeys, file: string, logger: Logger, allowWeak: boolean): Set<string> {
+  const weak = new Set<string>();
+  for (const key of keys.keys) {
+    const strength = keyStrength(key);
+    logger.info(
+      {
+        event: 'signing-key',
+        fingerprint: strength.fingerprint,
+        algorithm: strength.algorithm,
+        bits: strength.bits,
+      },
+      `signing key ${strength.fingerprint}: ${describeStrength(strength)}`,
+    );
+    if (!strength.weakness) continue;
+    if (!allowWeak) {
+      throw new ConfigError(
+        `signing key ${strength.fingerprint} in ${file} is a ${strength.weakness}: every signature by it would be ` +
+          'refused. Use the right key (see the README, Signatures) or pass --allow-weak-signing-key to accept it',
+      );
+    }
+    weak.add(strength.fingerprint);
+    logger.warn(
+      {
+        event: 'weak-signing-key-allowed',
+        fingerprint: strength.fingerprint,
+        flag: '--allow-weak-signing-key',
+      },
+      `--allow-weak-signing-key: accepting ${strength.weakness} ${strength.fingerprint} and its SHA-1 signatures`,
+    );
+  }
+  return weak;
+}
+
+interface VerifyState {
+  keys: SigningKeys;
+  mode: VerifyMode;
+  logger: Logger;
+  accepted: ReadonlySet<string>;
+}
+
 async function verify(
-  keys: SigningKeys,
-  mode: VerifyMode,
-  logger: Logger,
+  state: VerifyState,
   filePath: string,
   fileName: string,
   signature: string | null,
   signal?: AbortSignal,
 ): Promise<Verdict> {
+  const { logger, mode } = state;
+  if (signature === null && state.accepted.has(fileName)) {
+    const user = operatorName();
+    logger.warn(
+      { event: 'accepted-unsigned', file: fileName, user, flag: '--accept-unsigned' },
+      `${fileName} has no signature upstream; stored UNVERIFIED because ${user} accepted it with --accept-unsigned`,
+    );
+    return {
+      status: 'UNVERIFIED',
+      fingerprint: null,
+      reason: `accepted unsigned by ${user} (--accept-unsigned)`,
+    };
+  }
   const result =
     signature === null
-      ? { status: 'MISSING' as const, reason: 'no signature file (.asc) on the feed' }
-      : await verifyFileSignature(filePath, signature, keys, signal);
+      ? {
+          status: 'MISSING' as const,
+          reason: 'no signature file (.asc) on the feed',
+          kind: 'missing' as const,
+        }
+      : await verifyFileSignature(filePath, signature, state.keys, signal);
   const verdict: Verdict = {
     status: result.status,
     fingerprint: 'fingerprint' in result ? (result.fingerprint ?? null) : null,
     reason: result.reason ?? null,
+    kind: result.kind,
   };
   if (verdict.status === 'VERIFIED') return verdict;
   const message = `signature of ${fileName} is ${verdict.status}: ${verdict.reason}`;
-  if (mode === 'fail') throw new SignatureError(message);
+  if (mode === 'fail') throw new SignatureError(message, verdict.kind, fileName);
   logger.warn({ event: 'signature-warning', file: fileName, status: verdict.status }, message);
   return verdict;
+}
+
+/** The OS user running livefeed (who accepted a file), or `unknown`. */
+function operatorName(): string {
+  try {
+    return userInfo().username;
+  } catch {
+    return process.env.USER ?? 'unknown';
+  }
 }

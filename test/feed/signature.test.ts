@@ -101,7 +101,7 @@ describe('verifyFileSignature', () => {
       signature,
       rsaKeys,
     );
-    expect(result).toEqual({ status: 'INVALID', reason: 'file does not match signature' });
+    expect(result).toEqual({ status: 'INVALID', reason: 'file does not match signature', kind: 'mismatch' });
   });
 
   it('refuses a text-mode signature', async () => {
@@ -126,7 +126,7 @@ describe('verifyFileSignature', () => {
       armored,
       rsaKeys,
     );
-    expect(result).toEqual({ status: 'INVALID', reason: 'file does not match signature' });
+    expect(result).toEqual({ status: 'INVALID', reason: 'file does not match signature', kind: 'mismatch' });
   });
 
   it('verifies a signature made by two signers when only one key is configured', async () => {
@@ -143,7 +143,7 @@ describe('verifyFileSignature', () => {
     const bytes = await readFile(archive);
     bytes[10] = bytes[10]! ^ 0x01;
     const result = await verifyFileSignature(await fixture('tampered.bin', bytes), signature, rsaKeys);
-    expect(result).toEqual({ status: 'INVALID', reason: 'file does not match signature' });
+    expect(result).toEqual({ status: 'INVALID', reason: 'file does not match signature', kind: 'mismatch' });
   });
 
   it('streams files larger than one read chunk, up to the last byte', async () => {

@@ -48,7 +48,8 @@ describe('schema.graphql', () => {
       'kind: RemovalKind!',
       'mergedInto: ID\n',
       'removed: EntityRemoval\n',
-      'latest: EntityChange!',
+      'latest: EntityChange',
+      'redirect: Entity',
     ]) {
       expect(sdl).toContain(name);
     }

@@ -3,7 +3,7 @@ import { loadConfig } from '../../src/config.js';
 import { openStore, type Store } from '../../src/db/client.js';
 import { packetTime, recordUpstream } from '../../src/db/status.js';
 import { freshnessRoute } from '../../src/http/freshnessRoute.js';
-import { DEFAULT_FRESHNESS, formatInterval, freshness } from '../../src/ops/freshness.js';
+import { DEFAULT_FRESHNESS, formatInterval, freshness, SETTLE_DELAY_MS } from '../../src/ops/freshness.js';
 import { tempDir } from '../support/harness.js';
 import { listen } from '../support/listen.js';
 import { readBundledManifest } from '../support/manifest.js';
@@ -11,6 +11,8 @@ import { type SyncedDatabase, syncedDatabase } from '../support/synced.js';
 
 const manifest = readBundledManifest();
 const HOUR = 3_600_000;
+/** A packet normally completes 90 minutes after its TIMESTAMP; the next one an hour later. */
+const DUE = HOUR + SETTLE_DELAY_MS;
 
 describe('freshness in upstream replication-check style', () => {
   let synced: SyncedDatabase;
@@ -44,21 +46,31 @@ describe('freshness in upstream replication-check style', () => {
   });
 
   it('is OK while the next packet has been due for less than the warning threshold', () => {
-    const f = freshness(store, DEFAULT_FRESHNESS, new Date(newest.getTime() + HOUR + 30 * 60_000));
+    const f = freshness(store, DEFAULT_FRESHNESS, new Date(newest.getTime() + DUE + 30 * 60_000));
     expect(f).toMatchObject({
       level: 'OK',
       localLatest: manifest.lastPacket,
       lagSeconds: 1800,
-      ageSeconds: 5400,
+      ageSeconds: 10_800,
       lagPackets: 0,
     });
     expect(f.message).toBe(
-      `OK: newest local packet is ${manifest.lastPacket} of ${newest.toISOString()} (age = 01:30:00, lag = 00:30:00); upstream latest ${manifest.lastPacket}, 0 packets behind`,
+      `OK: newest local packet is ${manifest.lastPacket} of ${newest.toISOString()} (age = 03:00:00, lag = 00:30:00); upstream latest ${manifest.lastPacket}, 0 packets behind`,
+    );
+  });
+
+  it('is OK through the normal delay: the next packet completes about 90 minutes after its TIMESTAMP', () => {
+    // Just before packet N+1 completes, the newest local packet is N, 2 h 30 min old.
+    const f = freshness(store, DEFAULT_FRESHNESS, new Date(newest.getTime() + DUE));
+    expect(f).toMatchObject({ level: 'OK', lagSeconds: 0, ageSeconds: 9000 });
+    // and with the default poll interval (5 min) on top, still no lag worth a warning
+    expect(freshness(store, DEFAULT_FRESHNESS, new Date(newest.getTime() + DUE + 5 * 60_000)).level).toBe(
+      'OK',
     );
   });
 
   it('is WARNING from 2 hours of lag and CRITICAL from 6 hours, by default', () => {
-    const at = (lagHours: number) => new Date(newest.getTime() + HOUR + lagHours * HOUR);
+    const at = (lagHours: number) => new Date(newest.getTime() + DUE + lagHours * HOUR);
     expect(freshness(store, DEFAULT_FRESHNESS, at(1.99)).level).toBe('OK');
     expect(freshness(store, DEFAULT_FRESHNESS, at(2)).level).toBe('WARNING');
     expect(freshness(store, DEFAULT_FRESHNESS, at(5.99)).message).toMatch(/^WARNING: .*lag = 05:59:24\)/);
@@ -86,7 +98,7 @@ describe('freshness in upstream replication-check style', () => {
   });
 
   it('GET /freshness: the line with 200 for OK and WARNING, 503 for CRITICAL; JSON on request', async () => {
-    let now = new Date(newest.getTime() + HOUR);
+    let now = new Date(newest.getTime() + DUE);
     const route = freshnessRoute(store, DEFAULT_FRESHNESS, () => now);
     const server = await listen((req, res) => {
       void route.handle(req, res, new URL(req.url ?? '/', 'http://localhost'));
@@ -95,10 +107,10 @@ describe('freshness in upstream replication-check style', () => {
       let response = await fetch(`${server.origin}/freshness`);
       expect(response.status).toBe(200);
       expect(await response.text()).toMatch(/^OK: newest local packet is \d+ .*\n$/);
-      now = new Date(newest.getTime() + 4 * HOUR);
+      now = new Date(newest.getTime() + DUE + 3 * HOUR);
       response = await fetch(`${server.origin}/freshness`);
       expect([response.status, (await response.text()).slice(0, 8)]).toEqual([200, 'WARNING:']);
-      now = new Date(newest.getTime() + 8 * HOUR);
+      now = new Date(newest.getTime() + DUE + 7 * HOUR);
       response = await fetch(`${server.origin}/freshness?format=json`);
       expect(response.status).toBe(503);
       expect(await response.json()).toMatchObject({

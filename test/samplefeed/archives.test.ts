@@ -49,7 +49,7 @@ describe('writeJsonDump', () => {
     expect(built.feedPath).toBe('json-dumps/json-dump-186100/release-group.tar.xz');
     expect(built.path).toBe(join(tmp, 'json-dumps/json-dump-186100/release-group.tar.xz'));
     const names = (await xzTar(built.path, ['-tf', '-'])).trim().split('\n');
-    expect(names).toEqual([...JSON_DUMP_HEADER_MEMBERS, 'mbdump/release-group']);
+    expect(names).toEqual([...JSON_DUMP_HEADER_MEMBERS, 'mbdump/release-group', 'JSON_DUMPS_SCHEMA_NUMBER']);
     const verbose = (await xzTar(built.path, ['-tvf', '-', '--numeric-owner', '--full-time']))
       .trim()
       .split('\n');
@@ -111,8 +111,8 @@ describe('writeJsonDump', () => {
       'TIMESTAMP',
       'REPLICATION_SEQUENCE',
       'SCHEMA_SEQUENCE',
-      'JSON_DUMPS_SCHEMA_NUMBER',
       'mbdump/label',
+      'JSON_DUMPS_SCHEMA_NUMBER',
       'mbdump/extra',
     ]);
     expect((await member(built.path, 'REPLICATION_SEQUENCE')).toString()).toBe('11\n');

@@ -33,7 +33,8 @@ export const DEFAULT_TIMESTAMP = '2026-05-11 21:14:26.878674+00';
 export const DEFAULT_SCHEMA_SEQUENCE = 31;
 
 /**
- * Members of a JSON dump before `mbdump/<ENTITY>`, in upstream's order (FEED.md, JSON dump archives).
+ * Members of a JSON dump before `mbdump/<ENTITY>`, in upstream's order (FEED.md, JSON dump archives);
+ * `JSON_DUMPS_SCHEMA_NUMBER` follows the data.
  */
 export const JSON_DUMP_HEADER_MEMBERS = [
   'TIMESTAMP',
@@ -41,7 +42,6 @@ export const JSON_DUMP_HEADER_MEMBERS = [
   'README',
   'REPLICATION_SEQUENCE',
   'SCHEMA_SEQUENCE',
-  'JSON_DUMPS_SCHEMA_NUMBER',
 ] as const;
 
 /** Content of one archive member: text (written as UTF-8), bytes, or a (possibly async) stream of chunks. */
@@ -174,6 +174,11 @@ export interface JsonDumpOptions {
   replicationSequence?: number;
   /** Default 1. */
   jsonDumpsSchemaNumber?: number;
+  /**
+   * Where `JSON_DUMPS_SCHEMA_NUMBER` stands: `after-data` (default, as the producer writes it) or
+   * `before-data` (with the other small members), to test that readers accept both orders.
+   */
+  schemaNumberAt?: 'after-data' | 'before-data';
   /** Members appended after `mbdump/<entity>`, in order. */
   extraMembers?: readonly TarMember[];
   /** Standard members to leave out, e.g. `['REPLICATION_SEQUENCE']` or `['mbdump/area']`. */
@@ -193,7 +198,8 @@ const README =
 /**
  * Writes `<root>/json-dumps/json-dump-<packet>/<entity>.tar.xz` with upstream's members and order
  * (FEED.md, JSON dump archives): `TIMESTAMP`, `COPYING`, `README`, `REPLICATION_SEQUENCE`,
- * `SCHEMA_SEQUENCE`, `JSON_DUMPS_SCHEMA_NUMBER`, `mbdump/<entity>`, then `extraMembers`.
+ * `SCHEMA_SEQUENCE`, `mbdump/<entity>`, `JSON_DUMPS_SCHEMA_NUMBER` (the producer writes it after
+ * the data; see `schemaNumberAt`), then `extraMembers`.
  * Replaces an existing file atomically.
  * @throws Error for an unknown name in `omitMembers` and the errors of {@link writeTarArchive}.
  */
@@ -207,9 +213,14 @@ export async function writeJsonDump(root: string, options: JsonDumpOptions): Pro
     { name: 'README', content: README },
     { name: 'REPLICATION_SEQUENCE', content: `${options.replicationSequence ?? packet}\n` },
     { name: 'SCHEMA_SEQUENCE', content: `${options.schemaSequence ?? DEFAULT_SCHEMA_SEQUENCE}\n` },
-    { name: 'JSON_DUMPS_SCHEMA_NUMBER', content: `${options.jsonDumpsSchemaNumber ?? 1}\n` },
     { name: dataMember, content: terminatedLines(options.lines) },
   ];
+  const schemaNumber = {
+    name: 'JSON_DUMPS_SCHEMA_NUMBER',
+    content: `${options.jsonDumpsSchemaNumber ?? 1}\n`,
+  };
+  if (options.schemaNumberAt === 'before-data') standard.splice(standard.length - 1, 0, schemaNumber);
+  else standard.push(schemaNumber);
   const omit = new Set(options.omitMembers ?? []);
   for (const name of omit) {
     if (!standard.some((member) => member.name === name)) {

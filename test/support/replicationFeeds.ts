@@ -1,8 +1,9 @@
 import { cp } from 'node:fs/promises';
 import { join } from 'node:path';
 import { BUNDLED_FEED_ROOT, startSampleFeed } from '../../src/samplefeed/server.js';
+import type { SyncReport } from '../../src/sync/context.js';
 import { createVerifier } from '../../src/sync/verifier.js';
-import { type SyncReport, syncOnce } from '../../src/sync/worker.js';
+import { syncOnce } from '../../src/sync/worker.js';
 import { createTestKeyHome, signFile, TEST_PUBLIC_KEY_FILE } from './archives.js';
 import { syncContext, tempDir, testLogger } from './harness.js';
 import type { FixtureManifest, ManifestReplicationPacket, ManifestRowChange } from './manifest.js';
@@ -99,6 +100,8 @@ export interface SyncFeedOptions {
   entities?: Parameters<typeof syncContext>[0]['entities'];
   /** Sync passes to run (default 1); `report` is the last one's. */
   passes?: number;
+  /** Last packet of each pass (default the latest). */
+  to?: number;
 }
 
 /** A database synced from a feed folder, with the paths the feed was asked for. */
@@ -141,7 +144,10 @@ export async function syncFeedFolder(
     let report: SyncReport | undefined;
     for (let pass = 0; pass < (options.passes ?? 1); pass++) {
       const before = feed.requests.length;
-      report = await syncOnce({ ...ctx, skipPackets: new Set(options.skipPackets ?? []) }, { from });
+      report = await syncOnce(
+        { ...ctx, skipPackets: new Set(options.skipPackets ?? []) },
+        { from, to: options.to },
+      );
       passRequests.push(feed.requests.slice(before).map((request) => request.path));
     }
     return {

@@ -1,8 +1,8 @@
 import { join } from 'node:path';
 import { BUNDLED_FEED_ROOT, startSampleFeed } from '../../src/samplefeed/server.js';
-import type { SyncContext } from '../../src/sync/context.js';
+import type { SyncContext, SyncReport } from '../../src/sync/context.js';
 import { createVerifier } from '../../src/sync/verifier.js';
-import { type SyncReport, syncOnce } from '../../src/sync/worker.js';
+import { syncOnce } from '../../src/sync/worker.js';
 import { TEST_PUBLIC_KEY_FILE } from './archives.js';
 import { syncContext, tempDir, testLogger } from './harness.js';
 

@@ -6,9 +6,10 @@ import { FeedAuthError, FeedNetworkError } from '../../src/feed/errors.js';
 import { jsonDumpPath } from '../../src/feed/protocol/urls.js';
 import type { FaultRule } from '../../src/samplefeed/faults.js';
 import { SAMPLE_TOKEN, type SampleFeed, startSampleFeed } from '../../src/samplefeed/server.js';
+import type { SyncReport } from '../../src/sync/context.js';
 import { FeedUnavailableError } from '../../src/sync/fileRetry.js';
 import { createVerifier } from '../../src/sync/verifier.js';
-import { follow, type SyncReport, syncOnce } from '../../src/sync/worker.js';
+import { follow, syncOnce } from '../../src/sync/worker.js';
 import { createTestKeyHome, signFile, TEST_PUBLIC_KEY_FILE } from '../support/archives.js';
 import {
   type DbSnapshot,

@@ -25,8 +25,17 @@ describe('per-file retry policy', () => {
       isUnreadableDownload(new ArchiveError('JSON dump area of packet 7: xz: Compressed data is corrupt')),
     ).toBe(true);
     expect(isUnreadableDownload(new Error('Invalid tar header. Maybe the tar is corrupted'))).toBe(true);
-    expect(isUnreadableDownload(new SignatureError('signature of x is INVALID: bad'))).toBe(true);
-    expect(isUnreadableDownload(new SignatureError('signature of x is MISSING: no .asc'))).toBe(false);
+    // A cut .asc or a body that does not decompress: a new download may cure it.
+    expect(
+      isUnreadableDownload(
+        new SignatureError('signature of x is INVALID: not an OpenPGP signature', 'malformed'),
+      ),
+    ).toBe(true);
+    expect(isUnreadableDownload(new SignatureError('x does not decompress either', 'damaged'))).toBe(true);
+    // Deterministic: the same bytes fail the same way (FEED.md, Signatures).
+    for (const kind of ['mismatch', 'unknown-key', 'refused-algorithm', 'key-rejected', 'missing'] as const) {
+      expect(isUnreadableDownload(new SignatureError(`signature of x: ${kind}`, kind))).toBe(false);
+    }
     expect(
       isUnreadableDownload(
         new ArchiveError('JSON dump area of packet 7: REPLICATION_SEQUENCE is 8, expected 7'),

@@ -142,6 +142,8 @@ describe('storeReplicationPacket', () => {
       error: null,
       attempts: 0,
       next_retry_at: null,
+      missing_since: null,
+      signature_missing_since: null,
       updated_at: NOW.toISOString(),
     });
     expect(store.sqlite.prepare('SELECT * FROM packets').all()).toEqual([

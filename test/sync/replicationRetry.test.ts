@@ -1,5 +1,6 @@
 import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import type { Store } from '../../src/db/client.js';
 import type { EntityType } from '../../src/feed/entities.js';
 import { type SampleFeed, startSampleFeed } from '../../src/samplefeed/server.js';
 import { syncOnce } from '../../src/sync/worker.js';
@@ -8,14 +9,16 @@ import { artistRow, writeReplicationPacket } from '../support/replicationArchive
 import { writeSyntheticFeed } from '../support/syntheticFeed.js';
 
 /**
- * Issue 5 for replication packets: a packet that replication-info lists but the feed lacks is
- * reported (MISSING) and visible; a failing one gets attempts and a next retry time; a corrupted
- * transfer is downloaded again.
+ * Issue 5 and 11 for replication packets: a packet that replication-info lists but the feed lacks
+ * is PENDING and asked again, MISSING only after an hour with a later packet there, and stored once
+ * it appears; a failing one gets attempts and a next retry time; a corrupted transfer is downloaded again.
  */
 
 const ENTITIES: EntityType[] = ['area'];
 const MISSING = 'replication-600-v2.tar.bz2';
 const PRESENT = 'replication-601-v2.tar.bz2';
+const GID = '6a4b8a0c-0000-4000-8000-000000000001';
+const GID2 = '6a4b8a0c-0000-4000-8000-000000000002';
 
 let work: Awaited<ReturnType<typeof tempDir>>;
 let feed: SampleFeed;
@@ -24,11 +27,12 @@ beforeAll(async () => {
   work = await tempDir('lf-replretry-');
   const root = join(work.dir, 'feed');
   await writeSyntheticFeed(root, { firstPacket: 600, packets: 2, entities: ENTITIES, linesPerDump: 5 });
-  const gid = '6a4b8a0c-0000-4000-8000-000000000001';
   await writeReplicationPacket(root, {
     packet: 601,
     format: 'v2',
-    rows: [{ xid: 1, table: 'musicbrainz.artist', op: 'i', newData: artistRow({ id: 1, gid, name: 'A' }) }],
+    rows: [
+      { xid: 1, table: 'musicbrainz.artist', op: 'i', newData: artistRow({ id: 1, gid: GID, name: 'A' }) },
+    ],
   });
   feed = await startSampleFeed({ root });
 }, 60_000);
@@ -43,6 +47,14 @@ afterEach(() => {
   feed.requests.length = 0;
 });
 
+function status(ctx: { store: Store }, packet: number): string {
+  return (
+    ctx.store.sqlite.prepare('SELECT status FROM replication_packets WHERE packet = ?').get(packet) as {
+      status: string;
+    }
+  ).status;
+}
+
 async function context(name: string, logs?: string[]) {
   return syncContext({
     feedRoot: feed.feedRoot,
@@ -54,20 +66,22 @@ async function context(name: string, logs?: string[]) {
 }
 
 describe('replication packets that fail', () => {
-  it('reports a missing packet and a failing one with attempts and next retry, in GraphQL too', async () => {
+  it('a 404 is PENDING (asked again), MISSING only after an hour with a later packet stored, SYNCED once served', async () => {
     feed.faults.add({ path: PRESENT, fault: { kind: 'status', status: 503 }, times: Infinity });
     const ctx = await context('failing');
+    let clock = new Date();
+    const timed = { ...ctx, now: () => clock };
     try {
-      const report = await syncOnce(ctx, { from: 600 });
+      const report = await syncOnce(timed, { from: 600 });
+      // The 404 is not a problem yet: the packet may not be copied (README, How a sync works).
       expect(report.problems.map((p) => [p.packet, p.reason])).toEqual([
-        [600, expect.stringContaining(`${MISSING} is not on the feed`)],
         [601, expect.stringContaining('HTTP 503')],
       ]);
       const app = testApp(ctx.store.path, join(work.dir, 'failing'), { entities: ENTITIES });
       try {
         const answer = await gql(
           app,
-          '{ failures { totalCount nodes { packet kind status attempts error nextRetryAt } } }',
+          '{ failures { totalCount nodes { packet kind status attempts error nextRetryAt } } packet(number: 600) { replicationStatus replicationError } }',
         );
         expect(answer.data!.failures).toEqual({
           totalCount: 2,
@@ -75,8 +89,8 @@ describe('replication packets that fail', () => {
             expect.objectContaining({
               packet: 600,
               kind: 'REPLICATION_PACKET',
-              status: 'MISSING',
-              nextRetryAt: null,
+              status: 'PENDING',
+              attempts: 1,
             }),
             expect.objectContaining({
               packet: 601,
@@ -86,23 +100,60 @@ describe('replication packets that fail', () => {
             }),
           ],
         });
-        expect(Date.parse(answer.data!.failures.nodes[1].nextRetryAt)).toBeGreaterThan(Date.now());
+        expect(answer.data!.packet).toEqual({
+          replicationStatus: 'PENDING',
+          replicationError: expect.stringContaining(`${MISSING} is not on the feed`),
+        });
+        for (const node of answer.data!.failures.nodes) {
+          expect(Date.parse(node.nextRetryAt)).toBeGreaterThan(clock.getTime());
+        }
       } finally {
         app.store.close();
       }
-      // Follow mode waits for the next retry time; the missing packet is not asked again.
+      // Follow mode waits for the next retry time of both.
       feed.requests.length = 0;
-      const deferred = await syncOnce({ ...ctx, deferFailed: true }, { from: 600 });
-      expect(deferred.deferred).toBe(1);
+      const deferred = await syncOnce({ ...timed, deferFailed: true }, { from: 600 });
+      expect(deferred.deferred).toBe(2);
       expect(feed.requests.filter((r) => r.path.includes('replication-6'))).toEqual([]);
-      // Once the feed serves it again, a pass stores it; the missing packet was reported once and
-      // stays visible in `failures`.
+      // Two hours of 404s, but packet 601 is still not there: never MISSING, still asked.
+      clock = new Date(clock.getTime() + 2 * 3_600_000);
+      feed.requests.length = 0;
+      const noLater = await syncOnce(timed, { from: 600 });
+      expect(feed.requests.filter((r) => r.path.endsWith(MISSING))).toHaveLength(1);
+      expect(noLater.problems.map((p) => p.packet)).toEqual([601]);
+      expect(status(ctx, 600)).toBe('PENDING');
+      expect(noLater.completed).toEqual([]);
+      // 601 is served again and stored; in this pass 600 was asked before 601 was there: PENDING still.
       feed.faults.clear();
-      expect((await syncOnce(ctx, { from: 600 })).problems).toEqual([]);
-      const row = ctx.store.sqlite
-        .prepare('SELECT status, next_retry_at AS next FROM replication_packets WHERE packet = 601')
-        .get();
-      expect(row).toEqual({ status: 'SYNCED', next: null });
+      feed.requests.length = 0;
+      expect((await syncOnce(timed, { from: 600 })).problems).toEqual([]);
+      expect(feed.requests.filter((r) => r.path.endsWith(MISSING))).toHaveLength(1);
+      expect(status(ctx, 600)).toBe('PENDING');
+      expect(status(ctx, 601)).toBe('SYNCED');
+      // Still 404 after more than an hour, with 601 stored: MISSING, reported, and the packet completes.
+      clock = new Date(clock.getTime() + 60_000);
+      const late = await syncOnce(timed, { from: 600 });
+      expect(late.problems.map((p) => p.packet)).toEqual([600]);
+      expect(status(ctx, 600)).toBe('MISSING');
+      expect(late.completed).toContain(600);
+      // Still asked on every pass (here past its range) and stored once the feed has it.
+      await writeReplicationPacket(join(work.dir, 'feed'), {
+        packet: 600,
+        format: 'v2',
+        rows: [
+          {
+            xid: 1,
+            table: 'musicbrainz.artist',
+            op: 'i',
+            newData: artistRow({ id: 2, gid: GID2, name: 'B' }),
+          },
+        ],
+      });
+      feed.requests.length = 0;
+      const found = await syncOnce(timed, { from: 601 });
+      expect(feed.requests.filter((r) => r.path.endsWith(MISSING))).toHaveLength(1);
+      expect(found.problems).toEqual([]);
+      expect(status(ctx, 600)).toBe('SYNCED');
     } finally {
       ctx.store.close();
       await ctx.client.close();

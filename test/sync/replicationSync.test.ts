@@ -126,51 +126,35 @@ describe('replication packets that are missing, skipped or off', () => {
   });
   afterAll(() => feed?.cleanup());
 
-  it('a 404 is recorded MISSING and reported; the packet still completes; the next pass does not ask again', async () => {
-    // Both passes go over every packet (from the first): the second asks for no file at all.
-    const synced = await syncFeedFolder(
-      feed.dir,
-      { deployment: 'production', passes: 2 },
-      manifest.firstPacket,
-    );
+  it('a 404 stays PENDING while no later packet is known; the packet waits and is asked again on the next pass', async () => {
+    // The first pass ends at the missing packet, so no later packet is there: never MISSING.
+    const upTo = await syncFeedFolder(feed.dir, { deployment: 'production', passes: 2, to: missing });
     try {
-      const [first, second] = synced.passRequests;
-      expect(first).toContain(`/api/musicbrainz/${missingFile}`);
-      expect(second).toEqual(['/api/musicbrainz/replication-info']);
+      for (const pass of upTo.passRequests) expect(pass).toContain(`/api/musicbrainz/${missingFile}`);
+      expect(upTo.report.problems).toEqual([]);
       expect(
-        query(
-          synced.dbPath,
-          'SELECT status, row_count AS n FROM replication_packets WHERE packet = ?',
-          missing,
-        ),
-      ).toEqual([{ status: 'MISSING', n: 0 }]);
-      expect(query(synced.dbPath, 'SELECT count(*) AS n FROM packets WHERE synced_at IS NOT NULL')).toEqual([
-        { n: 24 },
+        query(upTo.dbPath, 'SELECT status, attempts FROM replication_packets WHERE packet = ?', missing),
+      ).toEqual([{ status: 'PENDING', attempts: 2 }]);
+      expect(query(upTo.dbPath, 'SELECT synced_at FROM packets WHERE number = ?', missing)).toEqual([
+        { synced_at: null },
       ]);
     } finally {
-      await synced.cleanup();
+      await upTo.cleanup();
     }
   });
 
-  it('the 404 is reported in the pass that met it', async () => {
+  it('the whole feed: the 404 is PENDING in the pass that met it, and its packet is not complete', async () => {
     const synced = await syncFeedFolder(feed.dir, { deployment: 'production' });
     try {
-      expect(synced.report.problems).toEqual([
-        {
-          packet: missing,
-          file: `replication packet ${missing}`,
-          reason: expect.stringContaining(`${missingFile} is not on the feed`) as unknown,
-        },
-      ]);
-      expect(synced.report.completed).toContain(missing);
-      expect(synced.report.completed).toHaveLength(24);
+      expect(synced.report.problems).toEqual([]);
+      expect(synced.report.completed).not.toContain(missing);
       expect(
         query(
           synced.dbPath,
           'SELECT status, row_count AS n FROM replication_packets WHERE packet = ?',
           missing,
         ),
-      ).toEqual([{ status: 'MISSING', n: 0 }]);
+      ).toEqual([{ status: 'PENDING', n: 0 }]);
       expect(synced.requests).toContain(`/api/musicbrainz/${missingFile}`);
     } finally {
       await synced.cleanup();
@@ -209,7 +193,10 @@ describe('replication packets that are missing, skipped or off', () => {
       expect(paths.filter((path) => PACKET_FILE.test(path))).toEqual([]);
       const dbPath = join(data.dir, 'livefeed.db');
       expect(query(dbPath, 'SELECT count(*) AS n FROM replication_packets')).toEqual([{ n: 0 }]);
-      expect(query(dbPath, 'SELECT count(*) AS n FROM packets WHERE synced_at IS NULL')).toEqual([{ n: 0 }]);
+      // Only the newest packet waits: its missing JSON dumps settle once a later packet's dumps appear.
+      expect(query(dbPath, 'SELECT number FROM packets WHERE synced_at IS NULL')).toEqual([
+        { number: manifest.lastPacket },
+      ]);
     } finally {
       await served.close();
       await data.cleanup();

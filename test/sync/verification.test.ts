@@ -8,9 +8,10 @@ import type { EntityType } from '../../src/feed/entities.js';
 import { ArchiveError } from '../../src/feed/errors.js';
 import { jsonDumpPath } from '../../src/feed/protocol/urls.js';
 import { BUNDLED_FEED_ROOT, startSampleFeed } from '../../src/samplefeed/server.js';
+import type { SyncReport } from '../../src/sync/context.js';
 import { storeReplicationPacket } from '../../src/sync/replication.js';
 import { createVerifier } from '../../src/sync/verifier.js';
-import { type SyncReport, syncOnce } from '../../src/sync/worker.js';
+import { syncOnce } from '../../src/sync/worker.js';
 import {
   createTestKeyHome,
   TEST_KEY_FINGERPRINT,

@@ -16,14 +16,16 @@ export const FileKindEnum = builder.enumType('FileKind', {
 /** GraphQL `FileFailure`: a feed file the sync could not store (issue 5: a stuck file is visible). */
 export const FileFailureRef = builder.objectRef<FailureRow>('FileFailure').implement({
   description:
-    'A feed file whose last attempt failed (retried; follow mode at nextRetryAt), or a replication packet that is ' +
-    'MISSING from the feed although replication-info lists it (reported, not retried: upstream has lost packets).',
+    'A feed file whose last attempt failed (retried; follow mode at nextRetryAt), or a replication packet the feed ' +
+    'answers 404 for although replication-info lists it: PENDING, or MISSING after an hour with a later packet ' +
+    'there; both are asked again (follow mode at nextRetryAt) until it appears.',
   fields: (t) => ({
     packet: t.exposeInt('packet'),
     kind: t.field({ type: FileKindEnum, resolve: (f) => (f.entity ? 'JSON_DUMP' : 'REPLICATION_PACKET') }),
     status: t.exposeString('status', {
       description:
-        'FAILED (retried), or MISSING: a replication packet the feed lacks although replication-info lists it.',
+        'FAILED (retried); PENDING or MISSING: a replication packet the feed answers 404 for although ' +
+        'replication-info lists it (asked again until it appears).',
     }),
     entity: t.field({
       type: EntityTypeEnum,

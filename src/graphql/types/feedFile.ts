@@ -6,7 +6,11 @@ import { builder } from '../builder.js';
 export const SignatureStatusEnum = builder.enumType('SignatureStatus', {
   values: {
     VERIFIED: { description: 'The detached signature verified against a configured signing key.' },
-    UNVERIFIED: { description: 'Not checked: no signing key configured or verification off.' },
+    UNVERIFIED: {
+      description:
+        'Not checked: no signing key configured, verification off, or the operator accepted this file without ' +
+        'its missing signature (--accept-unsigned).',
+    },
     INVALID: { description: 'The signature did not verify (stored only with --verify warn).' },
     MISSING: { description: 'The feed had no signature (stored only with --verify warn).' },
   } as const,

@@ -11,7 +11,7 @@ import type { EntityType } from '../../feed/entities.js';
 import { builder } from '../builder.js';
 import { userError } from '../errors.js';
 import { checkMbid, checkPacketNumber } from '../validate.js';
-import { EntityRef } from './entity.js';
+import { EntityRef, entityOf } from './entity.js';
 import { EntityTypeEnum } from './entityType.js';
 
 /** Most packets one `removals` query spans: a week of hourly packets. */
@@ -125,7 +125,7 @@ builder.queryFields((t) => ({
     type: EntityRemovalRef,
     nullable: true,
     description:
-      'The newest removal of an MBID, also for MBIDs no JSON dump held here (for which `entity` is null).',
+      'The newest removal of an MBID, also for MBIDs no JSON dump held here (`entity` answers those too, with `latest` null).',
     args: { mbid: t.arg.id({ required: true }) },
     resolve: (_root, args, ctx) => removalOfMbid(ctx.store, checkMbid(String(args.mbid))),
   }),
@@ -137,5 +137,20 @@ builder.objectField(EntityRef, 'removed', (t) =>
     nullable: true,
     description: 'Set when a replication packet deleted this entity or merged it away (its newest removal).',
     resolve: (e, _a, ctx) => removalOfMbid(ctx.store, e.mbid),
+  }),
+);
+
+builder.objectField(EntityRef, 'redirect', (t) =>
+  t.field({
+    type: EntityRef,
+    nullable: true,
+    description:
+      'For an entity merged away: the entity it was merged into, when a stored replication packet shows the ' +
+      'target (its own `latest` is null when no JSON dump held the target here); else null.',
+    resolve: (e, _a, ctx) => {
+      const removal = removalOfMbid(ctx.store, e.mbid);
+      if (removal?.kind !== 'MERGED' || !removal.mergedInto) return null;
+      return entityOf(ctx.store, removal.mergedInto, removal.entity) ?? null;
+    },
   }),
 );

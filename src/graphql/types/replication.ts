@@ -28,7 +28,16 @@ export const ReplicationFormatEnum = builder.enumType('ReplicationFormat', {
 export const ReplicationStatusEnum = builder.enumType('ReplicationStatus', {
   values: {
     SYNCED: { description: 'Stored: see Packet.replication.' },
-    MISSING: { description: 'The feed answered 404 (upstream has lost some packets); not asked again.' },
+    PENDING: {
+      description:
+        'The feed answered 404 although replication-info lists it (it may not be copied yet): asked again with backoff; ' +
+        'the packet is not complete.',
+    },
+    MISSING: {
+      description:
+        'Still 404 after retries spanning an hour while a later packet exists: reported, the packet completes, and it ' +
+        'is still asked for on every poll (with backoff) until it appears.',
+    },
     FAILED: { description: 'Could not be stored (see replicationError); a later sync retries it.' },
     NOT_FETCHED: {
       description:
@@ -108,12 +117,14 @@ builder.objectFields(PacketRef, (t) => ({
     type: ReplicationStatusEnum,
     resolve: (p, _a, ctx) => {
       const status = replicationPacketRow(ctx.store, p.number)?.status;
-      return status === 'SYNCED' || status === 'MISSING' || status === 'FAILED' ? status : 'NOT_FETCHED';
+      return status === 'SYNCED' || status === 'PENDING' || status === 'MISSING' || status === 'FAILED'
+        ? status
+        : 'NOT_FETCHED';
     },
   }),
   replicationError: t.string({
     nullable: true,
-    description: 'Why the replication packet is MISSING or FAILED.',
+    description: 'Why the replication packet is PENDING, MISSING or FAILED.',
     resolve: (p, _a, ctx) => {
       const row = replicationPacketRow(ctx.store, p.number);
       return row && row.status !== 'SYNCED' ? row.error : null;

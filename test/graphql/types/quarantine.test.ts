@@ -2,7 +2,8 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { EntityType } from '../../../src/feed/entities.js';
 import { type SampleFeed, startSampleFeed } from '../../../src/samplefeed/server.js';
-import { type SyncReport, syncOnce } from '../../../src/sync/worker.js';
+import type { SyncReport } from '../../../src/sync/context.js';
+import { syncOnce } from '../../../src/sync/worker.js';
 import { type GqlResult, gql, syncContext, tempDir, testApp } from '../../support/harness.js';
 import { writeSyntheticFeed } from '../../support/syntheticFeed.js';
 

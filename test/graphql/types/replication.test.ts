@@ -255,6 +255,23 @@ describe('replication packets over GraphQL (yoga.fetch), both deployments', () =
     expect(alive.data).toMatchObject({ entity: { removed: null }, removal: null });
   });
 
+  it('entity(mbid) { redirect } leads from a merged MBID to the entity it was merged into', async () => {
+    const answer = await gql(
+      v2,
+      'query($m: ID!) { entity(mbid: $m) { mbid redirect { mbid type redirect { mbid } removed { kind } } } }',
+      { m: MERGED },
+    );
+    expect(answer.errors).toBeUndefined();
+    expect(answer.data!.entity).toEqual({
+      mbid: MERGED,
+      redirect: { mbid: MERGE_TARGET, type: 'RECORDING', redirect: null, removed: null },
+    });
+    const alive = await gql(v2, 'query($m: ID!) { entity(mbid: $m) { redirect { mbid } } }', {
+      m: ED_SHEERAN,
+    });
+    expect(alive.data!.entity).toEqual({ redirect: null });
+  });
+
   it.each([
     ['{ rowChanges(packet: 0) { totalCount } }', 'INVALID_PACKET'],
     ['{ rowChanges(packet: 186100, table: "artist") { totalCount } }', 'INVALID_TABLE'],
@@ -315,18 +332,28 @@ describe('replication packets not stored, and MBIDs known only from removals', (
     await data?.cleanup();
   });
 
-  it('entity(mbid) is null for an MBID known only from removals; removal(mbid) answers', async () => {
+  it('entity(mbid) answers an MBID known only from removals: removed set, latest null, no redirect', async () => {
     const answer = await gql(
       app,
-      `query($m: ID!) { entity(mbid: $m) { mbid } removal(mbid: $m) { mbid entity packet kind mergedInto } }`,
+      `query($m: ID!) { entity(mbid: $m) { mbid type latest { packet } history { packet } redirect { mbid }
+        removed { kind packet } } removal(mbid: $m) { mbid entity packet kind mergedInto } }`,
       { m: ONLY_REMOVED },
     );
     expect(answer).toEqual({
       data: {
-        entity: null,
+        entity: {
+          mbid: ONLY_REMOVED,
+          type: 'ARTIST',
+          latest: null,
+          history: [],
+          redirect: null,
+          removed: { kind: 'MERGED', packet: 501 },
+        },
         removal: { mbid: ONLY_REMOVED, entity: 'ARTIST', packet: 501, kind: 'MERGED', mergedInto: null },
       },
     });
+    const unknown = await gql(app, '{ entity(mbid: "00000000-0000-4000-8000-0000000fffff") { mbid } }');
+    expect(unknown).toEqual({ data: { entity: null } });
   });
 
   it(`more than ${MAX_REMOVALS} removals in the range: RANGE_TOO_LARGE; a narrower range answers`, async () => {

@@ -1,0 +1,58 @@
+import type { SyncContext, SyncReport } from './context.js';
+import { askDump } from './dumpStep.js';
+import {
+  dumpStatus,
+  markNoChanges,
+  pendingDumps,
+  reopenPacket,
+  settleDecision,
+  timeSettledWithEvidence,
+} from './state.js';
+
+/**
+ * Declares settled missing dumps NO_CHANGES (FEED.md, Errors: only a later packet's JSON dump is
+ * evidence; `--settle-after` hours when the operator set them), asking once more where the last
+ * 404 predates the evidence.
+ */
+export async function settle(
+  ctx: SyncContext,
+  range: { from: number; to: number },
+  report: SyncReport,
+  now: () => Date,
+): Promise<void> {
+  for (const dump of pendingDumps(ctx.store, range.from, range.to)) {
+    if (!ctx.entities.includes(dump.entity)) continue;
+    const { decision, by } = settleDecision(dump, ctx.settleAfterMs, now());
+    if (decision === 'wait') continue;
+    if (decision === 'recheck') {
+      await askDump(ctx, report, dump.packet, dump.entity, now);
+      // Still PENDING: the 404 just seen came after the evidence (or the hours), so it settles.
+      if (dumpStatus(ctx.store, dump.packet, dump.entity) !== 'PENDING') continue;
+    }
+    markNoChanges(ctx.store, dump.packet, dump.entity, by, now().toISOString());
+  }
+}
+
+/**
+ * Asks again for every dump `--settle-after` declared NO_CHANGES once a later packet's JSON dump
+ * has been seen: it is stored (SYNCED) if upstream published it late, or settled on that evidence.
+ */
+export async function recheckTimeSettled(
+  ctx: SyncContext,
+  report: SyncReport,
+  now: () => Date,
+): Promise<void> {
+  for (const dump of timeSettledWithEvidence(ctx.store)) {
+    if (!ctx.entities.includes(dump.entity)) continue;
+    ctx.signal?.throwIfAborted();
+    ctx.logger.info(
+      { event: 'settle-recheck', packet: dump.packet, entity: dump.entity },
+      `asking again for ${dump.entity} of packet ${dump.packet}: it was settled by --settle-after, and a later packet's JSON dump is now there`,
+    );
+    await askDump(ctx, report, dump.packet, dump.entity, now);
+    const status = dumpStatus(ctx.store, dump.packet, dump.entity);
+    if (status === 'PENDING') {
+      markNoChanges(ctx.store, dump.packet, dump.entity, 'LATER_DUMP', now().toISOString());
+    } else if (status === 'FAILED') reopenPacket(ctx.store, dump.packet);
+  }
+}

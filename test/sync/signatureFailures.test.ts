@@ -1,0 +1,164 @@
+import { copyFile, rm, writeFile } from 'node:fs/promises';
+import { userInfo } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { EntityType } from '../../src/feed/entities.js';
+import { jsonDumpPath } from '../../src/feed/protocol/urls.js';
+import { type SampleFeed, startSampleFeed } from '../../src/samplefeed/server.js';
+import { createVerifier } from '../../src/sync/verifier.js';
+import { syncOnce } from '../../src/sync/worker.js';
+import { createTestKeyHome, signFile, TEST_PUBLIC_KEY_FILE, writeJsonDump } from '../support/archives.js';
+import { syncContext, tempDir, testLogger } from '../support/harness.js';
+
+/**
+ * Issue 11: a signature that cannot succeed is not downloaded again in the same pass (counted in the
+ * sample feed's request log); a missing .asc is retried for a day, then reads "signature missing
+ * upstream", and `--accept-unsigned` stores the named file UNVERIFIED, saying who accepted it.
+ */
+
+const PACKET = 70;
+const ENTITIES: EntityType[] = ['area', 'artist', 'label'];
+const BAD = jsonDumpPath(PACKET, 'artist');
+const UNSIGNED = jsonDumpPath(PACKET, 'label');
+const line = (n: number) =>
+  JSON.stringify({ id: `00000000-0000-4000-8000-${String(n).padStart(12, '0')}`, name: `E${n}` });
+
+let work: Awaited<ReturnType<typeof tempDir>>;
+let feed: SampleFeed;
+
+beforeAll(async () => {
+  work = await tempDir('lf-sigfail-');
+  const root = join(work.dir, 'feed');
+  const keyHome = await createTestKeyHome();
+  try {
+    for (const [i, entity] of ENTITIES.entries()) {
+      const built = await writeJsonDump(root, { packet: PACKET, entity, lines: [line(i + 1)] });
+      if (entity !== 'label') await signFile(built.path, keyHome, { fingerprint: keyHome.fingerprint });
+    }
+    // A well-formed signature by the right key, over other bytes: it can never verify.
+    const other = join(work.dir, 'other.bin');
+    await writeFile(other, 'not the archive');
+    await signFile(other, keyHome, { fingerprint: keyHome.fingerprint });
+    await copyFile(`${other}.asc`, join(root, `${BAD}.asc`));
+  } finally {
+    await keyHome.close();
+  }
+  feed = await startSampleFeed({ root });
+}, 60_000);
+afterAll(async () => {
+  await feed?.close();
+  await work?.cleanup();
+});
+
+const gets = (path: string) => feed.requests.filter((r) => r.path === `/api/musicbrainz/${path}`).length;
+
+describe('signature failures in a sync', () => {
+  it('downloads a file with a bad signature once per pass, retries a missing .asc for a day, then accepts it on request', async () => {
+    const lines: string[] = [];
+    const logger = testLogger(lines);
+    const base = await syncContext({
+      feedRoot: feed.feedRoot,
+      dataDir: join(work.dir, 'data'),
+      entities: ENTITIES,
+      logger,
+      verifier: await createVerifier(TEST_PUBLIC_KEY_FILE, 'fail', logger),
+    });
+    let clock = new Date('2026-11-22T12:00:00Z');
+    const ctx = { ...base, now: () => clock };
+    const dump = (entity: EntityType) =>
+      ctx.store.sqlite
+        .prepare('SELECT status, error, attempts FROM dumps WHERE packet = ? AND entity = ?')
+        .get(PACKET, entity) as { status: string; error: string; attempts: number };
+    try {
+      // Pass 1: the archive with the bad signature is downloaded once, not three times.
+      let before = feed.requests.length;
+      let report = await syncOnce(ctx, { from: PACKET });
+      const inPass = (path: string) =>
+        feed.requests.slice(before).filter((r) => r.path === `/api/musicbrainz/${path}`).length;
+      expect(inPass(BAD)).toBe(1);
+      expect(inPass(UNSIGNED)).toBe(1);
+      expect(dump('area').status).toBe('SYNCED');
+      expect(dump('artist')).toMatchObject({
+        status: 'FAILED',
+        error: expect.stringContaining('file does not match signature'),
+      });
+      expect(dump('label')).toMatchObject({ status: 'FAILED', error: expect.stringContaining('MISSING') });
+      expect(report.problems.map((p) => p.file).sort()).toEqual([BAD, UNSIGNED]);
+      expect(lines.filter((l) => l.includes('"redownload"'))).toEqual([]);
+
+      // Follow mode before the retry time: neither is asked.
+      clock = new Date(clock.getTime() + 30_000);
+      before = feed.requests.length;
+      report = await syncOnce({ ...ctx, deferFailed: true }, { from: PACKET });
+      expect([inPass(BAD), inPass(UNSIGNED), report.deferred]).toEqual([0, 0, 2]);
+
+      // A later pass (here --once, a day later): once more each; the .asc has been missing a day now.
+      clock = new Date(clock.getTime() + 24 * 3_600_000);
+      before = feed.requests.length;
+      report = await syncOnce(ctx, { from: PACKET });
+      expect([inPass(BAD), inPass(UNSIGNED)]).toEqual([1, 1]);
+      expect(report.problems.find((p) => p.file === UNSIGNED)?.reason).toMatch(/^signature missing upstream/);
+      expect(dump('artist').attempts).toBe(2);
+      expect(dump('label')).toMatchObject({
+        status: 'FAILED',
+        error: expect.stringMatching(
+          /^signature missing upstream: no \.asc since 2026-11-22T12:00:00\.000Z.*--accept-unsigned json-dumps\/json-dump-70\/label\.tar\.xz/,
+        ),
+      });
+
+      // The operator accepts that one file: stored UNVERIFIED, and the log says who accepted what.
+      const accepting = {
+        ...ctx,
+        verifier: await createVerifier(TEST_PUBLIC_KEY_FILE, 'fail', logger, { acceptUnsigned: [UNSIGNED] }),
+      };
+      await syncOnce(accepting, { from: PACKET });
+      expect(dump('label').status).toBe('SYNCED');
+      expect(
+        ctx.store.sqlite.prepare('SELECT signature FROM feed_files WHERE name = ?').get(UNSIGNED),
+      ).toEqual({ signature: 'UNVERIFIED' });
+      const accepted = lines.map((l) => JSON.parse(l)).filter((l) => l.event === 'accepted-unsigned');
+      expect(accepted).toEqual([
+        expect.objectContaining({ file: UNSIGNED, user: userInfo().username, flag: '--accept-unsigned' }),
+      ]);
+      // Nothing else is weakened: the bad signature still fails.
+      expect(dump('artist').status).toBe('FAILED');
+      expect(gets(BAD)).toBe(3);
+    } finally {
+      ctx.store.close();
+      await ctx.client.close();
+    }
+  });
+
+  it('a missing .asc that lands later is stored VERIFIED', async () => {
+    const logger = testLogger();
+    const ctx = await syncContext({
+      feedRoot: feed.feedRoot,
+      dataDir: join(work.dir, 'late'),
+      entities: ['label'],
+      logger,
+      verifier: await createVerifier(TEST_PUBLIC_KEY_FILE, 'fail', logger),
+    });
+    try {
+      await syncOnce(ctx, { from: PACKET });
+      const keyHome = await createTestKeyHome();
+      const archive = join(work.dir, 'feed', UNSIGNED);
+      try {
+        await signFile(archive, keyHome, { fingerprint: keyHome.fingerprint });
+        await syncOnce(ctx, { from: PACKET });
+      } finally {
+        await rm(`${archive}.asc`, { force: true });
+        await keyHome.close();
+      }
+      expect(
+        ctx.store.sqlite
+          .prepare(
+            'SELECT d.status, f.signature FROM dumps d JOIN feed_files f ON f.name = ? WHERE d.entity = ?',
+          )
+          .get(UNSIGNED, 'label'),
+      ).toEqual({ status: 'SYNCED', signature: 'VERIFIED' });
+    } finally {
+      ctx.store.close();
+      await ctx.client.close();
+    }
+  });
+});
