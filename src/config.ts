@@ -234,7 +234,7 @@ const schema = z.object({
   db: z.string().min(1),
   token: z
     .string()
-    .regex(TOKEN_SHAPE, 'must be 40 characters of [A-Za-z0-9] (FEED.md, Errors); value not shown')
+    .regex(TOKEN_SHAPE, 'must be 40 characters of [A-Za-z0-9] (README, Configuration); value not shown')
     .optional(),
   entities: z.string().transform((text, ctx) => {
     try {
