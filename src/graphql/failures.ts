@@ -1,9 +1,8 @@
 import { type FailureRow, failureCount, failuresPage } from '../db/operatorQueries.js';
 import { isEntityType } from '../feed/entities.js';
 import { builder } from './builder.js';
-import { connectionType, pageArgs, resolvePage } from './connection.js';
+import { badCursor, connectionType, pageArgs, resolvePage } from './connection.js';
 import { EntityTypeEnum } from './entityType.js';
-import { userError } from './errors.js';
 
 /** GraphQL `FileKind`. */
 export const FileKindEnum = builder.enumType('FileKind', {
@@ -61,13 +60,10 @@ function failureCursor(row: FailureRow): string {
 function decodeFailureCursor(
   cursor: string | null | undefined,
 ): { packet: number; entity: string } | undefined {
-  if (cursor === null || cursor === undefined) return undefined;
+  if (cursor === null || cursor === undefined || cursor === '') return undefined;
   const match = /^failure:(\d+):([a-z-]*)$/.exec(Buffer.from(cursor, 'base64url').toString('utf8'));
   if (!match || (match[2] !== '' && !isEntityType(match[2]!))) {
-    throw userError(
-      'INVALID_CURSOR',
-      `"after" is not a cursor of this connection: ${JSON.stringify(cursor)}`,
-    );
+    throw badCursor(cursor);
   }
   return { packet: Number(match[1]), entity: match[2]! };
 }
