@@ -1,13 +1,14 @@
 import { readFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
-import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Command, Option } from 'commander';
+import { chooseDatabase, noFeedConfigured, requireExistingDatabase } from './cliTargets.js';
 import { CONFIG_OPTIONS, type Config, ConfigError, type Flags, loadConfig } from './config.js';
 import { openStore, type Store } from './db/client.js';
+import { openForServing } from './db/readOnly.js';
 import { watchCompletedPackets } from './events.js';
 import { FeedClient } from './feed/client.js';
-import { FeedAuthError, safeMessage } from './feed/errors.js';
+import { FeedAuthError, FeedHttpError, FeedNetworkError, safeMessage } from './feed/errors.js';
 import { DEFAULT_FEED_ROOTS, databaseName, redactUrl } from './feed/urls.js';
 import type { ServiceInfo } from './graphql/builder.js';
 import { createLogger, type Logger } from './logger.js';
@@ -25,7 +26,15 @@ const VERSION = (
 ).version;
 
 /** Exit codes of the CLI. */
-export const EXIT = { ok: 0, failedFiles: 1, config: 2, auth: 3, unexpected: 4, locked: 5 } as const;
+export const EXIT = {
+  ok: 0,
+  failedFiles: 1,
+  config: 2,
+  auth: 3,
+  unexpected: 4,
+  locked: 5,
+  unreachable: 6,
+} as const;
 
 /** The feed to sync from: upstream with a token, or the bundled sample feed (demo). */
 interface FeedTarget {
@@ -94,7 +103,7 @@ async function feedTarget(
   allowDemo: boolean,
   demo: boolean,
 ): Promise<FeedTarget> {
-  if (!demo && (config.token || config.feedUrl !== DEFAULT_FEED_ROOTS[config.deployment])) {
+  if (!demo && !noFeedConfigured(config)) {
     return { feedRoot: config.feedUrl, token: config.token, demo: false };
   }
   if (!allowDemo) {
@@ -114,10 +123,6 @@ async function feedTarget(
     sampleFeed,
     signingKey: config.signingKey ?? BUNDLED_SIGNING_KEY,
   };
-}
-
-function demoDb(config: Config, flags: Flags, env: NodeJS.ProcessEnv): string {
-  return flags.db || env.LIVEFEED_DB ? config.db : join(config.dataDir, 'demo.db');
 }
 
 function serviceInfo(config: Config, target: FeedTarget): ServiceInfo {
@@ -171,6 +176,8 @@ async function syncContext(
  * never shown); undefined without upstream access (no token for the default upstream feed root).
  */
 function upstreamClient(config: Config, target: FeedTarget, logger: Logger): FeedClient | undefined {
+  // `serve --demo` has no sample feed running: files it does not hold are gone.
+  if (target.demo && !target.sampleFeed) return undefined;
   const token = target.token ?? config.token;
   if (!token && !target.demo && config.feedUrl === DEFAULT_FEED_ROOTS[config.deployment]) return undefined;
   return new FeedClient({
@@ -238,11 +245,13 @@ async function run(mode: Mode, flags: Flags): Promise<number> {
   secretToken = config.token;
   const logger = createLogger(config.logLevel, { service: 'livefeed' });
   const controller = shutdownSignal(logger);
-  const target =
+  const database = chooseDatabase(mode, config, flags);
+  if (mode === 'serve') requireExistingDatabase(database);
+  const target: FeedTarget =
     mode === 'serve'
-      ? { feedRoot: config.feedUrl, token: undefined, demo: false }
+      ? { feedRoot: config.feedUrl, token: undefined, demo: database.demo }
       : await feedTarget(config, logger, mode === 'start' || !!flags.demo, !!flags.demo);
-  const dbPath = target.demo ? demoDb(config, flags, process.env) : config.db;
+  const dbPath = database.path;
   const ops = createOps({ version: VERSION, deployment: config.deployment, demo: target.demo });
   const stores: Store[] = [];
   const open = () => {
@@ -252,10 +261,17 @@ async function run(mode: Mode, flags: Flags): Promise<number> {
   };
   let server: Server | undefined;
   try {
-    if (target.demo)
+    if (target.demo && mode !== 'serve')
       open().sqlite.prepare("INSERT OR REPLACE INTO meta (key, value) VALUES ('demo', 'true')").run();
     if (mode !== 'sync') {
-      const appStore = open();
+      // `serve` only reads: a database it cannot write (read-only mount) is opened read-only.
+      const appStore = mode === 'serve' ? openForServing(dbPath) : open();
+      if (mode === 'serve') stores.push(appStore);
+      if (appStore.readOnly)
+        logger.warn(
+          { event: 'read-only', db: dbPath, reason: appStore.readOnly },
+          `serving ${dbPath} read-only: ${appStore.readOnly}`,
+        );
       const app = createApp({
         store: appStore,
         service: serviceInfo(config, target),
@@ -328,6 +344,12 @@ function report(error: unknown): number {
     process.stderr.write(`livefeed: ${error.message}\n`);
     return EXIT.locked;
   }
+  if (error instanceof FeedNetworkError || (error instanceof FeedHttpError && error.status >= 500)) {
+    process.stderr.write(
+      `livefeed: the feed is unreachable: ${safeMessage(error, secretToken)} (check --feed-url and the network; README, Exit codes)\n`,
+    );
+    return EXIT.unreachable;
+  }
   if ((error as Error)?.name === 'AbortError' || /stopped by SIG/.test(String((error as Error)?.message)))
     return EXIT.ok;
   process.stderr.write(`livefeed: ${safeMessage(error, secretToken)}\n`);
@@ -340,7 +362,9 @@ export function program(): Command {
     .description(
       'Keeps a verified local copy of the MusicBrainz live data feed in SQLite and serves it over GraphQL.',
     )
-    .version(VERSION);
+    .version(VERSION)
+    // Usage errors (unknown flag, missing argument) are configuration errors: exit 2, not 1.
+    .exitOverride((error) => process.exit(error.exitCode === 0 ? EXIT.ok : EXIT.config));
   const action = (mode: Mode) => async (options: Flags) => {
     process.exitCode = await run(mode, options).catch(report);
   };
@@ -350,7 +374,12 @@ export function program(): Command {
     ),
   ).action(action('sync'));
   sharedOptions(
-    serveOptions(root.command('serve').description('serve GraphQL (GraphiQL for browsers) on /graphql')),
+    serveOptions(
+      root
+        .command('serve')
+        .description('serve GraphQL (GraphiQL for browsers) on /graphql from a database a sync wrote')
+        .option('--demo', 'serve the demo database (<data-dir>/demo.db, what start syncs without a token)'),
+    ),
   ).action(action('serve'));
   sharedOptions(
     serveOptions(

@@ -1,4 +1,4 @@
-import { readFileSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { z } from 'zod';
 import { ENTITY_TYPES, type EntityType, parseEntityList } from './feed/entities.js';
@@ -147,7 +147,7 @@ export const CONFIG_OPTIONS: ConfigOption[] = [
     flag: '--no-replication-packets',
     env: 'LIVEFEED_REPLICATION_PACKETS',
     default: 'true',
-    description: 'also sync replication packets (row changes, removals)',
+    description: 'do not sync replication packets (row changes, removals): JSON dumps only',
   },
   {
     key: 'skipPackets',
@@ -161,7 +161,8 @@ export const CONFIG_OPTIONS: ConfigOption[] = [
     flag: '--signing-key <file>',
     env: 'LIVEFEED_SIGNING_KEY',
     default: '(none)',
-    description: 'ASCII-armored OpenPGP public key(s) that sign the feed',
+    description:
+      'file of ASCII-armored OpenPGP public key(s) that sign the feed; verify every archive with it',
   },
   {
     key: 'verify',
@@ -258,10 +259,10 @@ const schema = z.object({
     .number()
     .nonnegative()
     .transform((h) => h * 3_600_000),
-  replicationPackets: z.union([
-    z.boolean(),
-    z.enum(['true', 'false', '1', '0']).transform((v) => v === 'true' || v === '1'),
-  ]),
+  replicationPackets: z.union(
+    [z.boolean(), z.enum(['true', 'false', '1', '0']).transform((v) => v === 'true' || v === '1')],
+    { error: 'expected true or false' },
+  ),
   skipPackets: z.string().transform((text, ctx) => {
     const items = text
       .split(',')
@@ -379,7 +380,11 @@ function sourceName(key: string, flags: Flags): string {
   const flag = option.flag?.split(' ')[0];
   // commander's key is the flag in camelCase (`--poll-interval` → pollInterval), not the config key
   const flagKey = flag?.replace(/^--(no-)?/, '').replace(/-([a-z])/g, (_, c: string) => c.toUpperCase());
-  if (flag && flagKey && flags[flagKey] !== undefined) return flag;
+  // commander sets a `--no-x` flag's key to true by default: only false means the flag was given.
+  const given = flag?.startsWith('--no-')
+    ? flags[flagKey ?? ''] === false
+    : flags[flagKey ?? ''] !== undefined;
+  if (flag && flagKey && given) return flag;
   return option.env ?? flag ?? key;
 }
 
@@ -431,15 +436,20 @@ export function loadConfig(flags: Flags, env: Env = process.env): Config {
   if (!result.success) {
     const lines = result.error.issues.map((issue) => {
       const key = String(issue.path[0] ?? '');
-      const shown =
-        key === 'token' || key === 'mirrorTokens'
-          ? ''
-          : ` (got ${JSON.stringify(raw[key as keyof typeof raw])})`;
-      return `  ${sourceName(key, flags)}: ${issue.message}${shown}`;
+      const source = sourceName(key, flags);
+      if (key === 'token' || key === 'mirrorTokens') return `  ${source}: ${issue.message}`;
+      // The variable or flag and its value, as the user wrote them: LIVEFEED_PORT=abc, --port abc.
+      const value = String(raw[key as keyof typeof raw]);
+      return `  ${source}${source.startsWith('--') ? ' ' : '='}${value}: ${issue.message}`;
     });
     throw new ConfigError(`invalid configuration:\n${lines.join('\n')}`);
   }
   const value = result.data;
+  if (value.signingKey !== undefined && !existsSync(value.signingKey)) {
+    throw new ConfigError(
+      `invalid configuration:\n  ${sourceName('signingKey', flags)} ${value.signingKey}: no such file (an ASCII-armored public key; README, Integrity and reliability)`,
+    );
+  }
   if (value.from !== undefined && value.to !== undefined && value.from > value.to) {
     throw new ConfigError(`invalid configuration:\n  --from ${value.from} is after --to ${value.to}`);
   }

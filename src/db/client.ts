@@ -1,4 +1,4 @@
-import { mkdirSync } from 'node:fs';
+import { accessSync, constants, existsSync, mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import Database from 'better-sqlite3';
@@ -14,6 +14,8 @@ export interface Store {
   sqlite: Database.Database;
   db: Db;
   path: string;
+  /** Set when opened read-only because the file cannot be written: why (`read-only file system`). */
+  readOnly?: string;
   close(): void;
 }
 
@@ -35,21 +37,21 @@ export interface OpenStoreOptions {
  * @throws Error naming the path when the file cannot be opened or migrated.
  */
 export function openStore(path: string, options: OpenStoreOptions = {}): Store {
-  if (path !== ':memory:') mkdirSync(dirname(path), { recursive: true });
+  if (path !== ':memory:' && !options.readonly) makeFolder(path);
   let sqlite: Database.Database;
   try {
-    sqlite = new Database(path);
+    sqlite = new Database(path, { readonly: !!options.readonly, fileMustExist: !!options.readonly });
     sqlite.pragma(`busy_timeout = ${options.busyTimeoutMs ?? 5000}`);
     // 16 KiB pages for new files (a no-op on existing ones): JSON dump lines are kilobytes, and
     // larger pages cut an ingest's page writes and CPU by about a fifth (bench/RESULTS.md). It must
     // come before WAL mode, which fixes the page size.
     if (!options.readonly) sqlite.pragma('page_size = 16384');
-    sqlite.pragma('journal_mode = WAL');
+    if (!options.readonly) sqlite.pragma('journal_mode = WAL');
     // NORMAL is durable across process crashes in WAL mode; only a power loss can drop the last commits.
     sqlite.pragma('synchronous = NORMAL');
     sqlite.pragma('foreign_keys = ON');
   } catch (error) {
-    throw new Error(`cannot open database ${path}: ${(error as Error).message}`, { cause: error });
+    throw new Error(`cannot open database ${path}: ${explain(path, error)}`, { cause: error });
   }
   const db = drizzle(sqlite, { schema });
   if (!options.readonly) {
@@ -57,10 +59,37 @@ export function openStore(path: string, options: OpenStoreOptions = {}): Store {
       migrate(db, { migrationsFolder: MIGRATIONS_FOLDER });
     } catch (error) {
       sqlite.close();
-      throw new Error(`cannot migrate database ${path}: ${(error as Error).message}`, { cause: error });
+      throw new Error(`cannot migrate database ${path}: ${explain(path, error)}`, { cause: error });
     }
   } else {
     sqlite.pragma('query_only = ON');
   }
   return { sqlite, db, path, close: () => sqlite.close() };
+}
+
+/** Creates the database's folder; a read-only mount is named as such, not as ENOENT or EROFS. */
+function makeFolder(path: string): void {
+  try {
+    mkdirSync(dirname(path), { recursive: true });
+  } catch (error) {
+    throw new Error(`cannot create the folder of database ${path}: ${explain(path, error)}`, {
+      cause: error,
+    });
+  }
+}
+
+/** The reason of a failure to open or write `path`, naming a read-only file system when it is one. */
+function explain(path: string, error: unknown): string {
+  const message = (error as Error).message;
+  const code = (error as NodeJS.ErrnoException).code;
+  let folder = dirname(path);
+  while (!existsSync(folder) && dirname(folder) !== folder) folder = dirname(folder);
+  try {
+    accessSync(folder, constants.W_OK);
+  } catch (probe) {
+    if ((probe as NodeJS.ErrnoException).code === 'EROFS')
+      // SQLite's and mkdir's own words (unable to open database file, ENOENT) would hide the cause.
+      return `read-only file system at ${folder}: livefeed cannot write there (serve opens an existing database read-only)`;
+  }
+  return code === 'EROFS' ? 'read-only file system' : message;
 }
