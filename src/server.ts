@@ -5,6 +5,7 @@ import { createPacketEvents, type PacketEvents } from './events.js';
 import type { FeedClient } from './feed/client.js';
 import { DEFAULT_FRESHNESS, type FreshnessThresholds } from './freshness.js';
 import type { Context, ServiceInfo } from './graphql/builder.js';
+import { clientErrorLogPlugin } from './graphql/clientErrors.js';
 import { type GraphqlLimits, hardeningPlugin } from './graphql/hardening.js';
 import { jitPlugin } from './graphql/jit.js';
 import { rawJsonPlugin } from './graphql/rawJson.js';
@@ -100,6 +101,7 @@ export function createApp(options: AppOptions): App {
       hardeningPlugin(options.graphqlLimits),
       rawJsonPlugin(),
       jitPlugin(),
+      clientErrorLogPlugin(options.logger),
     ],
     cors: options.corsOrigins?.length ? { origin: options.corsOrigins, credentials: false } : false,
     logging: {
