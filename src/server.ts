@@ -13,32 +13,13 @@ import { schema } from './graphql/schema.js';
 import { FileSource } from './http/fileSource.js';
 import { filesRoute } from './http/files.js';
 import { freshnessRoute } from './http/freshness.js';
-import { renderGraphiQL } from './http/graphiql.js';
+import { graphiqlRoute } from './http/graphiql.js';
 import { healthRoute, readyRoute } from './http/health.js';
 import { metricsRoute } from './http/metrics.js';
 import { mirrorRoute } from './http/mirror.js';
+import { rootRoute } from './http/root.js';
 import type { Logger } from './logger.js';
 import { createMetrics, graphqlMetricsPlugin, type Metrics } from './metrics.js';
-
-/** Query GraphiQL opens with. */
-export const EXAMPLE_QUERY = `# livefeed: the MusicBrainz live data feed, verified and stored locally.
-# Press the run button to see the newest complete packet and its JSON dumps.
-query Latest {
-  service { demo deployment }
-  latestPacket {
-    number
-    timestamp
-    dumps {
-      entity
-      status
-      changeCount
-      changes(first: 3) {
-        nodes { mbid name entity }
-      }
-    }
-  }
-}
-`;
 
 /** Options of {@link createApp}. */
 export interface AppOptions {
@@ -94,8 +75,8 @@ export function createApp(options: AppOptions): App {
     schema,
     graphqlEndpoint: '/graphql',
     landingPage: false,
-    graphiql: { title: options.service.demo ? 'livefeed (demo)' : 'livefeed', defaultQuery: EXAMPLE_QUERY },
-    renderGraphiQL,
+    // Browsers get GraphiQL from graphiqlRoute (compressed, cached, example from the data held).
+    graphiql: false,
     plugins: [
       graphqlMetricsPlugin(metrics),
       hardeningPlugin(options.graphqlLimits),
@@ -126,6 +107,8 @@ export function createApp(options: AppOptions): App {
     logger: options.logger,
   });
   const routes: Route[] = [
+    rootRoute(),
+    graphiqlRoute(options.store, options.service.demo ? 'livefeed (demo)' : 'livefeed'),
     healthRoute(),
     readyRoute(options.store),
     freshnessRoute(options.store, options.freshness ?? DEFAULT_FRESHNESS),
