@@ -366,7 +366,10 @@ export function program(): Command {
     // Usage errors (unknown flag, missing argument) are configuration errors: exit 2, not 1.
     .exitOverride((error) => process.exit(error.exitCode === 0 ? EXIT.ok : EXIT.config));
   const action = (mode: Mode) => async (options: Flags) => {
-    process.exitCode = await run(mode, options).catch(report);
+    // Exit as soon as the work is stopped: idle keep-alive sockets, a server-sent events stream or
+    // a page still compressing would otherwise hold the process for seconds after SIGTERM. Logs and
+    // messages are written synchronously (stderr), so nothing is lost.
+    process.exit(await run(mode, options).catch(report));
   };
   sharedOptions(
     syncOptions(

@@ -1,9 +1,10 @@
-import { accessSync, constants, existsSync, mkdirSync } from 'node:fs';
-import { dirname } from 'node:path';
+import { accessSync, constants, existsSync, mkdirSync, statfsSync } from 'node:fs';
+import { dirname, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import Database from 'better-sqlite3';
 import { type BetterSQLite3Database, drizzle } from 'drizzle-orm/better-sqlite3';
 import { migrate } from 'drizzle-orm/better-sqlite3/migrator';
+import { ConfigError } from '../config.js';
 import * as schema from './schema.js';
 
 /** The drizzle database over livefeed's schema. */
@@ -69,6 +70,7 @@ export function openStore(path: string, options: OpenStoreOptions = {}): Store {
 
 /** Creates the database's folder; a read-only mount is named as such, not as ENOENT or EROFS. */
 function makeFolder(path: string): void {
+  refuseVirtualFileSystem(path);
   try {
     mkdirSync(dirname(path), { recursive: true });
   } catch (error) {
@@ -92,4 +94,29 @@ function explain(path: string, error: unknown): string {
       return `read-only file system at ${folder}: livefeed cannot write there (serve opens an existing database read-only)`;
   }
   return code === 'EROFS' ? 'read-only file system' : message;
+}
+
+/** statfs types of kernel file systems that hold no files (Node's recursive mkdir never returns in /proc). */
+const VIRTUAL_FILE_SYSTEMS: ReadonlyMap<number, string> = new Map([
+  [0x9fa0, 'proc'],
+  [0x62656572, 'sysfs'],
+  [0x64626720, 'debugfs'],
+  [0x73636673, 'securityfs'],
+  [0x27e0eb, 'cgroup'],
+  [0x63677270, 'cgroup2'],
+]);
+
+/**
+ * @throws ConfigError when the nearest existing folder of `path` is on a kernel file system
+ *   (/proc, /sys): files cannot be created there
+ */
+function refuseVirtualFileSystem(path: string): void {
+  let folder = dirname(resolve(path));
+  while (!existsSync(folder) && dirname(folder) !== folder) folder = dirname(folder);
+  const kind = VIRTUAL_FILE_SYSTEMS.get(statfsSync(folder).type);
+  if (kind) {
+    throw new ConfigError(
+      `cannot keep database ${path} under ${folder}: it is on ${kind}, a kernel file system that holds no files; choose another --data-dir or --db`,
+    );
+  }
 }
