@@ -18,6 +18,7 @@ import { createApp } from './server.js';
 import { runStatus } from './statusCommand.js';
 import { type ImportFlags, runImport } from './sync/import.js';
 import { acquireWriterLock, LockHeldError } from './sync/lock.js';
+import { combineObservers } from './sync/observer.js';
 import { createVerifier } from './sync/verifier.js';
 import { follow, type SyncContext, type SyncReport, syncOnce } from './sync/worker.js';
 
@@ -55,7 +56,7 @@ function helpText(key: keyof Config): string {
 }
 
 function sharedOptions(command: Command): Command {
-  for (const key of ['feedUrl', 'deployment', 'dataDir', 'db', 'logLevel'] as const) {
+  for (const key of ['feedUrl', 'deployment', 'dataDir', 'db', 'logLevel', 'logFormat'] as const) {
     const option = CONFIG_OPTIONS.find((o) => o.key === key)!;
     command.addOption(new Option(option.flag!, helpText(key)));
   }
@@ -212,7 +213,8 @@ function summarize(report: SyncReport, logger: Logger): number {
   return report.problems.length > 0 ? EXIT.failedFiles : EXIT.ok;
 }
 
-async function listen(server: Server, config: Config, logger: Logger, demo: boolean): Promise<void> {
+/** Listens on the configured address; resolves with GraphiQL's URL once it does. */
+async function listen(server: Server, config: Config, logger: Logger, demo: boolean): Promise<string> {
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
     server.listen(config.port, config.host, resolve);
@@ -223,6 +225,23 @@ async function listen(server: Server, config: Config, logger: Logger, demo: bool
     { event: 'listening', host: config.host, port, demo },
     `GraphQL on http://${config.host}:${port}/graphql${demo ? ' (demo data)' : ''}`,
   );
+  return `http://${config.host}:${port}/graphql`;
+}
+
+/**
+ * `start`: says where GraphiQL is once more after the first sync pass, so the URL is the last line
+ * on the terminal once the data is there, not scrolled away by the pass's log lines.
+ */
+function announceWhenSynced(ctx: SyncContext, url: string, logger: Logger, demo: boolean): SyncContext {
+  let announced = false;
+  const ready = {
+    passFinished: () => {
+      if (announced) return;
+      announced = true;
+      logger.info({ event: 'ready', url, demo }, `GraphiQL: ${url}${demo ? ' (demo data)' : ''}`);
+    },
+  };
+  return { ...ctx, observer: combineObservers(ctx.observer, ready) };
 }
 
 /** Aborts on SIGINT/SIGTERM so long work stops cleanly (current transaction finished or rolled back). */
@@ -243,7 +262,7 @@ type Mode = 'sync' | 'serve' | 'start';
 async function run(mode: Mode, flags: Flags): Promise<number> {
   const config = loadConfig(flags);
   secretToken = config.token;
-  const logger = createLogger(config.logLevel, { service: 'livefeed' });
+  const logger = createLogger(config.logLevel, { service: 'livefeed' }, config.logFormat);
   const controller = shutdownSignal(logger);
   const database = chooseDatabase(mode, config, flags);
   if (mode === 'serve') requireExistingDatabase(database);
@@ -260,6 +279,7 @@ async function run(mode: Mode, flags: Flags): Promise<number> {
     return store;
   };
   let server: Server | undefined;
+  let graphiqlUrl: string | undefined;
   try {
     if (target.demo && mode !== 'serve')
       open().sqlite.prepare("INSERT OR REPLACE INTO meta (key, value) VALUES ('demo', 'true')").run();
@@ -296,7 +316,7 @@ async function run(mode: Mode, flags: Flags): Promise<number> {
         });
       }
       server = createServer(app.handle);
-      await listen(server, config, logger, target.demo);
+      graphiqlUrl = await listen(server, config, logger, target.demo);
     }
     if (mode === 'serve') {
       await new Promise<void>((resolve) =>
@@ -309,11 +329,14 @@ async function run(mode: Mode, flags: Flags): Promise<number> {
     const lock = await acquireWriterLock(syncStore, { wait: config.wait, logger, signal: controller.signal });
     try {
       const signal = AbortSignal.any([controller.signal, lock.lost]);
-      const ctx = instrumentSync(
+      const instrumented = instrumentSync(
         await syncContext(config, target, syncStore, logger, signal, ops),
         ops,
         logger,
       );
+      const ctx = graphiqlUrl
+        ? announceWhenSynced(instrumented, graphiqlUrl, logger, target.demo)
+        : instrumented;
       if (config.once) return summarize(await syncOnce(ctx, config), logger);
       await follow(ctx, { pollIntervalMs: config.pollIntervalMs, from: config.from, to: config.to });
       return EXIT.ok;

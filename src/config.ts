@@ -3,6 +3,7 @@ import { join } from 'node:path';
 import { z } from 'zod';
 import { ENTITY_TYPES, type EntityType, parseEntityList } from './feed/entities.js';
 import { DEFAULT_FEED_ROOTS, type Deployment } from './feed/urls.js';
+import { defaultLogFormat, type LogFormat } from './logFormat.js';
 import { type KeepFiles, parseKeepFiles } from './sync/retention.js';
 
 /** Upstream's known-broken packets, skipped by default (FEED.md, Replication packet archives). */
@@ -40,6 +41,8 @@ export interface Config {
   /** Which downloaded archives stay under `<dataDir>/files` (issue 4, Files and links). */
   keepFiles: KeepFiles;
   logLevel: string;
+  /** `pretty` (human-readable lines) or `json` (one JSON object per line); default by stderr being a TTY. */
+  logFormat: LogFormat;
   mirrorTokens: string[];
   corsOrigins: string[];
   /** `/freshness` answers WARNING from this lag (milliseconds). */
@@ -195,6 +198,13 @@ export const CONFIG_OPTIONS: ConfigOption[] = [
     description: 'pino log level',
   },
   {
+    key: 'logFormat',
+    flag: '--log-format <format>',
+    env: 'LIVEFEED_LOG_FORMAT',
+    default: 'pretty on a terminal, json otherwise',
+    description: 'pretty (human-readable lines) | json (one JSON object per line, for log collectors)',
+  },
+  {
     key: 'mirrorTokens',
     env: 'LIVEFEED_MIRROR_TOKENS / LIVEFEED_MIRROR_TOKENS_FILE',
     default: '(open)',
@@ -295,6 +305,7 @@ const schema = z.object({
     }
   }),
   logLevel: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']),
+  logFormat: z.enum(['pretty', 'json']),
   mirrorTokens: z.array(z.string().min(1)),
   corsOrigins: z.array(z.string().min(1)),
   freshnessWarningMs: z.coerce
@@ -427,6 +438,7 @@ export function loadConfig(flags: Flags, env: Env = process.env): Config {
     maxDumpBytes: String(pick('maxDumpBytes', 'LIVEFEED_MAX_DUMP_BYTES', '64GiB')),
     keepFiles: String(pick('keepFiles', 'LIVEFEED_KEEP_FILES', 'all')),
     logLevel: pick('logLevel', 'LIVEFEED_LOG_LEVEL', 'info'),
+    logFormat: pick('logFormat', 'LIVEFEED_LOG_FORMAT', defaultLogFormat()),
     mirrorTokens: mirrorTokensFrom(env),
     corsOrigins: commaList(env.LIVEFEED_CORS_ORIGINS),
     freshnessWarningMs: pick('freshnessWarning', 'LIVEFEED_FRESHNESS_WARNING', 2),
