@@ -1,12 +1,13 @@
 import { readFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
-import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Command, Option } from 'commander';
+import { chooseDatabase, noFeedConfigured, requireExistingDatabase } from './cliTargets.js';
 import { CONFIG_OPTIONS, type Config, ConfigError, type Flags, loadConfig } from './config.js';
 import { openStore, type Store } from './db/client.js';
+import { openForServing } from './db/readOnly.js';
 import { FeedClient } from './feed/client.js';
-import { FeedAuthError, safeMessage } from './feed/errors.js';
+import { FeedAuthError, FeedHttpError, FeedNetworkError, safeMessage } from './feed/errors.js';
 import { DEFAULT_FEED_ROOTS, databaseName, redactUrl } from './feed/protocol/urls.js';
 import type { ServiceInfo } from './graphql/builder.js';
 import { createApp } from './http/app.js';
@@ -18,6 +19,7 @@ import { BUNDLED_FEED_ROOT, SAMPLE_TOKEN, type SampleFeed, startSampleFeed } fro
 import { runStatus } from './statusCommand.js';
 import type { SyncContext, SyncReport } from './sync/context.js';
 import { acquireWriterLock, LockHeldError } from './sync/lock.js';
+import { combineObservers } from './sync/observer.js';
 import { createVerifier } from './sync/verifier.js';
 import { follow, syncOnce } from './sync/worker.js';
 
@@ -26,7 +28,15 @@ const VERSION = (
 ).version;
 
 /** Exit codes of the CLI. */
-export const EXIT = { ok: 0, failedFiles: 1, config: 2, auth: 3, unexpected: 4, locked: 5 } as const;
+export const EXIT = {
+  ok: 0,
+  failedFiles: 1,
+  config: 2,
+  auth: 3,
+  unexpected: 4,
+  locked: 5,
+  unreachable: 6,
+} as const;
 
 /** The feed to sync from: upstream with a token, or the bundled sample feed (demo). */
 interface FeedTarget {
@@ -47,7 +57,7 @@ function helpText(key: keyof Config): string {
 }
 
 function sharedOptions(command: Command): Command {
-  for (const key of ['feedUrl', 'deployment', 'dataDir', 'db', 'logLevel'] as const) {
+  for (const key of ['feedUrl', 'deployment', 'dataDir', 'db', 'logLevel', 'logFormat'] as const) {
     const option = CONFIG_OPTIONS.find((o) => o.key === key)!;
     command.addOption(new Option(option.flag!, helpText(key)));
   }
@@ -97,7 +107,7 @@ async function feedTarget(
   allowDemo: boolean,
   demo: boolean,
 ): Promise<FeedTarget> {
-  if (!demo && (config.token || config.feedUrl !== DEFAULT_FEED_ROOTS[config.deployment])) {
+  if (!demo && !noFeedConfigured(config)) {
     return { feedRoot: config.feedUrl, token: config.token, demo: false };
   }
   if (!allowDemo) {
@@ -117,10 +127,6 @@ async function feedTarget(
     sampleFeed,
     signingKey: config.signingKey ?? BUNDLED_SIGNING_KEY,
   };
-}
-
-function demoDb(config: Config, flags: Flags, env: NodeJS.ProcessEnv): string {
-  return flags.db || env.LIVEFEED_DB ? config.db : join(config.dataDir, 'demo.db');
 }
 
 function serviceInfo(config: Config, target: FeedTarget): ServiceInfo {
@@ -175,6 +181,8 @@ async function syncContext(
  * never shown); undefined without upstream access (no token for the default upstream feed root).
  */
 function upstreamClient(config: Config, target: FeedTarget, logger: Logger): FeedClient | undefined {
+  // `serve --demo` has no sample feed running: files it does not hold are gone.
+  if (target.demo && !target.sampleFeed) return undefined;
   const token = target.token ?? config.token;
   if (!token && !target.demo && config.feedUrl === DEFAULT_FEED_ROOTS[config.deployment]) return undefined;
   return new FeedClient({
@@ -209,7 +217,8 @@ function summarize(report: SyncReport, logger: Logger): number {
   return report.problems.length > 0 ? EXIT.failedFiles : EXIT.ok;
 }
 
-async function listen(server: Server, config: Config, logger: Logger, demo: boolean): Promise<void> {
+/** Listens on the configured address; resolves with GraphiQL's URL once it does. */
+async function listen(server: Server, config: Config, logger: Logger, demo: boolean): Promise<string> {
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
     server.listen(config.port, config.host, resolve);
@@ -220,6 +229,23 @@ async function listen(server: Server, config: Config, logger: Logger, demo: bool
     { event: 'listening', host: config.host, port, demo },
     `GraphQL on http://${config.host}:${port}/graphql${demo ? ' (demo data)' : ''}`,
   );
+  return `http://${config.host}:${port}/graphql`;
+}
+
+/**
+ * `start`: says where GraphiQL is once more after the first sync pass, so the URL is the last line
+ * on the terminal once the data is there, not scrolled away by the pass's log lines.
+ */
+function announceWhenSynced(ctx: SyncContext, url: string, logger: Logger, demo: boolean): SyncContext {
+  let announced = false;
+  const ready = {
+    passFinished: () => {
+      if (announced) return;
+      announced = true;
+      logger.info({ event: 'ready', url, demo }, `GraphiQL: ${url}${demo ? ' (demo data)' : ''}`);
+    },
+  };
+  return { ...ctx, observer: combineObservers(ctx.observer, ready) };
 }
 
 /** Aborts on SIGINT/SIGTERM so long work stops cleanly (current transaction finished or rolled back). */
@@ -240,13 +266,15 @@ type Mode = 'sync' | 'serve' | 'start';
 async function run(mode: Mode, flags: Flags): Promise<number> {
   const config = loadConfig(flags);
   secretToken = config.token;
-  const logger = createLogger(config.logLevel, { service: 'livefeed' });
+  const logger = createLogger(config.logLevel, { service: 'livefeed' }, config.logFormat);
   const controller = shutdownSignal(logger);
-  const target =
+  const database = chooseDatabase(mode, config, flags);
+  if (mode === 'serve') requireExistingDatabase(database);
+  const target: FeedTarget =
     mode === 'serve'
-      ? { feedRoot: config.feedUrl, token: undefined, demo: false }
+      ? { feedRoot: config.feedUrl, token: undefined, demo: database.demo }
       : await feedTarget(config, logger, mode === 'start' || !!flags.demo, !!flags.demo);
-  const dbPath = target.demo ? demoDb(config, flags, process.env) : config.db;
+  const dbPath = database.path;
   const ops = createOps({ version: VERSION, deployment: config.deployment, demo: target.demo });
   const stores: Store[] = [];
   const open = () => {
@@ -255,11 +283,19 @@ async function run(mode: Mode, flags: Flags): Promise<number> {
     return store;
   };
   let server: Server | undefined;
+  let graphiqlUrl: string | undefined;
   try {
-    if (target.demo)
+    if (target.demo && mode !== 'serve')
       open().sqlite.prepare("INSERT OR REPLACE INTO meta (key, value) VALUES ('demo', 'true')").run();
     if (mode !== 'sync') {
-      const appStore = open();
+      // `serve` only reads: a database it cannot write (read-only mount) is opened read-only.
+      const appStore = mode === 'serve' ? openForServing(dbPath) : open();
+      if (mode === 'serve') stores.push(appStore);
+      if (appStore.readOnly)
+        logger.warn(
+          { event: 'read-only', db: dbPath, reason: appStore.readOnly },
+          `serving ${dbPath} read-only: ${appStore.readOnly}`,
+        );
       const app = createApp({
         store: appStore,
         service: serviceInfo(config, target),
@@ -284,7 +320,7 @@ async function run(mode: Mode, flags: Flags): Promise<number> {
         });
       }
       server = createServer(app.handle);
-      await listen(server, config, logger, target.demo);
+      graphiqlUrl = await listen(server, config, logger, target.demo);
     }
     if (mode === 'serve') {
       await new Promise<void>((resolve) =>
@@ -297,11 +333,14 @@ async function run(mode: Mode, flags: Flags): Promise<number> {
     const lock = await acquireWriterLock(syncStore, { wait: config.wait, logger, signal: controller.signal });
     try {
       const signal = AbortSignal.any([controller.signal, lock.lost]);
-      const ctx = instrumentSync(
+      const instrumented = instrumentSync(
         await syncContext(config, target, syncStore, logger, signal, ops),
         ops,
         logger,
       );
+      const ctx = graphiqlUrl
+        ? announceWhenSynced(instrumented, graphiqlUrl, logger, target.demo)
+        : instrumented;
       if (config.once) return summarize(await syncOnce(ctx, config), logger);
       await follow(ctx, { pollIntervalMs: config.pollIntervalMs, from: config.from, to: config.to });
       return EXIT.ok;
@@ -332,6 +371,12 @@ function report(error: unknown): number {
     process.stderr.write(`livefeed: ${error.message}\n`);
     return EXIT.locked;
   }
+  if (error instanceof FeedNetworkError || (error instanceof FeedHttpError && error.status >= 500)) {
+    process.stderr.write(
+      `livefeed: the feed is unreachable: ${safeMessage(error, secretToken)} (check --feed-url and the network; README, Exit codes)\n`,
+    );
+    return EXIT.unreachable;
+  }
   if ((error as Error)?.name === 'AbortError' || /stopped by SIG/.test(String((error as Error)?.message)))
     return EXIT.ok;
   process.stderr.write(`livefeed: ${safeMessage(error, secretToken)}\n`);
@@ -344,9 +389,14 @@ export function program(): Command {
     .description(
       'Keeps a verified local copy of the MusicBrainz live data feed in SQLite and serves it over GraphQL.',
     )
-    .version(VERSION);
+    .version(VERSION)
+    // Usage errors (unknown flag, missing argument) are configuration errors: exit 2, not 1.
+    .exitOverride((error) => process.exit(error.exitCode === 0 ? EXIT.ok : EXIT.config));
   const action = (mode: Mode) => async (options: Flags) => {
-    process.exitCode = await run(mode, options).catch(report);
+    // Exit as soon as the work is stopped: idle keep-alive sockets, a server-sent events stream or
+    // a page still compressing would otherwise hold the process for seconds after SIGTERM. Logs and
+    // messages are written synchronously (stderr), so nothing is lost.
+    process.exit(await run(mode, options).catch(report));
   };
   sharedOptions(
     syncOptions(
@@ -354,7 +404,12 @@ export function program(): Command {
     ),
   ).action(action('sync'));
   sharedOptions(
-    serveOptions(root.command('serve').description('serve GraphQL (GraphiQL for browsers) on /graphql')),
+    serveOptions(
+      root
+        .command('serve')
+        .description('serve GraphQL (GraphiQL for browsers) on /graphql from a database a sync wrote')
+        .option('--demo', 'serve the demo database (<data-dir>/demo.db, what start syncs without a token)'),
+    ),
   ).action(action('serve'));
   sharedOptions(
     serveOptions(

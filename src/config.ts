@@ -1,9 +1,10 @@
-import { readFileSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { z } from 'zod';
 import { ENTITY_TYPES, type EntityType, parseEntityList } from './feed/entities.js';
 import { DEFAULT_FEED_ROOTS, type Deployment } from './feed/protocol/urls.js';
 import { type KeepFiles, parseKeepFiles } from './files/retentionPolicy.js';
+import { defaultLogFormat, type LogFormat } from './logFormat.js';
 
 /**
  * Packets once broken upstream and since republished fixed (FEED.md, Replication packet archives):
@@ -51,6 +52,8 @@ export interface Config {
   acceptUnsigned: string[];
   /** Let a signing key the verifier would refuse (RSA < 2048 bits, DSA, ElGamal) through (`--allow-weak-signing-key`). */
   allowWeakSigningKey: boolean;
+  /** `pretty` (human-readable lines) or `json` (one JSON object per line); default by stderr being a TTY. */
+  logFormat: LogFormat;
   mirrorTokens: string[];
   corsOrigins: string[];
   /** `/freshness` answers WARNING from this lag (milliseconds). */
@@ -159,7 +162,7 @@ export const CONFIG_OPTIONS: ConfigOption[] = [
     flag: '--no-replication-packets',
     env: 'LIVEFEED_REPLICATION_PACKETS',
     default: 'true',
-    description: 'also sync replication packets (row changes, removals)',
+    description: 'do not sync replication packets (row changes, removals): JSON dumps only',
   },
   {
     key: 'skipPackets',
@@ -173,7 +176,8 @@ export const CONFIG_OPTIONS: ConfigOption[] = [
     flag: '--signing-key <file>',
     env: 'LIVEFEED_SIGNING_KEY',
     default: '(none)',
-    description: 'ASCII-armored OpenPGP public key(s) that sign the feed',
+    description:
+      'file of ASCII-armored OpenPGP public key(s) that sign the feed; verify every archive with it',
   },
   {
     key: 'verify',
@@ -221,6 +225,13 @@ export const CONFIG_OPTIONS: ConfigOption[] = [
     description: 'pino log level',
   },
   {
+    key: 'logFormat',
+    flag: '--log-format <format>',
+    env: 'LIVEFEED_LOG_FORMAT',
+    default: 'pretty on a terminal, json otherwise',
+    description: 'pretty (human-readable lines) | json (one JSON object per line, for log collectors)',
+  },
+  {
     key: 'mirrorTokens',
     env: 'LIVEFEED_MIRROR_TOKENS / LIVEFEED_MIRROR_TOKENS_FILE',
     default: '(open)',
@@ -261,7 +272,7 @@ const schema = z.object({
   db: z.string().min(1),
   token: z
     .string()
-    .regex(TOKEN_SHAPE, 'must be 40 characters of [A-Za-z0-9] (FEED.md, Errors); value not shown')
+    .regex(TOKEN_SHAPE, 'must be 40 characters of [A-Za-z0-9] (README, Configuration); value not shown')
     .optional(),
   entities: z.string().transform((text, ctx) => {
     try {
@@ -287,10 +298,10 @@ const schema = z.object({
       .union([z.null(), z.coerce.number().nonnegative()])
       .transform((h) => (h === null ? null : h * 3_600_000)),
   ),
-  replicationPackets: z.union([
-    z.boolean(),
-    z.enum(['true', 'false', '1', '0']).transform((v) => v === 'true' || v === '1'),
-  ]),
+  replicationPackets: z.union(
+    [z.boolean(), z.enum(['true', 'false', '1', '0']).transform((v) => v === 'true' || v === '1')],
+    { error: 'expected true or false' },
+  ),
   skipPackets: z.string().transform((text, ctx) => {
     const items = text
       .split(',')
@@ -327,6 +338,7 @@ const schema = z.object({
   ),
   allowWeakSigningKey: z.boolean(),
   logLevel: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']),
+  logFormat: z.enum(['pretty', 'json']),
   mirrorTokens: z.array(z.string().min(1)),
   corsOrigins: z.array(z.string().min(1)),
   freshnessWarningMs: z.coerce
@@ -412,7 +424,11 @@ function sourceName(key: string, flags: Flags): string {
   const flag = option.flag?.split(' ')[0];
   // commander's key is the flag in camelCase (`--poll-interval` → pollInterval), not the config key
   const flagKey = flag?.replace(/^--(no-)?/, '').replace(/-([a-z])/g, (_, c: string) => c.toUpperCase());
-  if (flag && flagKey && flags[flagKey] !== undefined) return flag;
+  // commander sets a `--no-x` flag's key to true by default: only false means the flag was given.
+  const given = flag?.startsWith('--no-')
+    ? flags[flagKey ?? ''] === false
+    : flags[flagKey ?? ''] !== undefined;
+  if (flag && flagKey && given) return flag;
   return option.env ?? flag ?? key;
 }
 
@@ -458,6 +474,7 @@ export function loadConfig(flags: Flags, env: Env = process.env): Config {
     allowWeakSigningKey:
       flags.allowWeakSigningKey === true || /^(true|1)$/.test(env.LIVEFEED_ALLOW_WEAK_SIGNING_KEY ?? ''),
     logLevel: pick('logLevel', 'LIVEFEED_LOG_LEVEL', 'info'),
+    logFormat: pick('logFormat', 'LIVEFEED_LOG_FORMAT', defaultLogFormat()),
     mirrorTokens: mirrorTokensFrom(env),
     corsOrigins: commaList(env.LIVEFEED_CORS_ORIGINS),
     freshnessWarningMs: pick('freshnessWarning', 'LIVEFEED_FRESHNESS_WARNING', 2),
@@ -467,15 +484,20 @@ export function loadConfig(flags: Flags, env: Env = process.env): Config {
   if (!result.success) {
     const lines = result.error.issues.map((issue) => {
       const key = String(issue.path[0] ?? '');
-      const shown =
-        key === 'token' || key === 'mirrorTokens'
-          ? ''
-          : ` (got ${JSON.stringify(raw[key as keyof typeof raw])})`;
-      return `  ${sourceName(key, flags)}: ${issue.message}${shown}`;
+      const source = sourceName(key, flags);
+      if (key === 'token' || key === 'mirrorTokens') return `  ${source}: ${issue.message}`;
+      // The variable or flag and its value, as the user wrote them: LIVEFEED_PORT=abc, --port abc.
+      const value = String(raw[key as keyof typeof raw]);
+      return `  ${source}${source.startsWith('--') ? ' ' : '='}${value}: ${issue.message}`;
     });
     throw new ConfigError(`invalid configuration:\n${lines.join('\n')}`);
   }
   const value = result.data;
+  if (value.signingKey !== undefined && !existsSync(value.signingKey)) {
+    throw new ConfigError(
+      `invalid configuration:\n  ${sourceName('signingKey', flags)} ${value.signingKey}: no such file (an ASCII-armored public key; README, Integrity and reliability)`,
+    );
+  }
   if (value.from !== undefined && value.to !== undefined && value.from > value.to) {
     throw new ConfigError(`invalid configuration:\n  --from ${value.from} is after --to ${value.to}`);
   }

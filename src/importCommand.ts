@@ -117,7 +117,7 @@ export interface ImportFlags extends Flags {
 export async function runImport(file: string, flags: ImportFlags, logger?: Logger): Promise<number> {
   const { packet: packetText, entity: entityText, ...shared } = flags;
   const config = loadConfig(shared);
-  const log = logger ?? createLogger(config.logLevel, { service: 'livefeed' });
+  const log = logger ?? createLogger(config.logLevel, { service: 'livefeed' }, config.logFormat);
   if (packetText === undefined || !/^\d+$/.test(packetText))
     throw new RangeError(`--packet must be a number, not ${packetText}`);
   if (entityText !== undefined && !isEntityType(entityText)) {

@@ -1,12 +1,18 @@
 import pino, { type Logger } from 'pino';
+import { type LogFormat, logDestination } from './logFormat.js';
 
 export type { Logger };
 
 /**
- * The structured logger: one JSON line per event on stderr (stdout stays free for command output).
+ * The structured logger: one JSON line per event on stderr (stdout stays free for command output),
+ * or one human-readable line per event with `format` `pretty` (the default on a terminal).
  * Nothing logged may hold the upstream token: log redacted URLs only (feed/protocol/urls.ts redactUrl).
  */
-export function createLogger(level: string, bindings: Record<string, unknown> = {}): Logger {
+export function createLogger(
+  level: string,
+  bindings: Record<string, unknown> = {},
+  format?: LogFormat,
+): Logger {
   return pino(
     {
       level,
@@ -14,6 +20,6 @@ export function createLogger(level: string, bindings: Record<string, unknown> = 
       timestamp: pino.stdTimeFunctions.isoTime,
       redact: { paths: ['token', '*.token', 'headers.authorization'], censor: '***' },
     },
-    pino.destination({ fd: 2, sync: true }),
+    format ? logDestination(format) : pino.destination({ fd: 2, sync: true }),
   );
 }

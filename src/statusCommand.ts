@@ -1,18 +1,13 @@
 import { existsSync } from 'node:fs';
-import { join } from 'node:path';
+import { chooseDatabase } from './cliTargets.js';
 import { type Config, type Flags, loadConfig } from './config.js';
 import { openStore } from './db/client.js';
 import { FeedClient } from './feed/client.js';
 import { safeMessage } from './feed/errors.js';
-import { DEFAULT_FEED_ROOTS, redactUrl } from './feed/protocol/urls.js';
+import { redactUrl } from './feed/protocol/urls.js';
 import { collectStatus, renderStatus, type UpstreamAnswer } from './ops/statusReport.js';
 import { findLastPacket } from './samplefeed/lastPacket.js';
 import { BUNDLED_FEED_ROOT } from './samplefeed/server.js';
-
-/** Whether `livefeed status` looks at the demo (no token for the default feed root, or `--demo`). */
-function isDemo(config: Config, flags: Flags): boolean {
-  return !!flags.demo || (!config.token && config.feedUrl === DEFAULT_FEED_ROOTS[config.deployment]);
-}
 
 async function askUpstream(config: Config, demo: boolean, offline: boolean): Promise<UpstreamAnswer> {
   if (offline) return { kind: 'not-asked', reason: '--offline' };
@@ -39,7 +34,8 @@ async function askUpstream(config: Config, demo: boolean, offline: boolean): Pro
 }
 
 /**
- * Runs `livefeed status`: prints the screen on stdout. Asks upstream's `replication-info` once
+ * Runs `livefeed status`: prints the screen on stdout, naming the database it reads (the demo's only
+ * with `--demo`). Asks upstream's `replication-info` once
  * (unless `--offline`); the database is only read.
  * @param env usually process.env (token, feed root, thresholds)
  * @returns the exit code: 0, or 1 when there is no database yet.
@@ -47,11 +43,14 @@ async function askUpstream(config: Config, demo: boolean, offline: boolean): Pro
  */
 export async function runStatus(flags: Flags, env: NodeJS.ProcessEnv = process.env): Promise<number> {
   const config = loadConfig(flags, env);
-  const demo = isDemo(config, flags);
-  const dbPath = demo && !flags.db && !env.LIVEFEED_DB ? join(config.dataDir, 'demo.db') : config.db;
+  // The same database the other commands use: the demo's only with --demo.
+  const { path: dbPath, demo } = chooseDatabase('status', config, flags, env);
   if (!existsSync(dbPath)) {
+    const demoDb = chooseDatabase('status', config, { ...flags, demo: true }, env).path;
+    const hint =
+      !demo && existsSync(demoDb) ? ` (the demo's database is ${demoDb}: livefeed status --demo)` : '';
     process.stdout.write(
-      `livefeed status: no database at ${dbPath}: nothing synced yet (run livefeed start or sync)\n`,
+      `livefeed status: no database at ${dbPath}: nothing synced yet (run livefeed start or sync)${hint}\n`,
     );
     return 1;
   }

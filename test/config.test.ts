@@ -3,6 +3,7 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { ConfigError, loadConfig, REPUBLISHED_PACKETS } from '../src/config.js';
 import { ENTITY_TYPES } from '../src/feed/entities.js';
+import { TEST_PUBLIC_KEY_FILE } from './support/archives.js';
 import { tempDir } from './support/harness.js';
 
 const TOKEN = 'abcdefghijABCDEFGHIJ0123456789abcdefghij';
@@ -86,7 +87,7 @@ describe('loadConfig', () => {
   });
 
   it('expands packet ranges in --skip-packets and defaults --verify to fail with a key', () => {
-    const config = loadConfig({ skipPackets: '5,7-9', signingKey: '/keys/feed.asc' }, {});
+    const config = loadConfig({ skipPackets: '5,7-9', signingKey: TEST_PUBLIC_KEY_FILE }, {});
     expect(config.skipPackets).toEqual([5, 7, 8, 9]);
     expect(config.verify).toBe('fail');
   });
@@ -129,5 +130,22 @@ describe('loadConfig', () => {
     expect(config.acceptUnsigned).toEqual(['json-dumps/json-dump-7/area.tar.xz', 'replication-7-v2.tar.bz2']);
     expect(config.allowWeakSigningKey).toBe(true);
     expect(loadConfig({}, { LIVEFEED_ALLOW_WEAK_SIGNING_KEY: 'true' }).allowWeakSigningKey).toBe(true);
+  });
+
+  it('names the variable and its value: LIVEFEED_REPLICATION_PACKETS=no: expected true or false', () => {
+    expect(() => loadConfig({}, { LIVEFEED_REPLICATION_PACKETS: 'no' })).toThrow(
+      'LIVEFEED_REPLICATION_PACKETS=no: expected true or false',
+    );
+    expect(() => loadConfig({}, { LIVEFEED_PORT: 'abc' })).toThrow(/LIVEFEED_PORT=abc: /);
+    expect(() => loadConfig({ port: 'abc' }, {})).toThrow(/--port abc: /);
+  });
+
+  it('a --signing-key file that does not exist is a configuration error naming it', () => {
+    expect(() => loadConfig({ signingKey: '/nonexistent/key.asc' }, {})).toThrow(
+      /--signing-key \/nonexistent\/key.asc: no such file/,
+    );
+    expect(() => loadConfig({}, { LIVEFEED_SIGNING_KEY: '/nonexistent/key.asc' })).toThrow(
+      /LIVEFEED_SIGNING_KEY \/nonexistent\/key.asc: no such file/,
+    );
   });
 });

@@ -127,7 +127,7 @@ describe('livefeed status', () => {
     const empty = await tempDir();
     const { code, out } = await status({ dataDir: empty.dir, offline: true });
     expect(code).toBe(1);
-    expect(out).toMatch(/no database at .*demo\.db: nothing synced yet/);
+    expect(out).toMatch(/no database at .*livefeed\.db: nothing synced yet/);
     await empty.cleanup();
   });
 });

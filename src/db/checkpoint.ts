@@ -10,6 +10,8 @@ export interface CheckpointResult {
   checkpointedFrames: number;
   /** True when a reader kept part of the WAL from being copied (it is copied next time). */
   busy: boolean;
+  /** True when the WAL file was then truncated to zero bytes. */
+  truncated: boolean;
   ms: number;
 }
 
@@ -26,22 +28,41 @@ export function deferCheckpoints(sqlite: Database): void {
 
 /**
  * Copies committed WAL pages into the database file without waiting for readers
- * (`wal_checkpoint(PASSIVE)`); SQLite starts the WAL over once all of it was copied.
+ * (`wal_checkpoint(PASSIVE)`); SQLite starts the WAL over once all of it was copied. When all of it
+ * was, the WAL file is then truncated to zero bytes (`wal_checkpoint(TRUNCATE)`) so it does not
+ * keep a pass's size on disk (a 27.8 MB WAL beside a 0.6 MB demo database); that step does not
+ * wait either (busy timeout 0 for it): with a reader still on the WAL it is skipped this time.
  * @throws a SQLite error (e.g. SQLITE_BUSY from another checkpoint).
  */
 export function checkpoint(sqlite: Database): CheckpointResult {
   const started = performance.now();
-  const [row] = sqlite.pragma('wal_checkpoint(PASSIVE)') as {
-    busy: number;
-    log: number;
-    checkpointed: number;
-  }[];
-  return {
-    walFrames: row?.log ?? 0,
-    checkpointedFrames: row?.checkpointed ?? 0,
-    busy: row?.busy === 1,
-    ms: performance.now() - started,
-  };
+  const [row] = sqlite.pragma('wal_checkpoint(PASSIVE)') as CheckpointRow[];
+  const walFrames = row?.log ?? 0;
+  const checkpointedFrames = row?.checkpointed ?? 0;
+  const busy = row?.busy === 1;
+  let truncated = false;
+  if (!busy && walFrames > 0 && checkpointedFrames === walFrames) truncated = truncateWal(sqlite);
+  return { walFrames, checkpointedFrames, busy, truncated, ms: performance.now() - started };
+}
+
+interface CheckpointRow {
+  busy: number;
+  log: number;
+  checkpointed: number;
+}
+
+function truncateWal(sqlite: Database): boolean {
+  const timeout = sqlite.pragma('busy_timeout', { simple: true }) as number;
+  sqlite.pragma('busy_timeout = 0');
+  try {
+    const [row] = sqlite.pragma('wal_checkpoint(TRUNCATE)') as CheckpointRow[];
+    return row?.busy === 0;
+  } catch {
+    // SQLITE_BUSY: a reader or another checkpoint; the next pass tries again.
+    return false;
+  } finally {
+    sqlite.pragma(`busy_timeout = ${timeout}`);
+  }
 }
 
 /** Bytes of the WAL file of the database at `path` (0 when there is none). */

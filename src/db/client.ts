@@ -1,9 +1,10 @@
-import { mkdirSync } from 'node:fs';
-import { dirname } from 'node:path';
+import { accessSync, constants, existsSync, mkdirSync, statfsSync } from 'node:fs';
+import { dirname, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import Database from 'better-sqlite3';
 import { type BetterSQLite3Database, drizzle } from 'drizzle-orm/better-sqlite3';
 import { migrate } from 'drizzle-orm/better-sqlite3/migrator';
+import { ConfigError } from '../config.js';
 import * as schema from './schema.js';
 
 /** The drizzle database over livefeed's schema. */
@@ -14,6 +15,8 @@ export interface Store {
   sqlite: Database.Database;
   db: Db;
   path: string;
+  /** Set when opened read-only because the file cannot be written: why (`read-only file system`). */
+  readOnly?: string;
   close(): void;
 }
 
@@ -35,21 +38,21 @@ export interface OpenStoreOptions {
  * @throws Error naming the path when the file cannot be opened or migrated.
  */
 export function openStore(path: string, options: OpenStoreOptions = {}): Store {
-  if (path !== ':memory:') mkdirSync(dirname(path), { recursive: true });
+  if (path !== ':memory:' && !options.readonly) makeFolder(path);
   let sqlite: Database.Database;
   try {
-    sqlite = new Database(path);
+    sqlite = new Database(path, { readonly: !!options.readonly, fileMustExist: !!options.readonly });
     sqlite.pragma(`busy_timeout = ${options.busyTimeoutMs ?? 5000}`);
     // 16 KiB pages for new files (a no-op on existing ones): JSON dump lines are kilobytes, and
     // larger pages cut an ingest's page writes and CPU by about a fifth (bench/RESULTS.md). It must
     // come before WAL mode, which fixes the page size.
     if (!options.readonly) sqlite.pragma('page_size = 16384');
-    sqlite.pragma('journal_mode = WAL');
+    if (!options.readonly) sqlite.pragma('journal_mode = WAL');
     // NORMAL is durable across process crashes in WAL mode; only a power loss can drop the last commits.
     sqlite.pragma('synchronous = NORMAL');
     sqlite.pragma('foreign_keys = ON');
   } catch (error) {
-    throw new Error(`cannot open database ${path}: ${(error as Error).message}`, { cause: error });
+    throw new Error(`cannot open database ${path}: ${explain(path, error)}`, { cause: error });
   }
   const db = drizzle(sqlite, { schema });
   if (!options.readonly) {
@@ -57,10 +60,63 @@ export function openStore(path: string, options: OpenStoreOptions = {}): Store {
       migrate(db, { migrationsFolder: MIGRATIONS_FOLDER });
     } catch (error) {
       sqlite.close();
-      throw new Error(`cannot migrate database ${path}: ${(error as Error).message}`, { cause: error });
+      throw new Error(`cannot migrate database ${path}: ${explain(path, error)}`, { cause: error });
     }
   } else {
     sqlite.pragma('query_only = ON');
   }
   return { sqlite, db, path, close: () => sqlite.close() };
+}
+
+/** Creates the database's folder; a read-only mount is named as such, not as ENOENT or EROFS. */
+function makeFolder(path: string): void {
+  refuseVirtualFileSystem(path);
+  try {
+    mkdirSync(dirname(path), { recursive: true });
+  } catch (error) {
+    throw new Error(`cannot create the folder of database ${path}: ${explain(path, error)}`, {
+      cause: error,
+    });
+  }
+}
+
+/** The reason of a failure to open or write `path`, naming a read-only file system when it is one. */
+function explain(path: string, error: unknown): string {
+  const message = (error as Error).message;
+  const code = (error as NodeJS.ErrnoException).code;
+  let folder = dirname(path);
+  while (!existsSync(folder) && dirname(folder) !== folder) folder = dirname(folder);
+  try {
+    accessSync(folder, constants.W_OK);
+  } catch (probe) {
+    if ((probe as NodeJS.ErrnoException).code === 'EROFS')
+      // SQLite's and mkdir's own words (unable to open database file, ENOENT) would hide the cause.
+      return `read-only file system at ${folder}: livefeed cannot write there (serve opens an existing database read-only)`;
+  }
+  return code === 'EROFS' ? 'read-only file system' : message;
+}
+
+/** statfs types of kernel file systems that hold no files (Node's recursive mkdir never returns in /proc). */
+const VIRTUAL_FILE_SYSTEMS: ReadonlyMap<number, string> = new Map([
+  [0x9fa0, 'proc'],
+  [0x62656572, 'sysfs'],
+  [0x64626720, 'debugfs'],
+  [0x73636673, 'securityfs'],
+  [0x27e0eb, 'cgroup'],
+  [0x63677270, 'cgroup2'],
+]);
+
+/**
+ * @throws ConfigError when the nearest existing folder of `path` is on a kernel file system
+ *   (/proc, /sys): files cannot be created there
+ */
+function refuseVirtualFileSystem(path: string): void {
+  let folder = dirname(resolve(path));
+  while (!existsSync(folder) && dirname(folder) !== folder) folder = dirname(folder);
+  const kind = VIRTUAL_FILE_SYSTEMS.get(statfsSync(folder).type);
+  if (kind) {
+    throw new ConfigError(
+      `cannot keep database ${path} under ${folder}: it is on ${kind}, a kernel file system that holds no files; choose another --data-dir or --db`,
+    );
+  }
 }

@@ -1,4 +1,5 @@
 import type { ObjectRef, ArgBuilder as PothosArgBuilder } from '@pothos/core';
+import type { GraphQLError } from 'graphql';
 import { builder, type Types } from './builder.js';
 import { userError } from './errors.js';
 
@@ -89,25 +90,31 @@ export function pageSize(first: number | null | undefined): number {
   return size;
 }
 
-/** Opaque cursor of an integer key within a connection kind. */
+/**
+ * Opaque cursor of a non-negative integer key within one connection. `kind` names the connection
+ * and everything that scopes it (`change/186123/recording`), so a cursor of one connection is
+ * refused by another.
+ */
 export function encodeCursor(kind: string, key: number): string {
   return Buffer.from(`${kind}:${key}`).toString('base64url');
 }
 
 /**
- * Integer key of a cursor made by {@link encodeCursor} for the same kind; undefined when absent.
- * @throws GraphQLError INVALID_CURSOR
+ * Integer key of a cursor made by {@link encodeCursor} for the same kind; undefined when absent or
+ * empty (`after: ""` is no cursor).
+ * @throws GraphQLError BAD_CURSOR for a cursor of another connection, a negative key or garbage
  */
 export function decodeCursor(kind: string, cursor: string | null | undefined): number | undefined {
-  if (cursor === null || cursor === undefined) return undefined;
+  if (cursor === null || cursor === undefined || cursor === '') return undefined;
   const text = Buffer.from(cursor, 'base64url').toString('utf8');
-  const match = /^([a-z-]+):(-?\d+)$/.exec(text);
-  if (!match || match[1] !== kind)
-    throw userError(
-      'INVALID_CURSOR',
-      `"after" is not a cursor of this connection: ${JSON.stringify(cursor)}`,
-    );
+  const match = /^(.+):(\d+)$/.exec(text);
+  if (!match || match[1] !== kind || !Number.isSafeInteger(Number(match[2]))) throw badCursor(cursor);
   return Number(match[2]);
+}
+
+/** The BAD_CURSOR error for an `after` that is not a cursor of the connection asked. */
+export function badCursor(cursor: string): GraphQLError {
+  return userError('BAD_CURSOR', `"after" is not a cursor of this connection: ${JSON.stringify(cursor)}`);
 }
 
 function pageInfo<T>(page: Page<T>): PageInfoShape {
@@ -123,7 +130,7 @@ function pageInfo<T>(page: Page<T>): PageInfoShape {
 /** What {@link resolvePage} needs to read one keyset page. `K` is the decoded cursor key. */
 export interface PageQuery<T, K> {
   args: { first?: number | null; after?: string | null };
-  /** Decodes `after`; undefined when absent. Throws INVALID_CURSOR for a foreign cursor. */
+  /** Decodes `after`; undefined when absent. Throws BAD_CURSOR for a foreign cursor. */
   decodeAfter: (cursor: string | null | undefined) => K | undefined;
   /** Up to `limit` rows after `after` (from the start when undefined), in connection order. */
   fetch: (after: K | undefined, limit: number) => T[];
@@ -134,7 +141,7 @@ export interface PageQuery<T, K> {
 /**
  * Resolves one page of a Relay connection: validates `first`, decodes `after`, fetches one row
  * more than asked (to know whether more pages follow); edges, pageInfo and totalCount follow on demand.
- * @throws GraphQLError PAGE_SIZE_EXCEEDED, BAD_USER_INPUT, INVALID_CURSOR
+ * @throws GraphQLError PAGE_SIZE_EXCEEDED, BAD_USER_INPUT, BAD_CURSOR
  */
 export function resolvePage<T, K>(query: PageQuery<T, K>): Page<T> {
   const limit = pageSize(query.args.first);

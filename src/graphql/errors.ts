@@ -5,11 +5,12 @@ export type ErrorCode =
   | 'BAD_USER_INPUT'
   | 'INVALID_MBID'
   | 'INVALID_PACKET'
-  | 'INVALID_CURSOR'
+  | 'BAD_CURSOR'
   | 'PAGE_SIZE_EXCEEDED'
   | 'INVALID_TABLE'
   | 'RANGE_TOO_LARGE'
-  | 'NOT_FOUND';
+  | 'NOT_FOUND'
+  | 'PENDING';
 
 /** An expected error, shown to the client with its code (unexpected errors stay masked by Yoga). */
 export function userError(

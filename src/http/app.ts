@@ -3,6 +3,7 @@ import { createYoga, type YogaServerInstance } from 'graphql-yoga';
 import type { Store } from '../db/client.js';
 import type { FeedClient } from '../feed/client.js';
 import type { Context, ServiceInfo } from '../graphql/builder.js';
+import { clientErrorLogPlugin } from '../graphql/plugins/clientErrors.js';
 import { type GraphqlLimits, hardeningPlugin } from '../graphql/plugins/hardening.js';
 import { jitPlugin } from '../graphql/plugins/jit.js';
 import { graphqlMetricsPlugin } from '../graphql/plugins/metrics.js';
@@ -15,31 +16,12 @@ import { createMetrics, type Metrics } from '../ops/metrics.js';
 import { FileSource } from './fileSource.js';
 import { filesRoute } from './files.js';
 import { freshnessRoute } from './freshnessRoute.js';
-import { renderGraphiQL } from './graphiql.js';
+import { graphiqlRoute } from './graphiql.js';
 import { healthRoute, readyRoute } from './health.js';
 import { metricsRoute } from './metricsRoute.js';
 import { mirrorRoute } from './mirror.js';
+import { rootRoute } from './root.js';
 import type { Route } from './route.js';
-
-/** Query GraphiQL opens with. */
-export const EXAMPLE_QUERY = `# livefeed: the MusicBrainz live data feed, verified and stored locally.
-# Press the run button to see the newest complete packet and its JSON dumps.
-query Latest {
-  service { demo deployment }
-  latestPacket {
-    number
-    timestamp
-    dumps {
-      entity
-      status
-      changeCount
-      changes(first: 3) {
-        nodes { mbid name entity }
-      }
-    }
-  }
-}
-`;
 
 /** Options of {@link createApp}. */
 export interface AppOptions {
@@ -87,13 +69,14 @@ export function createApp(options: AppOptions): App {
     schema,
     graphqlEndpoint: '/graphql',
     landingPage: false,
-    graphiql: { title: options.service.demo ? 'livefeed (demo)' : 'livefeed', defaultQuery: EXAMPLE_QUERY },
-    renderGraphiQL,
+    // Browsers get GraphiQL from graphiqlRoute (compressed, cached, example from the data held).
+    graphiql: false,
     plugins: [
       graphqlMetricsPlugin(metrics),
       hardeningPlugin(options.graphqlLimits),
       rawJsonPlugin(),
       jitPlugin(),
+      clientErrorLogPlugin(options.logger),
     ],
     cors: options.corsOrigins?.length ? { origin: options.corsOrigins, credentials: false } : false,
     logging: {
@@ -118,6 +101,8 @@ export function createApp(options: AppOptions): App {
     logger: options.logger,
   });
   const routes: Route[] = [
+    rootRoute(),
+    graphiqlRoute(options.store, options.service.demo ? 'livefeed (demo)' : 'livefeed'),
     healthRoute(),
     readyRoute(options.store),
     freshnessRoute(options.store, options.freshness ?? DEFAULT_FRESHNESS),

@@ -38,14 +38,16 @@ export function notReadyReason(store: Store): string | null {
   return null;
 }
 
-/** `GET /ready`: 200 `ready`, or 503 `not ready: <reason>` (readiness; see {@link notReadyReason}). */
+/** `GET /ready`: 200 `ready` (`ready (read-only: <why>)` for a database opened read-only), or 503 `not ready: <reason>` (readiness; see {@link notReadyReason}). */
 export function readyRoute(store: Store): Route {
   return {
     handle(req, res, url) {
       if (url.pathname !== '/ready') return false;
       const reason = notReadyReason(store);
-      if (reason === null) respond(req, res, 200, 'ready\n');
-      else respond(req, res, 503, `not ready: ${reason}\n`);
+      // A database served read-only (read-only mount) is ready, and says so: nothing is synced here.
+      const mode = store.readOnly ? ` (read-only: ${store.readOnly})` : '';
+      if (reason === null) respond(req, res, 200, `ready${mode}\n`);
+      else respond(req, res, 503, `not ready: ${reason}${mode}\n`);
       return true;
     },
   };

@@ -4,6 +4,7 @@
  */
 import cliProgress from 'cli-progress';
 import type { Logger } from '../logger.js';
+import { holdBottomLine, releaseBottomLine } from '../terminal.js';
 
 /** A running progress report. */
 export interface Progress {
@@ -50,6 +51,14 @@ function barProgress(options: ProgressOptions, stream: NodeJS.WriteStream): Prog
     cliProgress.Presets.shades_classic,
   );
   bar.start(options.total, 0, { note: '' });
+  // Log lines written meanwhile go above the bar (src/terminal.ts), which is then drawn again.
+  const line = {
+    redraw: () => {
+      (bar as unknown as { lastDrawnString: string | null }).lastDrawnString = null;
+      (bar as unknown as { render(): void }).render();
+    },
+  };
+  holdBottomLine(stream, line);
   let stopped = false;
   return {
     tick: (step = 1, note = '') => bar.increment(step, { note }),
@@ -57,6 +66,7 @@ function barProgress(options: ProgressOptions, stream: NodeJS.WriteStream): Prog
     stop: () => {
       if (stopped) return;
       stopped = true;
+      releaseBottomLine(line);
       bar.stop();
     },
   };

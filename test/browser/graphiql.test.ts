@@ -70,14 +70,60 @@ describe.skipIf(!HAVE_CHROMIUM)(`GraphiQL in headless Chromium (${CHROMIUM})`, (
       await page.goto(`${server.origin}/graphql`, { waitUntil: 'load' });
       await page.locator('.graphiql-execute-button').waitFor({ timeout: 30_000 });
       await expect(page.title()).resolves.toBe('livefeed');
+      const answered = page.waitForResponse(
+        (r) => r.url().startsWith(`${server.origin}/graphql`) && r.request().method() === 'POST',
+      );
       await page.locator('.graphiql-execute-button').click();
       const response = page.locator('.graphiql-response');
       await response.getByText(`"number": ${manifest.lastPacket}`).first().waitFor({ timeout: 30_000 });
-      expect(await response.innerText()).toContain('"latestPacket"');
+      // The example shows data first: the newest packet's changes by name and an entity's history
+      // (the response editor draws only the lines in view, so the answer is read from the network).
+      const answer = JSON.stringify(await (await answered).json());
+      const last = manifest.packets.at(-1)!;
+      for (const names of Object.values(last.jsonDumps).map((d) => d!.names)) {
+        for (const name of names) expect(answer).toContain(name);
+      }
+      expect(answer).toMatch(/"history":\[\{"packet":\d+/);
+      expect(answer).not.toContain('"errors"');
       // GraphiQL's assets are served inline: the page works without any CDN.
       expect(foreign).toEqual([]);
     } finally {
       await context.close();
+    }
+  }, 90_000);
+
+  it('?query= with variables opens that query (a shareable link), and a reload opens no new tab', async () => {
+    const context = await chromium.launchPersistentContext(`${profile}-link`, {
+      executablePath: CHROMIUM,
+      headless: true,
+      args: FLAGS,
+    });
+    try {
+      const page = context.pages()[0] ?? (await context.newPage());
+      await page.goto(`${server.origin}/graphql`, { waitUntil: 'load' });
+      await page.locator('.graphiql-execute-button').waitFor({ timeout: 30_000 });
+      const tabs = () => page.locator('.graphiql-tab').count();
+      const before = await tabs();
+      for (let i = 0; i < 2; i++) {
+        await page.reload({ waitUntil: 'load' });
+        await page.locator('.graphiql-execute-button').waitFor({ timeout: 30_000 });
+        expect(await tabs()).toBe(before);
+      }
+      const query = 'query Named($n: Int!) { packet(number: $n) { number dumps { entity changeCount } } }';
+      const link = `${server.origin}/graphql?${new URLSearchParams({
+        query,
+        variables: JSON.stringify({ n: 186102 }),
+        operationName: 'Named',
+      })}`;
+      await page.goto(link, { waitUntil: 'load' });
+      await page.locator('.graphiql-execute-button').waitFor({ timeout: 30_000 });
+      await page.locator('.graphiql-execute-button').click();
+      const response = page.locator('.graphiql-response');
+      await response.getByText('"number": 186102').first().waitFor({ timeout: 30_000 });
+      expect(await response.innerText()).toContain('"packet"');
+    } finally {
+      await context.close();
+      await rm(`${profile}-link`, { recursive: true, force: true });
     }
   }, 90_000);
 });

@@ -163,11 +163,11 @@ describe('GraphQL over a synced bundled feed (yoga.fetch)', () => {
   it.each([
     ['{ changes(packet: 186100, entity: AREA, first: 501) { totalCount } }', 'PAGE_SIZE_EXCEEDED'],
     ['{ changes(packet: 186100, entity: AREA, first: -1) { totalCount } }', 'BAD_USER_INPUT'],
-    ['{ changes(packet: 186100, entity: AREA, after: "bm9wZQ") { totalCount } }', 'INVALID_CURSOR'],
+    ['{ changes(packet: 186100, entity: AREA, after: "bm9wZQ") { totalCount } }', 'BAD_CURSOR'],
     ['{ changes(packet: -3, entity: AREA) { totalCount } }', 'INVALID_PACKET'],
     ['{ packet(number: 0) { number } }', 'INVALID_PACKET'],
     ['{ entity(mbid: "nope") { mbid } }', 'INVALID_MBID'],
-    ['{ packets(after: "x") { totalCount } }', 'INVALID_CURSOR'],
+    ['{ packets(after: "x") { totalCount } }', 'BAD_CURSOR'],
   ])('%s fails with code %s', async (query, code) => {
     const { data: d, errors } = await gql(app, query);
     expect(errors?.[0]?.extensions?.code).toBe(code);
@@ -182,6 +182,6 @@ describe('GraphQL over a synced bundled feed (yoga.fetch)', () => {
       app,
       `{ changes(packet: 186100, entity: AREA, after: "${cursor}") { totalCount } }`,
     );
-    expect(errors?.[0]?.extensions?.code).toBe('INVALID_CURSOR');
+    expect(errors?.[0]?.extensions?.code).toBe('BAD_CURSOR');
   });
 });

@@ -47,9 +47,9 @@ describe('--keep-files and --max-dump-bytes (configuration)', () => {
 
   it('names the bad value and where it came from', () => {
     expect(() => loadConfig({ keepFiles: 'forever' }, {})).toThrow(ConfigError);
-    expect(() => loadConfig({ keepFiles: 'forever' }, {})).toThrow(/--keep-files: must be all/);
+    expect(() => loadConfig({ keepFiles: 'forever' }, {})).toThrow(/--keep-files forever: must be all/);
     expect(() => loadConfig({}, { LIVEFEED_MAX_DUMP_BYTES: '0' })).toThrow(
-      /LIVEFEED_MAX_DUMP_BYTES: must be a positive size/,
+      /LIVEFEED_MAX_DUMP_BYTES=0: must be a positive size/,
     );
   });
 });

@@ -1,4 +1,4 @@
-import { type ChangeRow, changesPage, dumpsOfPacket } from '../../db/queries.js';
+import { type ChangeRow, changesPage, dumpsOfPacket, packetByNumber } from '../../db/queries.js';
 import type { EntityType } from '../../feed/entities.js';
 import { builder } from '../builder.js';
 import {
@@ -9,6 +9,7 @@ import {
   pageArgs,
   resolvePage,
 } from '../connection.js';
+import { userError } from '../errors.js';
 import { RawJson } from '../plugins/rawJson.js';
 import { checkPacketNumber } from '../validate.js';
 import { EntityTypeEnum } from './entityType.js';
@@ -62,23 +63,67 @@ export function resolveChanges(
 ): Page<ChangeRow> {
   return resolvePage({
     args,
-    decodeAfter: (cursor) => decodeCursor('change', cursor),
+    decodeAfter: (cursor) => decodeCursor(`change/${packet}/${entity}`, cursor),
     fetch: (after, limit) => changesPage(store, packet, entity, after ?? 0, limit),
     totalCount: () => dumpsOfPacket(store, packet).find((d) => d.entity === entity)?.changeCount ?? 0,
-    cursorOf: (c) => encodeCursor('change', c.position),
+    cursorOf: (c) => encodeCursor(`change/${packet}/${entity}`, c.position),
   });
+}
+
+/**
+ * `packet` when the JSON dump of `entity` for it can be read: stored (SYNCED) or settled without a
+ * dump (NO_CHANGES), so an empty page really means "no changes".
+ * @throws GraphQLError NOT_FOUND when this instance has not synced the packet or the entity type,
+ *   or the dump FAILED; PENDING while the dump is not on the feed yet and the packet not settled
+ */
+export function checkDumpReadable(
+  store: Parameters<typeof changesPage>[0],
+  packet: number,
+  entity: EntityType,
+  tracked: readonly EntityType[],
+): number {
+  const label = `the ${entity} JSON dump of packet ${packet}`;
+  if (!packetByNumber(store, packet)) {
+    throw userError('NOT_FOUND', `${label} is not here: this instance has not synced packet ${packet}`, {
+      packet,
+      entity,
+      status: null,
+    });
+  }
+  const row = dumpsOfPacket(store, packet).find((d) => d.entity === entity);
+  const status = row?.status ?? (tracked.includes(entity) ? 'PENDING' : 'SKIPPED');
+  if (status === 'SYNCED' || status === 'NO_CHANGES') return packet;
+  if (status === 'PENDING') {
+    throw userError('PENDING', `${label} is PENDING: not on the feed yet; asked again on the next poll`, {
+      packet,
+      entity,
+      status,
+    });
+  }
+  const why =
+    status === 'SKIPPED'
+      ? `this instance does not sync ${entity} (--entities)`
+      : `its status is ${status}${row?.error ? `: ${row.error}` : ''}`;
+  throw userError('NOT_FOUND', `${label} is not stored: ${why}`, { packet, entity, status });
 }
 
 builder.queryField('changes', (t) =>
   t.field({
     type: EntityChangeConnection,
-    description: 'The changes of one JSON dump (packet, entity type), in file order.',
+    description:
+      'The changes of one JSON dump (packet, entity type), in file order. NOT_FOUND when this instance ' +
+      'has not synced the packet (or the entity type), PENDING while the dump is not on the feed yet.',
     args: {
       packet: t.arg.int({ required: true }),
       entity: t.arg({ type: EntityTypeEnum, required: true }),
       ...pageArgs(t.arg),
     },
     resolve: (_root, args, ctx) =>
-      resolveChanges(ctx.store, checkPacketNumber(args.packet), args.entity, args),
+      resolveChanges(
+        ctx.store,
+        checkDumpReadable(ctx.store, checkPacketNumber(args.packet), args.entity, ctx.service.entities),
+        args.entity,
+        args,
+      ),
   }),
 );

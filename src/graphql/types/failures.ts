@@ -1,8 +1,7 @@
 import { type FailureRow, failureCount, failuresPage } from '../../db/operatorQueries.js';
 import { isEntityType } from '../../feed/entities.js';
 import { builder } from '../builder.js';
-import { connectionType, pageArgs, resolvePage } from '../connection.js';
-import { userError } from '../errors.js';
+import { badCursor, connectionType, pageArgs, resolvePage } from '../connection.js';
 import { EntityTypeEnum } from './entityType.js';
 
 /** GraphQL `FileKind`. */
@@ -63,13 +62,10 @@ function failureCursor(row: FailureRow): string {
 function decodeFailureCursor(
   cursor: string | null | undefined,
 ): { packet: number; entity: string } | undefined {
-  if (cursor === null || cursor === undefined) return undefined;
+  if (cursor === null || cursor === undefined || cursor === '') return undefined;
   const match = /^failure:(\d+):([a-z-]*)$/.exec(Buffer.from(cursor, 'base64url').toString('utf8'));
   if (!match || (match[2] !== '' && !isEntityType(match[2]!))) {
-    throw userError(
-      'INVALID_CURSOR',
-      `"after" is not a cursor of this connection: ${JSON.stringify(cursor)}`,
-    );
+    throw badCursor(cursor);
   }
   return { packet: Number(match[1]), entity: match[2]! };
 }

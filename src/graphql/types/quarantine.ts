@@ -6,8 +6,7 @@ import {
 } from '../../db/operatorQueries.js';
 import { isEntityType } from '../../feed/entities.js';
 import { builder } from '../builder.js';
-import { connectionType, pageArgs, resolvePage } from '../connection.js';
-import { userError } from '../errors.js';
+import { badCursor, connectionType, pageArgs, resolvePage } from '../connection.js';
 import { checkPacketNumber } from '../validate.js';
 import { EntityTypeEnum } from './entityType.js';
 
@@ -35,16 +34,13 @@ export function quarantineCursor(row: QuarantineKey): string {
 
 /**
  * The key of a cursor made by {@link quarantineCursor}; undefined when absent.
- * @throws GraphQLError INVALID_CURSOR
+ * @throws GraphQLError BAD_CURSOR
  */
 export function decodeQuarantineCursor(cursor: string | null | undefined): QuarantineKey | undefined {
-  if (cursor === null || cursor === undefined) return undefined;
+  if (cursor === null || cursor === undefined || cursor === '') return undefined;
   const match = /^quarantine:(\d+):([a-z-]+):(\d+)$/.exec(Buffer.from(cursor, 'base64url').toString('utf8'));
   if (!match || !isEntityType(match[2]!)) {
-    throw userError(
-      'INVALID_CURSOR',
-      `"after" is not a cursor of this connection: ${JSON.stringify(cursor)}`,
-    );
+    throw badCursor(cursor);
   }
   return { packet: Number(match[1]), entity: match[2]!, line: Number(match[3]) };
 }

@@ -121,7 +121,7 @@ export interface RowChangeArgs {
 /**
  * One page of the row changes of a stored replication packet, in apply order; the cursor is the
  * apply position (`ord`).
- * @throws GraphQLError INVALID_TABLE, PAGE_SIZE_EXCEEDED, BAD_USER_INPUT, INVALID_CURSOR
+ * @throws GraphQLError INVALID_TABLE, PAGE_SIZE_EXCEEDED, BAD_USER_INPUT, BAD_CURSOR
  */
 export function resolveRowChanges(store: Store, packet: number, args: RowChangeArgs): Page<RowChangeRow> {
   const filter: RowChangeFilter = {
@@ -130,10 +130,10 @@ export function resolveRowChanges(store: Store, packet: number, args: RowChangeA
   };
   return resolvePage({
     args,
-    decodeAfter: (cursor) => decodeCursor('row-change', cursor),
+    decodeAfter: (cursor) => decodeCursor(`row-change/${packet}`, cursor),
     fetch: (after, limit) => rowChangesPage(store, packet, filter, after ?? -1, limit),
     totalCount: () => rowChangeCount(store, packet, filter),
-    cursorOf: (r) => encodeCursor('row-change', r.ord),
+    cursorOf: (r) => encodeCursor(`row-change/${packet}`, r.ord),
   });
 }
 

@@ -88,7 +88,7 @@ describe('GraphQL limits', () => {
     expect(codes(await gql(app, '{ packets(first: 501) { totalCount } }'))).toEqual(['PAGE_SIZE_EXCEEDED']);
     for (const field of ['packets', 'quarantine', 'failures']) {
       expect(codes(await gql(app, `{ ${field}(after: "bm9wZQ") { totalCount } }`)), field).toEqual([
-        'INVALID_CURSOR',
+        'BAD_CURSOR',
       ]);
     }
     expect(codes(await gql(app, '{ quarantine(packet: -4) { totalCount } }'))).toEqual(['INVALID_PACKET']);
