@@ -18,7 +18,7 @@ import { BUNDLED_FEED_ROOT, SAMPLE_TOKEN, type SampleFeed, startSampleFeed } fro
 import { runStatus } from './statusCommand.js';
 import type { SyncContext, SyncReport } from './sync/context.js';
 import { acquireWriterLock, LockHeldError } from './sync/lock.js';
-import { createVerifier } from './sync/verifier.js';
+import { createVerifier, WeakSigningKeyError } from './sync/verifier.js';
 import { follow, syncOnce } from './sync/worker.js';
 
 const VERSION = (
@@ -147,26 +147,34 @@ async function syncContext(
     token: target.token,
     ...feedClientHooks(ops, logger),
   });
-  return {
-    store,
-    client,
-    // The demo verifies with the bundled TEST key unless a key was configured.
-    verifier: await createVerifier(
-      target.signingKey ?? config.signingKey,
-      target.signingKey && !config.signingKey ? 'fail' : config.verify,
-      logger,
-      { acceptUnsigned: config.acceptUnsigned, allowWeakSigningKey: config.allowWeakSigningKey },
-    ),
+  // The demo verifies with the bundled TEST key unless a key was configured.
+  const verifier = await createVerifier(
+    target.signingKey ?? config.signingKey,
+    target.signingKey && !config.signingKey ? 'fail' : config.verify,
     logger,
-    entities: config.entities,
-    deployment: config.deployment,
-    dataDir: config.dataDir,
-    settleAfterMs: config.settleAfterMs,
-    replicationPackets: config.replicationPackets,
-    skipPackets: new Set(config.skipPackets),
+    { acceptUnsigned: config.acceptUnsigned, allowWeakSigningKey: config.allowWeakSigningKey },
+  ).catch((error: unknown) => {
+    // A weak key is a configuration mistake: exit 2 like any other.
+    throw error instanceof WeakSigningKeyError ? new ConfigError(error.message) : error;
+  });
+  return {
+    feed: {
+      client,
+      verifier,
+      deployment: config.deployment,
+      dataDir: config.dataDir,
+      maxDumpBytes: config.maxDumpBytes,
+    },
+    store,
+    policy: {
+      entities: config.entities,
+      settleAfterMs: config.settleAfterMs,
+      replicationPackets: config.replicationPackets,
+      skipPackets: new Set(config.skipPackets),
+      keepFiles: config.keepFiles,
+    },
+    observe: { logger },
     signal,
-    maxDumpBytes: config.maxDumpBytes,
-    keepFiles: config.keepFiles,
   };
 }
 

@@ -19,9 +19,12 @@ export function runCheckpoint(ctx: SyncContext): void {
   try {
     const result = checkpoint(ctx.store.sqlite);
     if (result.walFrames > 0)
-      ctx.logger.debug({ event: 'checkpoint', ...result, ms: Math.round(result.ms) }, 'WAL checkpointed');
+      ctx.observe.logger.debug(
+        { event: 'checkpoint', ...result, ms: Math.round(result.ms) },
+        'WAL checkpointed',
+      );
   } catch (error) {
-    ctx.logger.warn({ event: 'checkpoint-failed', err: safeMessage(error) }, 'WAL checkpoint failed');
+    ctx.observe.logger.warn({ event: 'checkpoint-failed', err: safeMessage(error) }, 'WAL checkpoint failed');
   }
 }
 
@@ -46,7 +49,7 @@ export async function guard(
     // The recorded reason wins: e.g. "signature missing upstream" once the .asc has been missing a day.
     const reason = failure?.reason ?? safeMessage(error);
     report.problems.push({ packet, file, reason });
-    ctx.logger.error(
+    ctx.observe.logger.error(
       {
         event: 'file-failed',
         packet,
@@ -73,7 +76,7 @@ export async function syncDump(
 ): Promise<boolean> {
   const name = jsonDumpPath(packet, entity);
   // A body that does not decompress or verify was damaged in transit: fetch it again (bounded).
-  return withRedownload({ packet, name }, ctx.logger, () =>
+  return withRedownload({ packet, name }, ctx.observe.logger, () =>
     fetchAndStoreDump(ctx, packet, entity, now, report),
   );
 }
@@ -86,10 +89,10 @@ async function fetchAndStoreDump(
   report: SyncReport,
 ): Promise<boolean> {
   const name = jsonDumpPath(packet, entity);
-  const fetched = await fetchFile(ctx.client, ctx.verifier, {
+  const fetched = await fetchFile(ctx.feed.client, ctx.feed.verifier, {
     name,
     packet,
-    dataDir: ctx.dataDir,
+    dataDir: ctx.feed.dataDir,
     signal: ctx.signal,
     now,
   });
@@ -104,21 +107,21 @@ async function fetchAndStoreDump(
       archivePath: fetched.tmpPath,
       file: fetched.record,
       signal: ctx.signal,
-      maxBytes: ctx.maxDumpBytes,
+      maxBytes: ctx.feed.maxDumpBytes,
       now,
-      beforeCommit: () => keep(ctx.dataDir, fetched),
+      beforeCommit: () => keep(ctx.feed.dataDir, fetched),
     });
     report.quarantined += result.quarantineCount;
     const schemaNumber = result.metadata.jsonDumpsSchemaNumber;
     if (schemaNumber !== null && schemaNumber !== EXPECTED_JSON_DUMPS_SCHEMA_NUMBER) {
-      ctx.logger.warn(
+      ctx.observe.logger.warn(
         { event: 'json-dump-schema', packet, entity, jsonDumpsSchemaNumber: schemaNumber },
         `${name} has JSON_DUMPS_SCHEMA_NUMBER ${schemaNumber}, expected ${EXPECTED_JSON_DUMPS_SCHEMA_NUMBER}: stored, recorded as an event`,
       );
     }
     if (walBytes(ctx.store.path) > MAX_DEFERRED_WAL_BYTES) runCheckpoint(ctx);
     const level = result.quarantineCount > 0 ? 'warn' : 'info';
-    ctx.logger[level](
+    ctx.observe.logger[level](
       {
         event: 'dump-stored',
         packet,
@@ -130,7 +133,7 @@ async function fetchAndStoreDump(
       },
       `stored ${name}: ${result.changeCount} changes${result.quarantineCount ? `, ${result.quarantineCount} lines quarantined` : ''}`,
     );
-    ctx.observer?.dumpStored?.({
+    ctx.observe.observer?.dumpStored?.({
       packet,
       entity,
       changes: result.changeCount,

@@ -82,19 +82,19 @@ export async function syncReplicationPacket(
 ): Promise<void> {
   const status = replicationStatus(ctx, packet);
   if (status === 'SYNCED') return;
-  const name = replicationPacketName(packet, ctx.deployment);
+  const name = replicationPacketName(packet, ctx.feed.deployment);
   try {
-    const fetched = await fetchFile(ctx.client, ctx.verifier, {
+    const fetched = await fetchFile(ctx.feed.client, ctx.feed.verifier, {
       name,
       packet,
-      dataDir: ctx.dataDir,
+      dataDir: ctx.feed.dataDir,
       signal: ctx.signal,
       now,
     });
     if (!fetched) {
       const reason = `${name} is not on the feed although replication-info lists packet ${packet} or later`;
       if (recordNotThere(ctx, packet, reason, now()) === 'MISSING') throw new MissingPacketError(reason);
-      ctx.logger.warn(
+      ctx.observe.logger.warn(
         { event: 'replication-pending', packet, file: name },
         `${reason}; asking again later (it may not be copied yet)`,
       );
@@ -106,10 +106,10 @@ export async function syncReplicationPacket(
         fileName: name,
         now,
         file: fetched.record,
-        beforeCommit: () => keep(ctx.dataDir, fetched),
-        maxBytes: ctx.maxDumpBytes,
+        beforeCommit: () => keep(ctx.feed.dataDir, fetched),
+        maxBytes: ctx.feed.maxDumpBytes,
       });
-      ctx.logger.info(
+      ctx.observe.logger.info(
         {
           event: 'replication-stored',
           packet,
@@ -121,13 +121,13 @@ export async function syncReplicationPacket(
         `stored ${name}: ${stored.rowCount} row changes, ${stored.removals} removals`,
       );
       if (stored.schemaChange) {
-        ctx.logger.warn(
+        ctx.observe.logger.warn(
           { event: 'schema-change', packet, ...stored.schemaChange },
           `schema sequence changed from ${stored.schemaChange.from} to ${stored.schemaChange.to}`,
         );
       }
       if (stored.unresolvedDeletions > 0) {
-        ctx.logger.warn(
+        ctx.observe.logger.warn(
           { event: 'removal-unresolved', packet, rows: stored.unresolvedDeletions },
           'deleted rows whose MBID no stored packet shows',
         );
@@ -154,17 +154,17 @@ export async function askReplicationPacket(
   packet: number,
   now: () => Date,
 ): Promise<void> {
-  if (ctx.deferFailed && replicationDeferred(ctx.store, packet, now())) {
+  if (ctx.policy.deferFailed && replicationDeferred(ctx.store, packet, now())) {
     report.deferred++;
     return;
   }
-  const name = replicationPacketName(packet, ctx.deployment);
+  const name = replicationPacketName(packet, ctx.feed.deployment);
   await guard(
     ctx,
     report,
     packet,
     `replication packet ${packet}`,
-    () => withRedownload({ packet, name }, ctx.logger, () => syncReplicationPacket(ctx, packet, now)),
+    () => withRedownload({ packet, name }, ctx.observe.logger, () => syncReplicationPacket(ctx, packet, now)),
     (_reason, error) => {
       const reason = recordSignatureFailure(ctx.store, 'replication_packets', { packet }, error, now());
       const retry = recordReplicationRetry(ctx.store, packet, now());
@@ -183,12 +183,12 @@ export async function recheckMissingPackets(
   report: SyncReport,
   now: () => Date,
 ): Promise<void> {
-  if (!ctx.replicationPackets) return;
+  if (!ctx.policy.replicationPackets) return;
   const rows = ctx.store.sqlite
     .prepare(`SELECT packet FROM replication_packets WHERE status = 'MISSING' AND packet < ? ORDER BY packet`)
     .all(from) as { packet: number }[];
   for (const { packet } of rows) {
-    if (ctx.skipPackets.has(packet)) continue;
+    if (ctx.policy.skipPackets.has(packet)) continue;
     ctx.signal?.throwIfAborted();
     await askReplicationPacket(ctx, report, packet, now);
   }

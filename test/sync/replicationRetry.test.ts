@@ -112,7 +112,10 @@ describe('replication packets that fail', () => {
       }
       // Follow mode waits for the next retry time of both.
       feed.requests.length = 0;
-      const deferred = await syncOnce({ ...timed, deferFailed: true }, { from: 600 });
+      const deferred = await syncOnce(
+        { ...timed, policy: { ...timed.policy, deferFailed: true } },
+        { from: 600 },
+      );
       expect(deferred.deferred).toBe(2);
       expect(feed.requests.filter((r) => r.path.includes('replication-6'))).toEqual([]);
       // Two hours of 404s, but packet 601 is still not there: never MISSING, still asked.
@@ -156,7 +159,7 @@ describe('replication packets that fail', () => {
       expect(status(ctx, 600)).toBe('SYNCED');
     } finally {
       ctx.store.close();
-      await ctx.client.close();
+      await ctx.feed.client.close();
     }
   });
 
@@ -178,7 +181,7 @@ describe('replication packets that fail', () => {
       });
     } finally {
       ctx.store.close();
-      await ctx.client.close();
+      await ctx.feed.client.close();
     }
   });
 });
