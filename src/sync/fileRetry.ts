@@ -80,17 +80,32 @@ export function dumpDeferred(store: Store, packet: number, entity: EntityType, n
 }
 
 /**
- * Sets the next retry time of a replication packet that its step just recorded FAILED (attempts
- * counted there); undefined when it is not FAILED (e.g. MISSING: reported, not retried).
+ * Marks a replication packet FAILED with its reason, one more attempt and the next retry time
+ * (GraphQL `failures`, `Packet.replicationError`), like {@link recordDumpFailure}. Creates the
+ * packet row when needed.
  */
-export function recordReplicationRetry(store: Store, packet: number, now: Date): FailureRecord | undefined {
-  const row = store.sqlite
-    .prepare(`SELECT attempts FROM replication_packets WHERE packet = ? AND status = 'FAILED'`)
-    .get(packet) as { attempts: number } | undefined;
-  if (!row) return undefined;
-  const next = nextRetryAt(Math.max(1, row.attempts), now);
-  store.sqlite.prepare('UPDATE replication_packets SET next_retry_at = ? WHERE packet = ?').run(next, packet);
-  return { attempts: row.attempts, nextRetryAt: next };
+export function recordReplicationFailure(
+  store: Store,
+  packet: number,
+  reason: string,
+  now: Date,
+  error?: unknown,
+): FailureRecord {
+  const at = now.toISOString();
+  const db = store.sqlite;
+  db.prepare('INSERT INTO packets (number, created_at) VALUES (?, ?) ON CONFLICT DO NOTHING').run(packet, at);
+  const row = db
+    .prepare(
+      `INSERT INTO replication_packets (packet, status, error, attempts, updated_at) VALUES (?, 'FAILED', ?, 1, ?)
+       ON CONFLICT (packet) DO UPDATE SET status = 'FAILED', error = excluded.error,
+         attempts = replication_packets.attempts + 1, updated_at = excluded.updated_at
+       RETURNING attempts`,
+    )
+    .get(packet, reason, at) as { attempts: number };
+  const next = nextRetryAt(row.attempts, now);
+  db.prepare('UPDATE replication_packets SET next_retry_at = ? WHERE packet = ?').run(next, packet);
+  const stored = recordSignatureFailure(store, 'replication_packets', { packet }, error, now);
+  return { attempts: row.attempts, nextRetryAt: next, ...(stored ? { reason: stored } : {}) };
 }
 
 /**
