@@ -2,9 +2,12 @@
  * Read-mostly queries about the sync's position and health, for `/ready`, `/freshness`, `/metrics`
  * and `livefeed status`. Times are ISO 8601 text as stored; packet numbers are replication sequences.
  */
+import { count, max, sql } from 'drizzle-orm';
 import { readMigrationFiles } from 'drizzle-orm/migrator';
 import { MIGRATIONS_FOLDER, type Store } from './client.js';
+import { quarantineCount } from './operatorQueries.js';
 import { latestPacket, type PacketRow } from './queries.js';
+import { packets } from './schema.js';
 import { limitClause } from './statements.js';
 
 /** Packets are hourly (FEED.md, Deployments and URLs). */
@@ -52,15 +55,24 @@ export interface LocalPosition {
   completed: number;
 }
 
+/** The packet counts of {@link LocalPosition}: what the sync starts its next pass from. */
+export function packetPosition(store: Store): Omit<LocalPosition, 'latest'> {
+  return store.db
+    .select({
+      highest: max(packets.number),
+      firstIncomplete: sql<
+        number | null
+      >`min(CASE WHEN ${packets.syncedAt} IS NULL THEN ${packets.number} END)`,
+      packets: count(),
+      completed: count(packets.syncedAt),
+    })
+    .from(packets)
+    .get()!;
+}
+
 /** The local position (see {@link LocalPosition}). */
 export function localPosition(store: Store): LocalPosition {
-  const row = store.sqlite
-    .prepare(
-      `SELECT max(number) AS highest, min(CASE WHEN synced_at IS NULL THEN number END) AS firstIncomplete,
-         count(*) AS packets, count(synced_at) AS completed FROM packets`,
-    )
-    .get() as Omit<LocalPosition, 'latest'>;
-  return { latest: latestPacket(store), ...row };
+  return { latest: latestPacket(store), ...packetPosition(store) };
 }
 
 /** True when at least one packet is complete. */
@@ -122,7 +134,15 @@ export function unfinishedFiles(
 
 /** Lines kept in quarantine (not stored as changes) across all packets. */
 export function quarantinedLineCount(store: Store): number {
-  return (store.sqlite.prepare('SELECT count(*) AS n FROM quarantine').get() as { n: number }).n;
+  return quarantineCount(store, {});
+}
+
+/** True when the database has a table named `name` (one an older livefeed did not create, say). */
+export function tableExists(store: Store, name: string): boolean {
+  return (
+    store.sqlite.prepare("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?").get(name) !==
+    undefined
+  );
 }
 
 /** Which drizzle migrations are applied, by the migrator's own bookkeeping (`__drizzle_migrations`). */
@@ -135,10 +155,7 @@ export interface MigrationState {
 /** Compares `drizzle/` with the database's migration table. */
 export function migrationState(store: Store): MigrationState {
   const files = readMigrationFiles({ migrationsFolder: MIGRATIONS_FOLDER });
-  const table = store.sqlite
-    .prepare("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = '__drizzle_migrations'")
-    .get();
-  const last = table
+  const last = tableExists(store, '__drizzle_migrations')
     ? (
         store.sqlite.prepare('SELECT max(created_at) AS at FROM __drizzle_migrations').get() as {
           at: number | null;

@@ -4,11 +4,10 @@ import { safeMessage } from '../feed/errors.js';
 import { jsonDumpPath } from '../feed/protocol/urls.js';
 import type { SyncContext, SyncReport } from './context.js';
 import type { FetchedFile } from './fetchFile.js';
-import { recordDumpFailure } from './fileRetry.js';
+import { markPending, recordFailure } from './fileRecords.js';
 import { runFileStep } from './fileStep.js';
 import { ingestJsonDump } from './ingest.js';
 import { EXPECTED_JSON_DUMPS_SCHEMA_NUMBER } from './packetFacts.js';
-import { markPending } from './state.js';
 
 /**
  * What is particular to a JSON dump in the pass's {@link runFileStep}: how it is stored (ingest.ts),
@@ -54,7 +53,7 @@ export async function askDump(
         markPending(ctx.store, packet, entity, now().toISOString());
         return false;
       },
-      recordFailure: (reason, error) => recordDumpFailure(ctx.store, packet, entity, reason, now(), error),
+      recordFailure: (reason, error) => recordFailure(ctx.store, { packet, entity }, reason, now(), error),
     },
     now,
   );

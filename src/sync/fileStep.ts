@@ -1,7 +1,8 @@
 import { FeedAuthError, safeMessage } from '../feed/errors.js';
 import type { SyncContext, SyncReport } from './context.js';
 import { discard, type FetchedFile, fetchFile, keep } from './fetchFile.js';
-import { type FailureRecord, noteFileOutcome, withRedownload } from './fileRetry.js';
+import type { FailureRecord } from './fileRecords.js';
+import { noteFileOutcome, withRedownload } from './fileRetry.js';
 
 /**
  * The one step every archive of a pass goes through, JSON dump and replication packet alike:

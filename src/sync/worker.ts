@@ -2,17 +2,17 @@ import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { deferCheckpoints } from '../db/checkpoint.js';
 import type { Store } from '../db/client.js';
-import { recordUpstream } from '../db/status.js';
+import { packetPosition, recordUpstream } from '../db/status.js';
 import { FeedAuthError, safeMessage } from '../feed/errors.js';
 import { removeStaleDownloads } from '../feed/partial.js';
 import type { SyncContext, SyncReport } from './context.js';
 import { askDump, runCheckpoint } from './dumpStep.js';
-import { dumpDeferred } from './fileRetry.js';
+import { retryDeferred } from './fileRecords.js';
 import type { PassOutcome } from './observer.js';
 import { askReplicationPacket, recheckMissingPackets } from './replicationStep.js';
 import { applyRetention } from './retention.js';
 import { recheckTimeSettled, settle } from './settle.js';
-import { completePackets, dumpStatus, pendingDumps, syncPosition } from './state.js';
+import { completePackets, dumpStatus, pendingDumps } from './state.js';
 
 /** Packets the first sync of an empty database covers: the latest and the 23 before it (one day). */
 export const INITIAL_WINDOW = 24;
@@ -28,7 +28,7 @@ export function packetRange(
 ): { from: number; to: number } {
   const to = Math.min(flags.to ?? latest, latest);
   if (flags.from !== undefined) return { from: flags.from, to };
-  const { firstIncomplete, highest } = syncPosition(store);
+  const { firstIncomplete, highest } = packetPosition(store);
   const from =
     firstIncomplete ?? (highest !== null ? highest + 1 : Math.max(1, latest - (INITIAL_WINDOW - 1)));
   return { from, to };
@@ -150,7 +150,11 @@ async function syncPacket(
   for (const entity of ctx.policy.entities) {
     const status = dumpStatus(ctx.store, packet, entity);
     if (status === 'SYNCED' || status === 'NO_CHANGES') continue;
-    if (status === 'FAILED' && ctx.policy.deferFailed && dumpDeferred(ctx.store, packet, entity, now())) {
+    if (
+      status === 'FAILED' &&
+      ctx.policy.deferFailed &&
+      retryDeferred(ctx.store, { packet, entity }, now())
+    ) {
       report.deferred++;
       continue;
     }
