@@ -1,6 +1,7 @@
 import { hostname } from 'node:os';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { Store } from '../db/client.js';
+import { type LockHolder, lockHolder } from '../db/lock.js';
 import type { Logger } from '../logger.js';
 
 /**
@@ -10,14 +11,6 @@ import type { Logger } from '../logger.js';
  * on this same host, has crashed and its lock is taken over. Taking the lock happens inside
  * `BEGIN IMMEDIATE`, so two contenders can never both win.
  */
-
-/** Who holds the lock. Times are ISO 8601. */
-export interface LockHolder {
-  pid: number;
-  host: string;
-  acquiredAt: string;
-  heartbeatAt: string;
-}
 
 /** Raised when another live sync holds the lock; the message names it. */
 export class LockHeldError extends Error {
@@ -73,15 +66,6 @@ export function pidAlive(pid: number): boolean {
   } catch (error) {
     return (error as NodeJS.ErrnoException).code === 'EPERM';
   }
-}
-
-/** The current holder, or undefined when the database is free. */
-export function lockHolder(store: Store): LockHolder | undefined {
-  return store.sqlite
-    .prepare(
-      'SELECT pid, host, acquired_at AS acquiredAt, heartbeat_at AS heartbeatAt FROM sync_lock WHERE id = 1',
-    )
-    .get() as LockHolder | undefined;
 }
 
 /** Why `holder` no longer counts, or null while it does. */
