@@ -83,14 +83,18 @@ function staleReason(
   return null;
 }
 
+/** Who asks for the lock, and after how long (ms) a holder's heartbeat counts as stale. */
+interface Claim {
+  me: { pid: number; host: string };
+  staleMs: number;
+  logger?: Logger;
+}
+
+/** What an attempt found: the lock taken, or the live holder that has it. */
+type Attempt = { acquired: LockHolder } | { heldBy: LockHolder };
+
 /** One attempt: takes the lock and returns the holder, or returns the live holder that has it. */
-function tryAcquire(
-  store: Store,
-  me: { pid: number; host: string },
-  staleMs: number,
-  now: Date,
-  logger?: Logger,
-): { acquired: LockHolder } | { heldBy: LockHolder } {
+function tryAcquire(store: Store, { me, staleMs, logger }: Claim, now: Date): Attempt {
   const db = store.sqlite;
   return db
     .transaction(() => {
@@ -117,15 +121,9 @@ function tryAcquire(
  * {@link tryAcquire}, where a database busy past the busy timeout counts as held: its holder is in
  * the middle of a long write transaction (its heartbeat commits with it), so it is alive.
  */
-function tryAcquireOrBusy(
-  store: Store,
-  me: { pid: number; host: string },
-  staleMs: number,
-  now: Date,
-  logger?: Logger,
-): { acquired: LockHolder } | { heldBy: LockHolder } {
+function tryAcquireOrBusy(store: Store, claim: Claim, now: Date): Attempt {
   try {
-    return tryAcquire(store, me, staleMs, now, logger);
+    return tryAcquire(store, claim, now);
   } catch (error) {
     if ((error as { code?: string }).code !== 'SQLITE_BUSY') throw error;
     const at = now.toISOString();
@@ -153,7 +151,7 @@ export async function acquireWriterLock(store: Store, options: WriterLockOptions
   let announced = false;
   for (;;) {
     options.signal?.throwIfAborted();
-    const outcome = tryAcquireOrBusy(store, me, staleMs, now(), options.logger);
+    const outcome = tryAcquireOrBusy(store, { me, staleMs, logger: options.logger }, now());
     if ('acquired' in outcome) return holdLock(store, outcome.acquired, staleMs, options, now);
     if (!options.wait) throw new LockHeldError(outcome.heldBy, store.path);
     if (!announced) {
