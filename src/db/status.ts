@@ -2,12 +2,12 @@
  * Read-mostly queries about the sync's position and health, for `/ready`, `/freshness`, `/metrics`
  * and `livefeed status`. Times are ISO 8601 text as stored; packet numbers are replication sequences.
  */
-import { count, max, sql } from 'drizzle-orm';
+import { and, count, desc, inArray, isNotNull, lte, max, sql } from 'drizzle-orm';
 import { readMigrationFiles } from 'drizzle-orm/migrator';
 import { MIGRATIONS_FOLDER, type Store } from './client.js';
 import { quarantineCount } from './operatorQueries.js';
 import { latestPacket, type PacketRow } from './queries.js';
-import { packets } from './schema.js';
+import { meta, packets } from './schema.js';
 import { limitClause } from './statements.js';
 
 /** Packets are hourly (FEED.md, Deployments and URLs). */
@@ -32,9 +32,11 @@ export function recordUpstream(store: Store, latest: number | null, at: string):
 
 /** The last recorded upstream position, or undefined when no sync has read it into this database. */
 export function readUpstream(store: Store): UpstreamRecord | undefined {
-  const rows = store.sqlite
-    .prepare("SELECT key, value FROM meta WHERE key IN ('upstream_latest', 'upstream_checked_at')")
-    .all() as { key: string; value: string }[];
+  const rows = store.db
+    .select()
+    .from(meta)
+    .where(inArray(meta.key, ['upstream_latest', 'upstream_checked_at']))
+    .all();
   const map = new Map(rows.map((r) => [r.key, r.value]));
   const checkedAt = map.get('upstream_checked_at');
   if (checkedAt === undefined) return undefined;
@@ -87,12 +89,14 @@ export function anyPacketSynced(store: Store): boolean {
  * hour), the nearest earlier packet's TIMESTAMP plus one hour per packet. Null when unknown.
  */
 export function packetTime(store: Store, packet: number): Date | null {
-  const row = store.sqlite
-    .prepare(
-      'SELECT number, timestamp FROM packets WHERE number <= ? AND timestamp IS NOT NULL ORDER BY number DESC LIMIT 1',
-    )
-    .get(packet) as { number: number; timestamp: string } | undefined;
-  if (!row) return null;
+  const row = store.db
+    .select({ number: packets.number, timestamp: packets.timestamp })
+    .from(packets)
+    .where(and(lte(packets.number, packet), isNotNull(packets.timestamp)))
+    .orderBy(desc(packets.number))
+    .limit(1)
+    .get();
+  if (!row?.timestamp) return null;
   const at = Date.parse(row.timestamp);
   return Number.isNaN(at) ? null : new Date(at + (packet - row.number) * PACKET_INTERVAL_MS);
 }

@@ -1,4 +1,4 @@
-import { storedReplicationPacket } from '../db/replicationQueries.js';
+import { missingReplicationPackets, storedReplicationPacket } from '../db/replicationQueries.js';
 import { replicationPacketName } from '../feed/protocol/urls.js';
 import type { SyncContext, SyncReport } from './context.js';
 import type { FetchedFile } from './fetchFile.js';
@@ -115,10 +115,7 @@ export async function recheckMissingPackets(
   now: () => Date,
 ): Promise<void> {
   if (!ctx.policy.replicationPackets) return;
-  const rows = ctx.store.sqlite
-    .prepare(`SELECT packet FROM replication_packets WHERE status = 'MISSING' AND packet < ? ORDER BY packet`)
-    .all(from) as { packet: number }[];
-  for (const { packet } of rows) {
+  for (const packet of missingReplicationPackets(ctx.store, from)) {
     if (ctx.policy.skipPackets.has(packet)) continue;
     ctx.signal?.throwIfAborted();
     await askReplicationPacket(ctx, report, packet, now);
