@@ -136,6 +136,38 @@ export function unfinishedFiles(
   return { ...counts, files };
 }
 
+/**
+ * Packets whose JSON dumps upstream has not published yet: packets holding a PENDING dump, how
+ * many, the oldest and its TIMESTAMP (ISO, null when unknown) and when its first 404 was seen. Shown
+ * by `/freshness` and `livefeed status` so that a halted upstream dump job is visible.
+ */
+export interface WaitingForDumps {
+  packets: number;
+  oldest: number;
+  oldestTimestamp: string | null;
+  /** Earliest `checked_at` among the PENDING dumps of the oldest packet (ISO). */
+  since: string | null;
+}
+
+/** See {@link WaitingForDumps}; undefined when no dump is PENDING. */
+export function waitingForDumps(store: Store): WaitingForDumps | undefined {
+  const row = store.sqlite
+    .prepare(
+      `SELECT w.packets, w.oldest, p.timestamp AS oldestTimestamp,
+         (SELECT min(e.checked_at) FROM dumps e WHERE e.packet = w.oldest AND e.status = 'PENDING') AS since
+       FROM (SELECT count(DISTINCT packet) AS packets, min(packet) AS oldest FROM dumps WHERE status = 'PENDING') w
+       LEFT JOIN packets p ON p.number = w.oldest`,
+    )
+    .get() as {
+    packets: number;
+    oldest: number | null;
+    oldestTimestamp: string | null;
+    since: string | null;
+  };
+  if (!row.packets || row.oldest === null) return undefined;
+  return { packets: row.packets, oldest: row.oldest, oldestTimestamp: row.oldestTimestamp, since: row.since };
+}
+
 /** Lines kept in quarantine (not stored as changes) across all packets. */
 export function quarantinedLineCount(store: Store): number {
   return quarantineCount(store, {});
