@@ -184,4 +184,26 @@ describe('replication packets that fail', () => {
       await ctx.feed.client.close();
     }
   });
+
+  it('a replication packet unreadable on every download is one FAILED attempt of the pass, like a JSON dump', async () => {
+    feed.faults.add({ path: PRESENT, fault: { kind: 'corrupt' }, times: Infinity });
+    const logs: string[] = [];
+    const ctx = await context('corrupt-always', logs);
+    try {
+      const report = await syncOnce(ctx, { from: 601 });
+      expect(report.problems.map((p) => [p.packet, p.file])).toEqual([[601, 'replication packet 601']]);
+      expect(logs.filter((l) => l.includes('"redownload"'))).toHaveLength(2);
+      expect(feed.requests.filter((r) => r.path.endsWith(PRESENT))).toHaveLength(3);
+      expect(
+        ctx.store.sqlite
+          .prepare(
+            'SELECT status, attempts, next_retry_at IS NOT NULL AS retry FROM replication_packets WHERE packet = 601',
+          )
+          .get(),
+      ).toEqual({ status: 'FAILED', attempts: 1, retry: 1 });
+    } finally {
+      ctx.store.close();
+      await ctx.feed.client.close();
+    }
+  });
 });
