@@ -20,7 +20,7 @@ import { runStatus } from './statusCommand.js';
 import type { SyncContext, SyncReport } from './sync/context.js';
 import { acquireWriterLock, LockHeldError } from './sync/lock.js';
 import { combineObservers } from './sync/observer.js';
-import { createVerifier } from './sync/verifier.js';
+import { createVerifier, WeakSigningKeyError } from './sync/verifier.js';
 import { follow, syncOnce } from './sync/worker.js';
 
 const VERSION = (
@@ -153,26 +153,34 @@ async function syncContext(
     token: target.token,
     ...feedClientHooks(ops, logger),
   });
-  return {
-    store,
-    client,
-    // The demo verifies with the bundled TEST key unless a key was configured.
-    verifier: await createVerifier(
-      target.signingKey ?? config.signingKey,
-      target.signingKey && !config.signingKey ? 'fail' : config.verify,
-      logger,
-      { acceptUnsigned: config.acceptUnsigned, allowWeakSigningKey: config.allowWeakSigningKey },
-    ),
+  // The demo verifies with the bundled TEST key unless a key was configured.
+  const verifier = await createVerifier(
+    target.signingKey ?? config.signingKey,
+    target.signingKey && !config.signingKey ? 'fail' : config.verify,
     logger,
-    entities: config.entities,
-    deployment: config.deployment,
-    dataDir: config.dataDir,
-    settleAfterMs: config.settleAfterMs,
-    replicationPackets: config.replicationPackets,
-    skipPackets: new Set(config.skipPackets),
+    { acceptUnsigned: config.acceptUnsigned, allowWeakSigningKey: config.allowWeakSigningKey },
+  ).catch((error: unknown) => {
+    // A weak key is a configuration mistake: exit 2 like any other.
+    throw error instanceof WeakSigningKeyError ? new ConfigError(error.message) : error;
+  });
+  return {
+    feed: {
+      client,
+      verifier,
+      deployment: config.deployment,
+      dataDir: config.dataDir,
+      maxDumpBytes: config.maxDumpBytes,
+    },
+    store,
+    policy: {
+      entities: config.entities,
+      settleAfterMs: config.settleAfterMs,
+      replicationPackets: config.replicationPackets,
+      skipPackets: new Set(config.skipPackets),
+      keepFiles: config.keepFiles,
+    },
+    observe: { logger },
     signal,
-    maxDumpBytes: config.maxDumpBytes,
-    keepFiles: config.keepFiles,
   };
 }
 
@@ -245,7 +253,7 @@ function announceWhenSynced(ctx: SyncContext, url: string, logger: Logger, demo:
       logger.info({ event: 'ready', url, demo }, `GraphiQL: ${url}${demo ? ' (demo data)' : ''}`);
     },
   };
-  return { ...ctx, observer: combineObservers(ctx.observer, ready) };
+  return { ...ctx, observe: { ...ctx.observe, observer: combineObservers(ctx.observe.observer, ready) } };
 }
 
 /** Aborts on SIGINT/SIGTERM so long work stops cleanly (current transaction finished or rolled back). */

@@ -3,6 +3,7 @@ import { join } from 'node:path';
 import { z } from 'zod';
 import { ENTITY_TYPES, type EntityType, parseEntityList } from './feed/entities.js';
 import { DEFAULT_FEED_ROOTS, type Deployment } from './feed/protocol/urls.js';
+import type { VerifyMode } from './feed/signature.js';
 import { type KeepFiles, parseKeepFiles } from './files/retentionPolicy.js';
 import { defaultLogFormat, type LogFormat } from './logFormat.js';
 
@@ -13,9 +14,6 @@ import { defaultLogFormat, type LogFormat } from './logFormat.js';
 export const REPUBLISHED_PACKETS: readonly number[] = [
   104949, 162718, 162719, 162720, 162721, 162722, 162723, 162724,
 ];
-
-/** Signature verification mode (issue: integrity by default). */
-export type VerifyMode = 'fail' | 'warn' | 'off';
 
 /** livefeed's whole configuration, validated. Durations are in milliseconds. */
 export interface Config {

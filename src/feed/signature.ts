@@ -13,6 +13,12 @@ export const UPSTREAM_FINGERPRINT = 'D5E63B4BDCCE195642948684B8FC2375C777580F';
  */
 export type SignatureStatus = 'VERIFIED' | 'UNVERIFIED' | 'INVALID' | 'MISSING';
 
+/**
+ * How a sync treats signatures (`--verify`): `fail` refuses an archive whose signature is INVALID
+ * or MISSING, `warn` stores it and logs, `off` does not check (FEED.md, Signatures).
+ */
+export type VerifyMode = 'fail' | 'warn' | 'off';
+
 /** The public keys archives are verified against, with their primary key fingerprints in the same order. */
 export interface SigningKeys {
   keys: openpgp.PublicKey[];
