@@ -1,15 +1,12 @@
 import { userInfo } from 'node:os';
 import { describeStrength, keyStrength } from '../feed/keyStrength.js';
 import {
-  describeKeys,
-  isUpstreamKey,
-  loadSigningKeys,
   type SignatureFailureKind,
   type SignatureStatus,
-  type SigningKeys,
   type VerifyMode,
   verifyFileSignature,
 } from '../feed/signature.js';
+import { describeKeys, isUpstreamKey, loadSigningKeys, type SigningKeys } from '../feed/signingKeys.js';
 import type { Logger } from '../logger.js';
 
 /** Outcome of checking one archive against its detached signature. */
