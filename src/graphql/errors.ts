@@ -9,7 +9,8 @@ export type ErrorCode =
   | 'PAGE_SIZE_EXCEEDED'
   | 'INVALID_TABLE'
   | 'RANGE_TOO_LARGE'
-  | 'NOT_FOUND';
+  | 'NOT_FOUND'
+  | 'TOO_MANY_MBIDS';
 
 /** An expected error, shown to the client with its code (unexpected errors stay masked by Yoga). */
 export function userError(
