@@ -42,22 +42,30 @@ const variants: Variant[] = [
   { name: 'baseline', root: values.baseline },
   { name: 'current_state', root: join(import.meta.dirname, '..') },
 ];
+// Wall time and this process's CPU time (xz may run in a child process): CPU time varies less
+// when another job shares the machine.
 const times: Record<string, number[]> = { baseline: [], current_state: [] };
+const cpu: Record<string, number[]> = { baseline: [], current_state: [] };
 for (let run = 0; run < Number(values.runs); run++) {
   for (const variant of variants) {
     const { openStore } = await import(join(variant.root, 'src/db/client.ts'));
     const { ingestJsonDump } = await import(join(variant.root, 'src/sync/ingest.ts'));
     const store = openStore(join(dir, `${variant.name}-${run}.db`));
     const started = performance.now();
+    const cpuStart = process.cpuUsage();
     await ingestJsonDump(store, { packet: 7, entity: 'recording', archivePath: built.path, file: null });
+    const used = process.cpuUsage(cpuStart);
     times[variant.name]!.push(performance.now() - started);
+    cpu[variant.name]!.push((used.user + used.system) / 1000);
     store.close();
   }
 }
-for (const [name, list] of Object.entries(times)) {
+const summary = (list: number[]) => {
   const sorted = [...list].sort((a, b) => a - b);
-  console.log(
-    `${name}: ${list.map((t) => t.toFixed(0)).join(', ')} ms (median ${sorted[sorted.length >> 1]!.toFixed(0)})`,
-  );
+  const all = list.map((t) => t.toFixed(0)).join(', ');
+  return `min ${sorted[0]!.toFixed(0)}, median ${sorted[sorted.length >> 1]!.toFixed(0)} (${all})`;
+};
+for (const name of Object.keys(times)) {
+  console.log(`${name}: wall ms ${summary(times[name]!)}; cpu ms ${summary(cpu[name]!)}`);
 }
 await rm(dir, { recursive: true, force: true });
