@@ -39,8 +39,8 @@ export interface IngestJsonDumpOptions {
   maxBytes?: number;
   /** xz decoder (see readJsonDump). Default `auto`. */
   decoder?: XzDecoder;
-  /** Compressed bytes of the archive read so far (see readJsonDump), for progress reports. */
-  onProgress?: (compressedBytes: number) => void;
+  /** Compressed bytes of the archive read so far (see readJsonDump) and lines stored so far, for progress reports. */
+  onProgress?: (compressedBytes: number, lines: number) => void;
 }
 
 /** What one JSON dump added. */
@@ -178,7 +178,9 @@ export async function ingestJsonDump(store: Store, options: IngestJsonDumpOption
         signal: options.signal,
         maxBytes: options.maxBytes,
         decoder: options.decoder,
-        onProgress: options.onProgress,
+        onProgress:
+          options.onProgress &&
+          ((read) => options.onProgress!(read, writer.changeCount + writer.quarantineCount)),
       },
       (line, n) => writer.add(line, n),
     );
