@@ -1,4 +1,4 @@
-import { cp, readdir, readFile, stat, writeFile } from 'node:fs/promises';
+import { cp, readdir, readFile, rm, stat, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openStore } from '../src/db/client.js';
@@ -92,6 +92,17 @@ describe('livefeed bootstrap (real CLI processes, the sample feed over HTTP)', (
           { status: 'MERGED', path: [MERGE_TARGET], target: { mbid: MERGE_TARGET } },
           { status: 'DELETED', path: [], target: null },
         ]);
+        const service = await gql(
+          app,
+          '{ service { completeEntityTypes bootstrap { dump packet } completeness { entity complete fullDump note } } }',
+        );
+        const { completeEntityTypes, bootstrap: done, completeness } = service.data!.service;
+        expect(done).toEqual({ dump: full.name, packet: full.packet });
+        expect(completeEntityTypes).toHaveLength(10);
+        expect(completeEntityTypes).not.toContain('RECORDING');
+        const recording = completeness.find((c: { entity: string }) => c.entity === 'RECORDING');
+        expect(recording).toMatchObject({ complete: false, fullDump: full.name });
+        expect(recording.note).toContain('only standalone recordings');
       } finally {
         app.store.close();
       }
@@ -147,6 +158,34 @@ describe('livefeed bootstrap (real CLI processes, the sample feed over HTTP)', (
       ).toEqual([{ done: 1 }]);
     } finally {
       feed.faults.clear();
+      await data.cleanup();
+    }
+  }, 120_000);
+
+  it('names the gap when the live feed no longer has the packet after the full dump', async () => {
+    const root = await tempDir('lf-bootstrap-gap-feed-');
+    const data = await tempDir('lf-bootstrap-gap-');
+    try {
+      await cp(BUNDLED_FEED_ROOT, root.dir, { recursive: true });
+      const next = full.packet + 1;
+      for (const suffix of ['', '.asc']) await rm(join(root.dir, `replication-${next}-v2.tar.bz2${suffix}`));
+      const gap = await startSampleFeed({ root: root.dir });
+      try {
+        const run = bootstrap(gap, data.dir, ['--entities', 'area']);
+        expect((await run.exited).code).toBe(1);
+        expect(run.stderr.join('\n')).toContain(`the live feed no longer has packet ${next}`);
+        // The import itself stands: the position is recorded, the sync will report the packet missing.
+        expect(
+          stored(
+            join(data.dir, 'livefeed.db'),
+            "SELECT count(*) AS n FROM meta WHERE key = 'bootstrap_position'",
+          ),
+        ).toEqual([{ n: 1 }]);
+      } finally {
+        await gap.close();
+      }
+    } finally {
+      await root.cleanup();
       await data.cleanup();
     }
   }, 120_000);

@@ -63,3 +63,16 @@ export function bootstrapPosition(store: Store): BootstrapPosition | undefined {
     .get() as string | undefined;
   return value === undefined ? undefined : (JSON.parse(value) as BootstrapPosition);
 }
+
+/** Per entity type, the newest full dump (by name) whose import committed, with its packet. */
+export function bootstrappedTypes(store: Store): Map<EntityType, { dump: string; packet: number }> {
+  const rows = store.sqlite
+    .prepare("SELECT key, value FROM meta WHERE key LIKE 'bootstrap:%' ORDER BY key")
+    .all() as { key: string; value: string }[];
+  const result = new Map<EntityType, { dump: string; packet: number }>();
+  for (const { key, value } of rows) {
+    const [, dump, entity] = key.split(':') as [string, string, EntityType];
+    result.set(entity, { dump, packet: Number(value) });
+  }
+  return result;
+}

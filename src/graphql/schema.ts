@@ -11,6 +11,7 @@ import './types/removal.js';
 import './types/resolution.js';
 import './types/replication.js';
 import './types/service.js';
+import './types/completeness.js';
 import './types/subscription.js';
 import './types/quarantine.js';
 import './types/failures.js';
