@@ -75,6 +75,7 @@ function syncOptions(command: Command): Command {
     'verify',
     'maxDumpBytes',
     'keepFiles',
+    'keepHistory',
     'acceptUnsigned',
     'allowWeakSigningKey',
   ] as const) {
@@ -169,6 +170,7 @@ async function syncContext(
     signal,
     maxDumpBytes: config.maxDumpBytes,
     keepFiles: config.keepFiles,
+    keepHistory: config.keepHistory,
   };
 }
 

@@ -12,6 +12,7 @@ import './types/resolution.js';
 import './types/replication.js';
 import './types/service.js';
 import './types/completeness.js';
+import './types/history.js';
 import './types/subscription.js';
 import './types/quarantine.js';
 import './types/failures.js';

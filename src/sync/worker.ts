@@ -9,6 +9,7 @@ import type { SyncContext, SyncReport } from './context.js';
 import { askDump, runCheckpoint } from './dumpStep.js';
 import { dumpDeferred } from './fileRetry.js';
 import type { PassOutcome } from './observer.js';
+import { pruneHistory } from './prune.js';
 import { askReplicationPacket, recheckMissingPackets } from './replicationStep.js';
 import { applyRetention } from './retention.js';
 import { recheckTimeSettled, settle } from './settle.js';
@@ -115,6 +116,8 @@ async function syncPassDeferred(
   for (const packet of report.completed) ctx.onPacketSynced?.(packet);
   report.pending = pendingDumps(ctx.store, range.from, range.to).length;
   if (ctx.keepFiles) applyRetention(ctx.store, ctx.dataDir, ctx.keepFiles, now(), ctx.logger);
+  if (ctx.keepHistory && ctx.keepHistory.kind !== 'all')
+    await pruneHistory(ctx.store, ctx.keepHistory, now(), ctx.logger);
   ctx.logger.info(
     {
       event: 'sync-pass',
