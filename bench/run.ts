@@ -5,7 +5,7 @@
  * and prints the table. Options: `--runs N` (timed runs of each ingest, interleaved; the best
  * counts, default 5), `--rebuild` (fresh inputs), `--graphql-seconds S` (per query, default 5),
  * `--graphql-rounds N` (interleaved rounds of the three queries, the best counts, default 5),
- * `--skip-graphql`. Needs xz, tar, sqlite3, python3 and bzip2 on PATH; loopback only.
+ * `--skip-graphql`, `--bootstrap [--lines N]` (only the full dump bootstrap, bench/bootstrap.ts). Needs xz, tar, sqlite3, python3 and bzip2 on PATH; loopback only.
  */
 import { type ChildProcess, execFileSync, spawn, spawnSync } from 'node:child_process';
 import { existsSync, rmSync, writeFileSync } from 'node:fs';
@@ -419,6 +419,11 @@ async function main(): Promise<void> {
   ] as const) {
     if (tool(cmd, [...args]) === 'missing' && cmd !== 'bzip2')
       throw new Error(`npm run bench needs ${cmd} on PATH`);
+  }
+  // Issue 14: the full dump bootstrap section (bench/bootstrap.ts), on its own inputs.
+  if (flag('--bootstrap')) {
+    await (await import('./bootstrap.js')).main(argv);
+    return;
   }
   const inputs: BenchInputs = await buildInputs(OUT, { rebuild: flag('--rebuild'), log });
   writeFileSync(

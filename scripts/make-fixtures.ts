@@ -18,7 +18,12 @@ import {
   TEST_KEY_FINGERPRINT,
   writeJsonDump,
 } from '../test/support/archives.js';
-import type { FixtureManifest, ManifestJsonDump, ManifestPacket } from '../test/support/manifest.js';
+import type {
+  FixtureManifest,
+  ManifestFullDump,
+  ManifestJsonDump,
+  ManifestPacket,
+} from '../test/support/manifest.js';
 import {
   FIRST_PACKET,
   FIXTURE_PLAN,
@@ -26,6 +31,7 @@ import {
   type PlannedLine,
   packetTimestamp,
 } from './fixturePlan.js';
+import { writeFullDumpFixtures } from './fullDumpFixtures.js';
 import { removeReplicationFixtures, writeReplicationFixtures } from './replicationFixtures.js';
 
 const REPO = fileURLToPath(new URL('..', import.meta.url));
@@ -61,6 +67,7 @@ export async function makeFixtures(options: MakeFixturesOptions = {}): Promise<F
   const keyHome = await createTestKeyHome();
   const packets: ManifestPacket[] = [];
   const dumpLines = new Map<string, Record<string, unknown>[]>();
+  let fullDump: ManifestFullDump | undefined;
   try {
     for (let packet = FIRST_PACKET; packet < FIRST_PACKET + PACKET_COUNT; packet++) {
       const timestamp = packetTimestamp(packet);
@@ -90,6 +97,7 @@ export async function makeFixtures(options: MakeFixturesOptions = {}): Promise<F
       (packet, entity) => dumpLines.get(`${packet}/${entity}`) ?? [],
     );
     for (const packet of packets) packet.replication = replication.get(packet.number);
+    fullDump = await writeFullDumpFixtures(outDir, keyHome, fullDumpLines(samples));
   } finally {
     await keyHome.close();
   }
@@ -105,6 +113,7 @@ export async function makeFixtures(options: MakeFixturesOptions = {}): Promise<F
     schemaSequence: DEFAULT_SCHEMA_SEQUENCE,
     signingKeyFingerprint: TEST_KEY_FINGERPRINT,
     packets,
+    fullDump,
   };
   await writeFile(join(outDir, 'MANIFEST.json'), `${JSON.stringify(manifest, null, 2)}\n`);
   return manifest;
@@ -159,6 +168,28 @@ function checkPlan(samples: Samples): void {
         throw new Error(`fixturePlan: ${entity}.jsonl line ${index} is never used`);
     });
   }
+}
+
+/**
+ * Lines of the demo full dump for every entity type: every sample line, in the version the feed
+ * first shows (the full dump is consistent with the packet before the feed's first).
+ */
+function fullDumpLines(samples: Samples): Map<EntityType, string[]> {
+  const result = new Map<EntityType, string[]>();
+  // Upstream publishes every entity type; types without sample lines get an archive without lines.
+  for (const entity of ENTITY_TYPES) {
+    const lines = samples.get(entity) ?? [];
+    const first = new Map<number, PlannedLine>();
+    for (let packet = FIRST_PACKET; packet < FIRST_PACKET + PACKET_COUNT; packet++) {
+      for (const entry of FIXTURE_PLAN[packet]?.[entity] ?? [])
+        if (!first.has(entry.index)) first.set(entry.index, entry);
+    }
+    result.set(
+      entity,
+      lines.map((_, index) => renderLine(samples, entity, first.get(index) ?? { index })),
+    );
+  }
+  return result;
 }
 
 /** The sample line verbatim, or re-serialized with `patch` applied (keys keep their order). */

@@ -2,12 +2,14 @@ import { readFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import { fileURLToPath } from 'node:url';
 import { Command, Option } from 'commander';
+import { type BootstrapFlags, runBootstrap } from './bootstrapCommand.js';
 import { chooseDatabase, noFeedConfigured, requireExistingDatabase } from './cliTargets.js';
 import { CONFIG_OPTIONS, type Config, ConfigError, type Flags, loadConfig } from './config.js';
 import { openStore, type Store } from './db/client.js';
 import { openForServing } from './db/readOnly.js';
 import { FeedClient } from './feed/client.js';
 import { FeedAuthError, FeedHttpError, FeedNetworkError, safeMessage } from './feed/errors.js';
+import { DEFAULT_DUMPS_URL } from './feed/fullDumps.js';
 import { DEFAULT_FEED_ROOTS, databaseName, redactUrl } from './feed/protocol/urls.js';
 import type { ServiceInfo } from './graphql/builder.js';
 import { createApp } from './http/app.js';
@@ -83,6 +85,7 @@ function syncOptions(command: Command): Command {
     'verify',
     'maxDumpBytes',
     'keepFiles',
+    'keepHistory',
     'acceptUnsigned',
     'allowWeakSigningKey',
   ] as const) {
@@ -178,6 +181,7 @@ async function syncContext(
       replicationPackets: config.replicationPackets,
       skipPackets: new Set(config.skipPackets),
       keepFiles: config.keepFiles,
+      keepHistory: config.keepHistory,
     },
     observe: { logger },
     signal,
@@ -446,6 +450,25 @@ export function program(): Command {
   ).action(async (file: string, options: ImportFlags) => {
     process.exitCode = await runImport(file, options).catch(report);
   });
+  sharedOptions(
+    root
+      .command('bootstrap')
+      .description(
+        'first import: the full JSON dumps, verified, then `start` continues at the following packet',
+      )
+      .option(
+        '--dumps-url <url>',
+        `full JSON dump directory (env LIVEFEED_DUMPS_URL; default ${DEFAULT_DUMPS_URL})`,
+      )
+      .option('--dump <name>', 'dump directory (YYYYMMDD-NNN; default: the one LATEST names)')
+      .option('--demo', 'bootstrap the demo database from the bundled sample feed'),
+  )
+    .addOption(new Option(CONFIG_OPTIONS.find((o) => o.key === 'entities')!.flag!, helpText('entities')))
+    .addOption(new Option(CONFIG_OPTIONS.find((o) => o.key === 'signingKey')!.flag!, helpText('signingKey')))
+    .addOption(new Option(CONFIG_OPTIONS.find((o) => o.key === 'verify')!.flag!, helpText('verify')))
+    .action(async (options: BootstrapFlags) => {
+      process.exitCode = await runBootstrap(options).catch(report);
+    });
   root
     .command('sample-feed')
     .description(`serve the bundled sample feed (token ${SAMPLE_TOKEN})`)
@@ -458,7 +481,9 @@ export function program(): Command {
         host: options.host ?? '127.0.0.1',
         port: Number(options.port ?? process.env.LIVEFEED_SAMPLE_FEED_PORT ?? 8080),
       });
-      process.stdout.write(`sample feed at ${feed.feedRoot} (token ${SAMPLE_TOKEN})\n`);
+      process.stdout.write(
+        `sample feed at ${feed.feedRoot} (token ${SAMPLE_TOKEN}); full dumps at ${feed.dumpsUrl}\n`,
+      );
       const stop = () => void feed.close();
       process.once('SIGINT', stop);
       process.once('SIGTERM', stop);

@@ -45,6 +45,8 @@ export interface Config {
   maxDumpBytes: number;
   /** Which downloaded archives stay under `<dataDir>/files` (issue 4, Files and links). */
   keepFiles: KeepFiles;
+  /** Which history (changes, row changes) stays: all, the newest N packets or an age (issue 14). */
+  keepHistory: KeepFiles;
   logLevel: string;
   /** Feed paths whose missing `.asc` the operator accepts: stored UNVERIFIED (`--accept-unsigned`). */
   acceptUnsigned: string[];
@@ -201,6 +203,14 @@ export const CONFIG_OPTIONS: ConfigOption[] = [
       'downloaded archives kept for the file links and mirror: all, the newest N packets (48), or an age (36h, 7d, 2w)',
   },
   {
+    key: 'keepHistory',
+    flag: '--keep-history <count|age>',
+    env: 'LIVEFEED_KEEP_HISTORY',
+    default: 'all',
+    description:
+      "history kept (JSON dump changes, replication row changes): all, the newest N packets (720), or an age (30d); each entity's current version always stays",
+  },
+  {
     key: 'acceptUnsigned',
     flag: '--accept-unsigned <paths>',
     env: 'LIVEFEED_ACCEPT_UNSIGNED',
@@ -324,6 +334,14 @@ const schema = z.object({
     return bytes;
   }),
   keepFiles: z.string().transform((text, ctx) => {
+    try {
+      return parseKeepFiles(text);
+    } catch (error) {
+      ctx.addIssue({ code: 'custom', message: (error as Error).message });
+      return z.NEVER;
+    }
+  }),
+  keepHistory: z.string().transform((text, ctx) => {
     try {
       return parseKeepFiles(text);
     } catch (error) {
@@ -468,6 +486,7 @@ export function loadConfig(flags: Flags, env: Env = process.env): Config {
     verify: pick('verify', 'LIVEFEED_VERIFY'),
     maxDumpBytes: String(pick('maxDumpBytes', 'LIVEFEED_MAX_DUMP_BYTES', '64GiB')),
     keepFiles: String(pick('keepFiles', 'LIVEFEED_KEEP_FILES', 'all')),
+    keepHistory: String(pick('keepHistory', 'LIVEFEED_KEEP_HISTORY', 'all')),
     acceptUnsigned: commaList(String(pick('acceptUnsigned', 'LIVEFEED_ACCEPT_UNSIGNED', ''))),
     allowWeakSigningKey:
       flags.allowWeakSigningKey === true || /^(true|1)$/.test(env.LIVEFEED_ALLOW_WEAK_SIGNING_KEY ?? ''),

@@ -30,6 +30,21 @@ describe('loadConfig', () => {
     expect(config.token).toBeUndefined();
   });
 
+  it('--keep-history / LIVEFEED_KEEP_HISTORY: all by default, a packet count or an age, else a clear error', () => {
+    expect(loadConfig({}, {}).keepHistory).toEqual({ kind: 'all' });
+    expect(loadConfig({}, { LIVEFEED_KEEP_HISTORY: '720' }).keepHistory).toEqual({
+      kind: 'packets',
+      count: 720,
+    });
+    expect(loadConfig({ keepHistory: '30d' }, { LIVEFEED_KEEP_HISTORY: '720' }).keepHistory).toEqual({
+      kind: 'age',
+      maxAgeMs: 30 * 86_400_000,
+    });
+    expect(() => loadConfig({ keepHistory: 'forever' }, {})).toThrow(
+      /--keep-history.*must be all, a number of packets/,
+    );
+  });
+
   it('takes flags over env over defaults', () => {
     const env = {
       LIVEFEED_PORT: '5000',

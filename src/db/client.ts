@@ -54,7 +54,12 @@ export function openStore(path: string, options: OpenStoreOptions = {}): Store {
     // larger pages cut an ingest's page writes and CPU by about a fifth (bench/RESULTS.md). It must
     // come before WAL mode, which fixes the page size.
     if (!options.readonly) sqlite.pragma('page_size = 16384');
-    if (!options.readonly) sqlite.pragma('journal_mode = WAL');
+    // Only for new files: `--keep-history` gives pruned pages back with incremental vacuum; an
+    // existing file is switched by one VACUUM when pruning first runs (sync/prune.ts).
+    if (!options.readonly) {
+      sqlite.pragma('auto_vacuum = INCREMENTAL');
+      sqlite.pragma('journal_mode = WAL');
+    }
     // NORMAL is durable across process crashes in WAL mode; only a power loss can drop the last commits.
     sqlite.pragma('synchronous = NORMAL');
     sqlite.pragma('foreign_keys = ON');

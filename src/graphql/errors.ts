@@ -10,7 +10,8 @@ export type ErrorCode =
   | 'INVALID_TABLE'
   | 'RANGE_TOO_LARGE'
   | 'NOT_FOUND'
-  | 'PENDING';
+  | 'PENDING'
+  | 'TOO_MANY_MBIDS';
 
 /** An expected error, shown to the client with its code (unexpected errors stay masked by Yoga). */
 export function userError(

@@ -8,6 +8,7 @@ import {
 } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { fileURLToPath } from 'node:url';
+import { DUMPS_URL_PATH } from '../feed/fullDumps.js';
 import {
   ERROR_BODIES,
   METHOD_NOT_ALLOWED_HTML,
@@ -19,6 +20,7 @@ import { type FileRoute, matchRoute } from '../feed/protocol/routes.js';
 import { type OpenFeedFile, openFeedFile, resolveInside } from '../files/local.js';
 import { sendFile as sendFileBody } from '../http/fileBody.js';
 import { answerFault, FaultPlan, withBodyFault } from './faults.js';
+import { answerFullDump } from './fullDumps.js';
 import { findLastPacket } from './lastPacket.js';
 
 /**
@@ -66,6 +68,8 @@ export type SampleFeedHandler = ((req: IncomingMessage, res: ServerResponse) => 
 export interface SampleFeed {
   /** Feed root URL, e.g. `http://127.0.0.1:PORT/api/musicbrainz` (no trailing slash). */
   feedRoot: string;
+  /** Full JSON dump directory (`--dumps-url`), e.g. `http://127.0.0.1:PORT/pub/musicbrainz/data/json-dumps`. */
+  dumpsUrl: string;
   /** Every request answered so far, in order. */
   requests: SampleFeedRequest[];
   /** Faults injected into later requests (src/samplefeed/faults.ts). */
@@ -135,6 +139,7 @@ export async function startSampleFeed(
   const host = address.family === 'IPv6' ? `[${address.address}]` : address.address;
   return {
     feedRoot: `http://${host}:${address.port}/api/${options.database ?? 'musicbrainz'}`,
+    dumpsUrl: `http://${host}:${address.port}${DUMPS_URL_PATH}`,
     requests: handler.requests,
     faults: handler.faults,
     server,
@@ -154,6 +159,8 @@ async function handle(context: Context, req: IncomingMessage, res: ServerRespons
   const queryAt = url.indexOf('?');
   const path = pathOf(url);
   const reply = responder(context, req, res, path);
+  const log = (status: number) => record(context, req, path, status);
+  if (await answerFullDump(context.root, path, req, res, log, context.faults)) return;
 
   const route = matchRoute(path, context.database);
   if (!route) return reply(404, { 'content-type': 'text/html; charset=utf-8' }, NOT_FOUND_HTML);

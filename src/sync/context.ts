@@ -33,6 +33,8 @@ export interface SyncPolicy {
   skipPackets: ReadonlySet<number>;
   /** Retention of kept archives, applied after each pass (`--keep-files`); default keep all. */
   keepFiles?: KeepFiles;
+  /** `--keep-history`: prune history outside the window at the end of each pass (sync/prune.ts). */
+  keepHistory?: KeepFiles;
   /**
    * Leave FAILED files (and PENDING or MISSING replication packets) alone until their
    * `next_retry_at` (follow mode sets it; `--once` asks for all at once).

@@ -1,6 +1,7 @@
 import { isUtf8 } from 'node:buffer';
 import type { Database, Statement } from 'better-sqlite3';
 import type { Store } from '../db/client.js';
+import { prepareCurrentFromChanges } from '../db/currentQueries.js';
 import { changeId, dumpIdRange } from '../db/keys.js';
 import type { EntityType } from '../feed/entities.js';
 import { type JsonDumpMetadata, readJsonDump } from '../feed/jsonDump.js';
@@ -38,8 +39,8 @@ export interface IngestJsonDumpOptions {
   maxBytes?: number;
   /** xz decoder (see readJsonDump). Default `auto`. */
   decoder?: XzDecoder;
-  /** Compressed bytes of the archive read so far (see readJsonDump), for progress reports. */
-  onProgress?: (compressedBytes: number) => void;
+  /** Compressed bytes of the archive read so far (see readJsonDump) and lines stored so far, for progress reports. */
+  onProgress?: (compressedBytes: number, lines: number) => void;
 }
 
 /** What one JSON dump added. */
@@ -62,7 +63,9 @@ const BATCH_BYTES = 1 << 20;
  * are, cast to TEXT by SQLite: no JS string, no JSON.parse, no second parse by SQLite. Rows go in
  * batches of {@link BATCH_ROWS} through one prepared multi-row INSERT with positional parameters.
  * Lines the fast path refuses go to `diagnoseLine`: stored re-escaped, or quarantined with the reason.
- * The check runs on this thread: on the 2-core reference machine xz keeps the other core busy, and
+ * After each batch, one set-based upsert over the batch's rowid range keeps the current state
+ * (db/currentQueries.ts) in the same transaction: the line is written once, `current_state` holds
+ * only its id. The check runs on this thread: on the 2-core reference machine xz keeps the other core busy, and
  * moving the check to a worker thread or the reader to a process measured slower (bench/RESULTS.md).
  */
 class ChangeWriter {
@@ -73,6 +76,9 @@ class ChangeWriter {
   private readonly one: Statement;
   private readonly checked: Statement;
   private readonly quarantine: Statement;
+  private readonly current: Statement;
+  /** Rowids written since the last current-state upsert: [first, last], or first > last when none. */
+  private unapplied: [number, number] = [1, 0];
   private readonly args: unknown[] = [];
   private heldBytes = 0;
 
@@ -97,6 +103,7 @@ class ChangeWriter {
     this.quarantine = db.prepare(
       'INSERT INTO quarantine (packet, entity, line, raw, reason) VALUES (?, ?, ?, ?, ?)',
     );
+    this.current = prepareCurrentFromChanges(db);
   }
 
   /** Stores line `position` (its bytes without `\n`; not kept past {@link flush}). */
@@ -119,8 +126,18 @@ class ChangeWriter {
     else
       for (let i = 0; i < args.length; i += 4) this.one.run(args[i], args[i + 1], args[i + 2], args[i + 3]);
     this.changeCount += args.length / 4;
+    if (args.length > 0) this.wrote(args[0] as number, args[args.length - 4] as number);
     args.length = 0;
     this.heldBytes = 0;
+    const [first, last] = this.unapplied;
+    if (first <= last) this.current.run(first, last);
+    this.unapplied = [1, 0];
+  }
+
+  private wrote(first: number, last: number): void {
+    const range = this.unapplied;
+    this.unapplied =
+      range[0] <= range[1] ? [Math.min(range[0], first), Math.max(range[1], last)] : [first, last];
   }
 
   private slowPath(line: Buffer, position: number): void {
@@ -128,6 +145,7 @@ class ChangeWriter {
     const diagnosis = diagnoseLine(text);
     if (diagnosis.ok) {
       this.checked.run(this.base + position, position, diagnosis.mbid, diagnosis.json);
+      this.wrote(this.base + position, this.base + position);
       this.changeCount++;
     } else {
       this.quarantine.run(this.packet, this.entity, position, text, diagnosis.reason);
@@ -160,7 +178,9 @@ export async function ingestJsonDump(store: Store, options: IngestJsonDumpOption
         signal: options.signal,
         maxBytes: options.maxBytes,
         decoder: options.decoder,
-        onProgress: options.onProgress,
+        onProgress:
+          options.onProgress &&
+          ((read) => options.onProgress!(read, writer.changeCount + writer.quarantineCount)),
       },
       (line, n) => writer.add(line, n),
     );

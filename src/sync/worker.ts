@@ -9,6 +9,7 @@ import type { SyncContext, SyncReport } from './context.js';
 import { askDump, runCheckpoint } from './dumpStep.js';
 import { retryDeferred } from './fileRecords.js';
 import type { PassOutcome } from './observer.js';
+import { pruneHistory } from './prune.js';
 import { askReplicationPacket, recheckMissingPackets } from './replicationStep.js';
 import { applyRetention } from './retention.js';
 import { recheckTimeSettled, settle } from './settle.js';
@@ -122,6 +123,8 @@ async function syncPassDeferred(
   report.pending = pendingDumps(ctx.store, range.from, range.to).length;
   if (ctx.policy.keepFiles)
     applyRetention(ctx.store, ctx.feed.dataDir, ctx.policy.keepFiles, now(), ctx.observe.logger);
+  if (ctx.policy.keepHistory && ctx.policy.keepHistory.kind !== 'all')
+    await pruneHistory(ctx.store, ctx.policy.keepHistory, now(), ctx.observe.logger);
   ctx.observe.logger.info(
     {
       event: 'sync-pass',

@@ -90,6 +90,18 @@ export interface FixtureManifest {
   signingKeyFingerprint: string;
   /** Every packet from `firstPacket` to `lastPacket`, in order, also those without files. */
   packets: ManifestPacket[];
+  /** The full JSON dump served under the sample feed's dumps URL (`<root>/full-json-dumps/`). */
+  fullDump?: ManifestFullDump;
+}
+
+/** The demo feed's full JSON dump, as scripts/fullDumpFixtures.ts wrote it. */
+export interface ManifestFullDump {
+  /** Directory name, e.g. `20260510-001`. */
+  name: string;
+  /** Its REPLICATION_SEQUENCE. */
+  packet: number;
+  /** Per entity type: the archive path under the dumps URL, and the MBIDs it holds in file order. */
+  entities: Partial<Record<EntityType, { file: string; mbids: string[] }>>;
 }
 
 /** Reads and parses the bundled feed's manifest. @throws Error when it is missing (run `npm run fixtures`). */

@@ -1,6 +1,6 @@
 import type { Store } from '../../db/client.js';
+import { type CurrentRow, currentOfMbid } from '../../db/currentQueries.js';
 import { type ChangeRow, changesOfMbid } from '../../db/queries.js';
-import { removalOfMbid } from '../../db/replicationQueries.js';
 import type { EntityType } from '../../feed/entities.js';
 import { builder } from '../builder.js';
 import { checkMbid } from '../validate.js';
@@ -8,46 +8,54 @@ import { EntityChangeRef } from './entityChange.js';
 import { EntityTypeEnum } from './entityType.js';
 
 /**
- * An entity this instance knows: from JSON dumps (its changes, oldest first) and/or from a
- * replication packet that deleted or merged it away (then `history` may be empty).
+ * An entity this instance knows, from its current state (db/currentQueries.ts): a JSON dump line
+ * (a full dump or the feed) and/or a replication packet that deleted or merged it away; or only as
+ * the target of a merge (`latest` null). `history` is read only when asked for.
  */
 export interface EntityShape {
   mbid: string;
   type: EntityType;
-  history: ChangeRow[];
+  /** The newest JSON dump line; null when no JSON dump held this MBID. */
+  latest: ChangeRow | null;
+}
+
+/** The {@link EntityShape} of a current state row. */
+export function entityOfCurrent(row: CurrentRow): EntityShape {
+  return { mbid: row.mbid, type: row.entity, latest: row.latest };
 }
 
 /**
- * The entity of `mbid`: its JSON dump history, or, for an MBID no JSON dump held, what a
- * replication packet's deletion or merge tells (type from the removal; FEED.md: JSON dumps never
- * show removed entities). `fallbackType` names the type of an MBID known only as a merge target.
- * Undefined when neither knows it and no fallback is given.
+ * The entity of `mbid` (lower case) from the current state: one primary key read and its newest
+ * change, never the whole history. `fallbackType` names the type of an MBID known only as a merge
+ * target. Undefined when the current state does not hold it and no fallback is given.
  */
 export function entityOf(store: Store, mbid: string, fallbackType?: EntityType): EntityShape | undefined {
-  const history = changesOfMbid(store, mbid);
-  if (history.length > 0) return { mbid, type: history[0]!.entity, history };
-  const type = removalOfMbid(store, mbid)?.entity ?? fallbackType;
-  return type ? { mbid, type, history } : undefined;
+  const row = currentOfMbid(store, mbid);
+  if (row) return entityOfCurrent(row);
+  return fallbackType ? { mbid, type: fallbackType, latest: null } : undefined;
 }
 
 /** GraphQL `Entity`. */
 export const EntityRef = builder.objectRef<EntityShape>('Entity').implement({
   description:
-    'An entity seen in the JSON dumps, with every change of it that this instance holds, or known only ' +
-    'because a replication packet deleted it or merged it away (then `latest` is null and `removed` is set).',
+    'An entity of the current state: its newest version from a JSON dump (a full dump or the feed), with every ' +
+    'change this instance holds, or known only because a replication packet deleted it or merged it away (then ' +
+    '`latest` is null and `removed` is set).',
   fields: (t) => ({
     mbid: t.exposeID('mbid'),
     type: t.field({ type: EntityTypeEnum, resolve: (e) => e.type }),
     latest: t.field({
       type: EntityChangeRef,
       nullable: true,
-      description: 'The newest change; null when no JSON dump held this MBID (known only from a removal).',
-      resolve: (e) => e.history.at(-1) ?? null,
+      description:
+        'The newest version (a JSON dump line), also after a deletion or merge (its last version); null when no ' +
+        'JSON dump held this MBID (known only from a removal or as a merge target).',
+      resolve: (e) => e.latest,
     }),
     history: t.field({
       type: [EntityChangeRef],
-      description: 'Every change, oldest first; empty when no JSON dump held this MBID.',
-      resolve: (e) => e.history,
+      description: 'Every change held, oldest first; empty when no JSON dump held this MBID.',
+      resolve: (e, _a, ctx) => (e.latest ? changesOfMbid(ctx.store, e.mbid) : []),
     }),
   }),
 });
@@ -57,8 +65,9 @@ builder.queryField('entity', (t) =>
     type: EntityRef,
     nullable: true,
     description:
-      'An entity by MBID: with its changes when a JSON dump held it, or with `removed` set (and `latest` null) ' +
-      'when only a replication packet deleted or merged it away; null when this instance knows nothing of it.',
+      'An entity by MBID from the current state: its newest version when a JSON dump held it, or with `removed` ' +
+      'set (and `latest` null) when only a replication packet deleted or merged it away; null when this instance ' +
+      'knows nothing of it.',
     args: { mbid: t.arg.id({ required: true }) },
     resolve: (_r, args, ctx) => entityOf(ctx.store, checkMbid(String(args.mbid))) ?? null,
   }),

@@ -1,0 +1,35 @@
+import type { Store } from './client.js';
+
+/**
+ * How much history is held (`--keep-history`, issue 14): meta `history_from` is the oldest packet
+ * whose changes are still held after pruning; absent when nothing was ever pruned.
+ */
+
+/** Records that changes before `packet` were pruned (never moves back). */
+export function recordHistoryFrom(store: Store, packet: number): void {
+  store.sqlite
+    .prepare(
+      `INSERT INTO meta (key, value) VALUES ('history_from', ?)
+       ON CONFLICT (key) DO UPDATE SET value = max(CAST(meta.value AS INTEGER), CAST(excluded.value AS INTEGER))`,
+    )
+    .run(String(packet));
+}
+
+/** The packet before which changes were pruned, or undefined when none ever were. */
+export function prunedBefore(store: Store): number | undefined {
+  const value = store.sqlite.prepare("SELECT value FROM meta WHERE key = 'history_from'").pluck().get() as
+    | string
+    | undefined;
+  return value === undefined ? undefined : Number(value);
+}
+
+/**
+ * The oldest packet whose changes are still held: the pruning cutoff, else the oldest stored
+ * packet; undefined for an empty database.
+ */
+export function historyFrom(store: Store): number | undefined {
+  const pruned = prunedBefore(store);
+  if (pruned !== undefined) return pruned;
+  const oldest = store.sqlite.prepare('SELECT min(number) FROM packets').pluck().get() as number | null;
+  return oldest ?? undefined;
+}

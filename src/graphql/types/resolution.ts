@@ -1,0 +1,136 @@
+import type { Store } from '../../db/client.js';
+import { type CurrentRow, currentOfMbid, currentOfMbids } from '../../db/currentQueries.js';
+import type { EntityType } from '../../feed/entities.js';
+import { builder } from '../builder.js';
+import { userError } from '../errors.js';
+import { checkMbid } from '../validate.js';
+import { EntityRef, type EntityShape, entityOfCurrent } from './entity.js';
+
+/** Most MBIDs one `entities` or `resolve` query takes. */
+export const MAX_MBIDS = 500;
+/** Most merge hops `resolve` follows; a longer chain is answered as a cycle would be. */
+const MAX_HOPS = 64;
+
+/**
+ * `mbids` checked and lower-cased.
+ * @throws GraphQLError TOO_MANY_MBIDS (over {@link MAX_MBIDS}), INVALID_MBID (naming the first bad one and its index)
+ */
+function checkMbids(mbids: readonly (string | number)[]): string[] {
+  if (mbids.length > MAX_MBIDS) {
+    throw userError('TOO_MANY_MBIDS', `${mbids.length} MBIDs given; one query takes at most ${MAX_MBIDS}`, {
+      maxMbids: MAX_MBIDS,
+    });
+  }
+  return mbids.map((mbid, index) => {
+    try {
+      return checkMbid(String(mbid));
+    } catch (error) {
+      (error as Error).message = `mbids[${index}]: ${(error as Error).message}`;
+      throw error;
+    }
+  });
+}
+
+/** CURRENT | MERGED | DELETED | UNKNOWN, see {@link ResolutionStatusEnum}. */
+export type ResolutionStatus = 'CURRENT' | 'MERGED' | 'DELETED' | 'UNKNOWN';
+
+/** What an MBID stands for now. */
+export interface MbidResolution {
+  mbid: string;
+  status: ResolutionStatus;
+  /** Itself when CURRENT, the end of the merge chain when MERGED; null when DELETED or UNKNOWN. */
+  target: EntityShape | null;
+  /** The MBIDs each merge led to, in order (empty unless a merge was followed). */
+  path: string[];
+}
+
+/**
+ * Follows `mbid`'s merges through the current state to the end of the chain. A chain ending in a
+ * deletion is DELETED. A merge whose target row no stored packet shows ends as MERGED with a null
+ * target; so does a cycle (an MBID met twice) or a chain over {@link MAX_HOPS} hops, which the
+ * feed never produces: the path then shows where it turned. `first`: the row of `mbid` when
+ * already read (null: not held).
+ */
+export function resolveMbid(store: Store, mbid: string, first?: CurrentRow | null): MbidResolution {
+  let row = first === undefined ? currentOfMbid(store, mbid) : (first ?? undefined);
+  if (!row) return { mbid, status: 'UNKNOWN', target: null, path: [] };
+  const path: string[] = [];
+  const seen = new Set([mbid]);
+  let type: EntityType = row.entity;
+  while (row?.status === 'MERGED') {
+    const next: string | null = row.mergedInto;
+    if (next === null || seen.has(next) || path.length >= MAX_HOPS) {
+      if (next !== null) path.push(next);
+      return { mbid, status: 'MERGED', target: null, path };
+    }
+    path.push(next);
+    seen.add(next);
+    type = row.entity;
+    row = currentOfMbid(store, next);
+  }
+  if (row?.status === 'DELETED') return { mbid, status: 'DELETED', target: null, path };
+  // The end of the chain: a held entity, or a merge target no JSON dump held here.
+  const target = row ? entityOfCurrent(row) : { mbid: path.at(-1)!, type, latest: null };
+  return { mbid, status: path.length === 0 ? 'CURRENT' : 'MERGED', target, path };
+}
+
+/** GraphQL `ResolutionStatus`. */
+export const ResolutionStatusEnum = builder.enumType('ResolutionStatus', {
+  values: {
+    CURRENT: { description: 'The MBID is an entity of the current state; `target` is itself.' },
+    MERGED: {
+      description:
+        'The MBID was merged away; `target` is the end of the merge chain (null when no stored replication ' +
+        'packet shows the merge target).',
+    },
+    DELETED: { description: 'The MBID, or the end of its merge chain, was deleted; `target` is null.' },
+    UNKNOWN: {
+      description: 'This instance holds nothing of the MBID (not of a tracked entity type, or never seen).',
+    },
+  } as const,
+});
+
+/** GraphQL `MbidResolution`. */
+export const MbidResolutionRef = builder.objectRef<MbidResolution>('MbidResolution').implement({
+  description: 'What a stored MBID stands for now: itself, the entity it was merged into, or nothing.',
+  fields: (t) => ({
+    mbid: t.exposeID('mbid', { description: 'The MBID asked for, in lower case.' }),
+    status: t.field({ type: ResolutionStatusEnum, resolve: (r) => r.status }),
+    target: t.field({
+      type: EntityRef,
+      nullable: true,
+      description:
+        'Itself when CURRENT, the end of the merge chain when MERGED, null when DELETED or UNKNOWN.',
+      resolve: (r) => r.target,
+    }),
+    path: t.idList({
+      description:
+        'Each merge hop in order: the MBID the asked one was merged into, then the one that was merged into, ' +
+        'and so on to the end of the chain; empty when no merge was followed.',
+      resolve: (r) => r.path,
+    }),
+  }),
+});
+
+builder.queryFields((t) => ({
+  entities: t.field({
+    type: [EntityRef],
+    nullable: { list: false, items: true },
+    description: `Up to ${MAX_MBIDS} entities by MBID from the current state, in the order asked, null where unknown.`,
+    args: { mbids: t.arg.idList({ required: true }) },
+    resolve: (_r, args, ctx) =>
+      currentOfMbids(ctx.store, checkMbids(args.mbids)).map((row) => (row ? entityOfCurrent(row) : null)),
+  }),
+  resolve: t.field({
+    type: [MbidResolutionRef],
+    description:
+      `Up to ${MAX_MBIDS} MBIDs, in the order asked: what each stands for now, following merges to the end of ` +
+      'the chain (apps that store MBIDs use it to follow merges and drop deleted entities).',
+    args: { mbids: t.arg.idList({ required: true }) },
+    resolve: (_r, args, ctx) => {
+      const mbids = checkMbids(args.mbids);
+      const rows = currentOfMbids(ctx.store, mbids);
+      return mbids.map((mbid, i) => resolveMbid(ctx.store, mbid, rows[i] ?? null));
+    },
+  }),
+}));

@@ -1,0 +1,51 @@
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { DUMPS_URL_PATH, matchFullDumpPath } from '../feed/fullDumps.js';
+import { openFeedFile, resolveInside } from '../files/local.js';
+import { sendFile } from '../http/fileBody.js';
+import { answerFault, type FaultPlan, withBodyFault } from './faults.js';
+
+/** Folder under the sample feed's root that holds its full JSON dumps (`LATEST`, `<dump>/<entity>.tar.xz`). */
+export const FULL_DUMPS_FOLDER = 'full-json-dumps';
+
+const CONTENT_TYPES = {
+  latest: 'text/plain; charset=utf-8',
+  archive: 'application/x-xz',
+  signature: 'application/pgp-signature',
+};
+
+/**
+ * Answers a request under {@link DUMPS_URL_PATH} from `<root>/full-json-dumps/` as upstream's
+ * public full dump directory does (FEED.md, Full JSON dumps): no token, Range and HEAD support,
+ * a plain 404 for anything else. `faults` apply as on the feed, to paths `full-json-dumps/<rest>`.
+ * Returns false when `path` is not under that prefix.
+ */
+export async function answerFullDump(
+  root: string,
+  path: string,
+  req: IncomingMessage,
+  res: ServerResponse,
+  onStatus: (status: number) => void,
+  faults?: FaultPlan,
+): Promise<boolean> {
+  if (!path.startsWith(`${DUMPS_URL_PATH}/`)) return false;
+  const rest = path.slice(DUMPS_URL_PATH.length + 1);
+  const route = matchFullDumpPath(rest);
+  const fault = route && faults?.take(`${FULL_DUMPS_FOLDER}/${rest}`);
+  if (fault && answerFault(fault, req, res, onStatus)) return true;
+  const file = route && (await openFeedFile(resolveInside(root, `${FULL_DUMPS_FOLDER}/${rest}`)));
+  if (!route || !file) {
+    onStatus(404);
+    const body = 'Not Found\n';
+    res.writeHead(404, { 'content-type': 'text/plain; charset=utf-8', 'content-length': body.length });
+    res.end(req.method === 'HEAD' ? undefined : body);
+    return true;
+  }
+  const contentType =
+    route.kind === 'latest'
+      ? CONTENT_TYPES.latest
+      : route.signature
+        ? CONTENT_TYPES.signature
+        : CONTENT_TYPES.archive;
+  await sendFile(req, res, fault ? withBodyFault(file, fault) : file, { contentType, onStatus });
+  return true;
+}

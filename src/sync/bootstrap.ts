@@ -1,0 +1,171 @@
+import { rename, rm, stat } from 'node:fs/promises';
+import { join } from 'node:path';
+import { bootstrappedPacket, markBootstrapped, recordBootstrapPosition } from '../db/bootstrapQueries.js';
+import type { Store } from '../db/client.js';
+import type { FeedClient } from '../feed/client.js';
+import { readDumpHead } from '../feed/dumpHead.js';
+import type { EntityType } from '../feed/entities.js';
+import { ArchiveError } from '../feed/errors.js';
+import { fullDumpArchivePath, parseLatest } from '../feed/fullDumps.js';
+import { signaturePath } from '../feed/protocol/urls.js';
+import type { Logger } from '../logger.js';
+import { ingestJsonDump } from './ingest.js';
+import { SignatureError, type Verifier } from './verifier.js';
+
+/** Options of {@link bootstrapFromFullDumps}. */
+export interface BootstrapOptions {
+  /** Client over the full dump directory (`--dumps-url`), without a token: the dumps are public. */
+  dumps: FeedClient;
+  verifier: Verifier;
+  entities: readonly EntityType[];
+  /** Dump directory name (`20260510-001`); default the one `LATEST` names. */
+  dump?: string;
+  /** Where archives are downloaded (partial bytes are kept there across runs for Range resume). */
+  workDir: string;
+  logger: Logger;
+  signal?: AbortSignal;
+  /** Most decompressed bytes of one archive (`--max-dump-bytes`). */
+  maxBytes?: number;
+  /** Progress of one entity type's import: compressed bytes read of `totalBytes`, lines so far. */
+  onProgress?: (info: { entity: EntityType; readBytes: number; totalBytes: number; lines: number }) => void;
+  /** Told when an entity type starts: `skipped` when an earlier run already stored it. */
+  onEntity?: (info: { entity: EntityType; skipped: boolean }) => void;
+  now?: () => Date;
+}
+
+/** What {@link bootstrapFromFullDumps} did. */
+export interface BootstrapResult {
+  dump: string;
+  /** The dumps' REPLICATION_SEQUENCE: the sync continues at packet + 1. */
+  packet: number;
+  imported: { entity: EntityType; changes: number; quarantined: number; lines: number }[];
+  /** Entity types an earlier, interrupted run had already stored. */
+  skipped: EntityType[];
+}
+
+/**
+ * First import from upstream's full JSON dumps (FEED.md, Full JSON dumps): picks the dump (`LATEST`
+ * unless given), then per entity type downloads `<entity>.tar.xz` (resuming partial bytes) and its
+ * `.asc`, verifies it like the feed, and imports it through {@link ingestJsonDump} in ONE
+ * transaction that also records the entity type as done, so an interrupted run (kill -9 included)
+ * never leaves half an entity type and the next run skips what is stored. Once every type is
+ * stored, the dumps' REPLICATION_SEQUENCE becomes the sync position. The archive is deleted after
+ * its import (full dumps are large).
+ * @throws Error when LATEST names no dump or an archive is missing (naming the URL), ArchiveError
+ *   when the archives disagree on REPLICATION_SEQUENCE, SignatureError (fail mode), the feed
+ *   client's errors, the abort reason, and the errors of ingestJsonDump.
+ */
+export async function bootstrapFromFullDumps(
+  store: Store,
+  options: BootstrapOptions,
+): Promise<BootstrapResult> {
+  const { dumps, signal } = options;
+  const dump = options.dump ?? (await latestDump(dumps, signal));
+  const result: BootstrapResult = { dump, packet: -1, imported: [], skipped: [] };
+  const agree = (entity: EntityType, packet: number) => {
+    if (result.packet !== -1 && packet !== result.packet) {
+      throw new ArchiveError(
+        `full dump ${dump}: ${entity} has REPLICATION_SEQUENCE ${packet}, the types before it ${result.packet}`,
+      );
+    }
+    result.packet = packet;
+  };
+  for (const entity of options.entities) {
+    signal?.throwIfAborted();
+    const done = bootstrappedPacket(store, dump, entity);
+    options.onEntity?.({ entity, skipped: done !== undefined });
+    if (done !== undefined) {
+      agree(entity, done);
+      result.skipped.push(entity);
+      continue;
+    }
+    const archive = await fetchVerified(options, dump, entity);
+    const head = await readDumpHead(archive.path);
+    agree(entity, head.replicationSequence);
+    const stored = await ingestJsonDump(store, {
+      packet: head.replicationSequence,
+      entity,
+      archivePath: archive.path,
+      file: null,
+      signal,
+      maxBytes: options.maxBytes,
+      now: options.now,
+      onProgress: (readBytes, lines) =>
+        options.onProgress?.({ entity, readBytes, totalBytes: archive.size, lines }),
+      beforeCommit: () => markBootstrapped(store, dump, entity, head.replicationSequence),
+    });
+    await rm(archive.path, { force: true });
+    options.logger.info(
+      {
+        event: 'bootstrap-entity',
+        dump,
+        entity,
+        packet: head.replicationSequence,
+        changes: stored.changeCount,
+      },
+      `bootstrap: ${entity} of full dump ${dump} stored (${stored.changeCount} entities)`,
+    );
+    result.imported.push({
+      entity,
+      changes: stored.changeCount,
+      quarantined: stored.quarantineCount,
+      lines: stored.lineCount,
+    });
+  }
+  if (result.packet !== -1) {
+    const at = (options.now ?? (() => new Date()))().toISOString();
+    recordBootstrapPosition(store, { dump, packet: result.packet, entities: [...options.entities], at });
+  }
+  return result;
+}
+
+async function latestDump(dumps: FeedClient, signal?: AbortSignal): Promise<string> {
+  const body = await dumps.text('LATEST', signal);
+  if (body === null) throw new Error(`no full JSON dump: ${dumps.displayUrl('LATEST')} answered 404`);
+  return parseLatest(body);
+}
+
+/**
+ * Downloads (or finds, from an interrupted run) and verifies one archive; returns its local path
+ * and size. A whole download is kept as `<workDir>/<dump>/<entity>.tar.xz` until imported, so a
+ * run killed during the import does not download it again; partial bytes resume with Range.
+ */
+async function fetchVerified(
+  options: BootstrapOptions,
+  dump: string,
+  entity: EntityType,
+): Promise<{ path: string; size: number }> {
+  const { dumps, signal } = options;
+  const name = fullDumpArchivePath(dump, entity);
+  const kept = join(options.workDir, dump, `${entity}.tar.xz`);
+  let size = await stat(kept).then(
+    (info) => info.size,
+    () => -1,
+  );
+  if (size < 0) {
+    const downloaded = await dumps.download(name, join(options.workDir, dump), signal);
+    if (downloaded.status === 'missing') {
+      throw new Error(`full dump ${dump} has no ${entity} archive: ${dumps.displayUrl(name)} answered 404`);
+    }
+    await rename(downloaded.path, kept);
+    size = downloaded.size;
+  }
+  try {
+    const signature = await dumps.text(signaturePath(name), signal);
+    const verdict = await options.verifier.check(kept, name, signature, signal);
+    options.logger.info(
+      {
+        event: 'bootstrap-verified',
+        file: name,
+        signature: verdict.status,
+        fingerprint: verdict.fingerprint,
+      },
+      `${name}: signature ${verdict.status}`,
+    );
+  } catch (error) {
+    // A refused archive is not kept: the next run fetches it again.
+    if (error instanceof SignatureError) await rm(kept, { force: true });
+    throw error;
+  }
+  return { path: kept, size };
+}

@@ -1,0 +1,235 @@
+import { cp, readdir, readFile, rm, stat, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { openStore } from '../src/db/client.js';
+import {
+  BUNDLED_FEED_ROOT,
+  SAMPLE_TOKEN,
+  type SampleFeed,
+  startSampleFeed,
+} from '../src/samplefeed/server.js';
+import { TEST_PUBLIC_KEY_FILE } from './support/archives.js';
+import { startCli } from './support/cli.js';
+import { gql, tempDir, testApp } from './support/harness.js';
+import { readBundledManifest } from './support/manifest.js';
+
+const manifest = readBundledManifest();
+const full = manifest.fullDump!;
+const MERGED = 'bbb5fb86-29f4-4ffd-94d6-9976ee6621d6';
+const MERGE_TARGET = 'b83f6a51-5dc5-40ce-95ce-8bf1ec7d0778';
+const DELETED = '0cb5e728-cf4a-4ecd-9a2f-c2775dca1392';
+
+/** `livefeed bootstrap` against `feed` (its dumps URL and, with the token, its live feed). */
+function bootstrap(feed: SampleFeed, dataDir: string, more: string[] = []) {
+  return startCli(
+    [
+      'bootstrap',
+      '--dumps-url',
+      feed.dumpsUrl,
+      '--feed-url',
+      feed.feedRoot,
+      '--data-dir',
+      dataDir,
+      '--signing-key',
+      TEST_PUBLIC_KEY_FILE,
+      '--log-level',
+      'info',
+      ...more,
+    ],
+    { LIVEFEED_TOKEN: SAMPLE_TOKEN },
+  );
+}
+
+const stored = (dbPath: string, sql: string) => {
+  const store = openStore(dbPath, { readonly: true });
+  try {
+    return store.sqlite.prepare(sql).all();
+  } finally {
+    store.close();
+  }
+};
+
+describe('livefeed bootstrap (real CLI processes, the sample feed over HTTP)', () => {
+  let feed: SampleFeed;
+  beforeAll(async () => {
+    feed = await startSampleFeed({ root: BUNDLED_FEED_ROOT });
+  });
+  afterAll(async () => {
+    await feed?.close();
+  });
+
+  it('imports every entity type of LATEST, then sync continues at the following packet; every sample entity answers', async () => {
+    const data = await tempDir('lf-bootstrap-');
+    try {
+      const run = bootstrap(feed, data.dir);
+      expect((await run.exited).code).toBe(0);
+      const said = run.stdout.join('\n');
+      expect(said).toContain(`bootstrapped full dump ${full.name} (packet ${full.packet})`);
+      expect(said).toContain(`the sync continues at packet ${full.packet + 1}`);
+      const dbPath = join(data.dir, 'livefeed.db');
+      const sync = startCli(
+        ['sync', '--once', '--feed-url', feed.feedRoot, '--data-dir', data.dir, '--log-level', 'info'],
+        { LIVEFEED_TOKEN: SAMPLE_TOKEN },
+      );
+      expect((await sync.exited).code).toBe(0);
+      expect(sync.events().find((e) => e.event === 'sync-start')).toMatchObject({ from: full.packet + 1 });
+      expect(feed.requests.some((r) => r.path.includes(`json-dump-${full.packet}/`))).toBe(false);
+
+      const app = testApp(dbPath, data.dir);
+      try {
+        const mbids = Object.values(full.entities).flatMap((e) => e.mbids);
+        expect(mbids.length).toBeGreaterThan(20);
+        const answer = await gql(app, 'query($m: [ID!]!) { entities(mbids: $m) { mbid } }', { m: mbids });
+        expect(answer.data!.entities).toEqual(mbids.map((mbid) => ({ mbid })));
+        const resolved = await gql(
+          app,
+          'query($m: [ID!]!) { resolve(mbids: $m) { status path target { mbid } } }',
+          {
+            m: [MERGED, DELETED],
+          },
+        );
+        expect(resolved.data!.resolve).toEqual([
+          { status: 'MERGED', path: [MERGE_TARGET], target: { mbid: MERGE_TARGET } },
+          { status: 'DELETED', path: [], target: null },
+        ]);
+        const service = await gql(
+          app,
+          '{ service { completeEntityTypes bootstrap { dump packet } completeness { entity complete fullDump note } } }',
+        );
+        const { completeEntityTypes, bootstrap: done, completeness } = service.data!.service;
+        expect(done).toEqual({ dump: full.name, packet: full.packet });
+        expect(completeEntityTypes).toHaveLength(10);
+        expect(completeEntityTypes).not.toContain('RECORDING');
+        const recording = completeness.find((c: { entity: string }) => c.entity === 'RECORDING');
+        expect(recording).toMatchObject({ complete: false, fullDump: full.name });
+        expect(recording.note).toContain('only standalone recordings');
+      } finally {
+        app.store.close();
+      }
+    } finally {
+      await data.cleanup();
+    }
+  }, 120_000);
+
+  it('a run killed (SIGKILL) during a download resumes: stored types are skipped, the bytes it had are kept (Range)', async () => {
+    const data = await tempDir('lf-bootstrap-kill-');
+    const stall = `full-json-dumps/${full.name}/recording.tar.xz`;
+    try {
+      feed.faults.add({ path: stall, fault: { kind: 'stall', atByte: 200 } });
+      const entities = ['--entities', 'area,artist,recording,work'];
+      const first = bootstrap(feed, data.dir, entities);
+      await first.waitUntil(
+        (events) => events.some((e) => e.event === 'bootstrap-entity' && e.entity === 'artist'),
+        'storing artist',
+      );
+      const partial = join(data.dir, 'bootstrap', full.name, 'partial');
+      await waitFor(
+        async () => (await partSizes(partial)).some((size) => size === 200),
+        'the stalled bytes on disk',
+      );
+      first.child.kill('SIGKILL');
+      expect((await first.exited).signal).toBe('SIGKILL');
+      const dbPath = join(data.dir, 'livefeed.db');
+      expect(stored(dbPath, "SELECT key FROM meta WHERE key LIKE 'bootstrap%' ORDER BY key")).toEqual([
+        { key: `bootstrap:${full.name}:area` },
+        { key: `bootstrap:${full.name}:artist` },
+      ]);
+      expect(stored(dbPath, "SELECT count(*) AS n FROM changes WHERE entity = 'recording'")).toEqual([
+        { n: 0 },
+      ]);
+
+      const requestsBefore = feed.requests.length;
+      const second = bootstrap(feed, data.dir, entities);
+      expect((await second.exited).code).toBe(0);
+      expect(second.stdout).toEqual(
+        expect.arrayContaining([
+          'area: already stored by an earlier run',
+          'artist: already stored by an earlier run',
+        ]),
+      );
+      const later = feed.requests.slice(requestsBefore);
+      expect(later.find((r) => r.path.endsWith('/recording.tar.xz'))?.status).toBe(206);
+      expect(later.some((r) => r.path.endsWith('/area.tar.xz'))).toBe(false);
+      expect(stored(dbPath, "SELECT count(*) AS n FROM current_state WHERE entity = 'recording'")).toEqual([
+        { n: full.entities.recording!.mbids.length },
+      ]);
+      expect(
+        stored(dbPath, `SELECT synced_at IS NOT NULL AS done FROM packets WHERE number = ${full.packet}`),
+      ).toEqual([{ done: 1 }]);
+    } finally {
+      feed.faults.clear();
+      await data.cleanup();
+    }
+  }, 120_000);
+
+  it('names the gap when the live feed no longer has the packet after the full dump', async () => {
+    const root = await tempDir('lf-bootstrap-gap-feed-');
+    const data = await tempDir('lf-bootstrap-gap-');
+    try {
+      await cp(BUNDLED_FEED_ROOT, root.dir, { recursive: true });
+      const next = full.packet + 1;
+      for (const suffix of ['', '.asc']) await rm(join(root.dir, `replication-${next}-v2.tar.bz2${suffix}`));
+      const gap = await startSampleFeed({ root: root.dir });
+      try {
+        const run = bootstrap(gap, data.dir, ['--entities', 'area']);
+        expect((await run.exited).code).toBe(1);
+        expect(run.stderr.join('\n')).toContain(`the live feed no longer has packet ${next}`);
+        // The import itself stands: the position is recorded, the sync will report the packet missing.
+        expect(
+          stored(
+            join(data.dir, 'livefeed.db'),
+            "SELECT count(*) AS n FROM meta WHERE key = 'bootstrap_position'",
+          ),
+        ).toEqual([{ n: 1 }]);
+      } finally {
+        await gap.close();
+      }
+    } finally {
+      await root.cleanup();
+      await data.cleanup();
+    }
+  }, 120_000);
+
+  it('a bad signature fails: the entity type is not stored, no position is recorded, the archive is not kept', async () => {
+    const root = await tempDir('lf-bootstrap-bad-feed-');
+    const data = await tempDir('lf-bootstrap-bad-');
+    try {
+      await cp(BUNDLED_FEED_ROOT, root.dir, { recursive: true });
+      const dir = join(root.dir, 'full-json-dumps', full.name);
+      // The area archive's signature over the artist archive: a valid signature of other bytes.
+      await writeFile(join(dir, 'artist.tar.xz.asc'), await readFile(join(dir, 'area.tar.xz.asc')));
+      const bad = await startSampleFeed({ root: root.dir });
+      try {
+        const run = bootstrap(bad, data.dir, ['--entities', 'area,artist']);
+        expect((await run.exited).code).not.toBe(0);
+        expect(run.stderr.join('\n')).toMatch(new RegExp(`${full.name}/artist\\.tar\\.xz`));
+        const dbPath = join(data.dir, 'livefeed.db');
+        expect(stored(dbPath, 'SELECT DISTINCT entity FROM changes')).toEqual([{ entity: 'area' }]);
+        expect(stored(dbPath, "SELECT count(*) AS n FROM meta WHERE key = 'bootstrap_position'")).toEqual([
+          { n: 0 },
+        ]);
+        expect(await readdir(join(data.dir, 'bootstrap', full.name))).not.toContain('artist.tar.xz');
+      } finally {
+        await bad.close();
+      }
+    } finally {
+      await root.cleanup();
+      await data.cleanup();
+    }
+  }, 120_000);
+});
+
+async function partSizes(dir: string): Promise<number[]> {
+  const names = await readdir(dir).catch(() => [] as string[]);
+  return Promise.all(
+    names.filter((n) => n.endsWith('.part')).map(async (n) => (await stat(join(dir, n))).size),
+  );
+}
+
+async function waitFor(test: () => Promise<boolean>, what: string, timeoutMs = 30_000): Promise<void> {
+  const until = Date.now() + timeoutMs;
+  while (!(await test())) {
+    if (Date.now() > until) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+}

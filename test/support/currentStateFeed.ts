@@ -1,0 +1,95 @@
+import { join } from 'node:path';
+import type { Store } from '../../src/db/client.js';
+import { ingestJsonDump } from '../../src/sync/ingest.js';
+import { storeReplicationPacket } from '../../src/sync/replication.js';
+import { writeJsonDump } from './archives.js';
+import { artistRow, type FixtureRow, gidRedirectRow, writeReplicationPacket } from './replicationArchives.js';
+
+/** Artist MBIDs of the {@link buildCurrentStateHistory} story, by role. */
+export const MBID = {
+  /** In JSON dumps 10 and 11: replaced by the newer line. */
+  replaced: 'a0000000-0000-4000-8000-000000000001',
+  /** Dump 10, deleted in packet 12, in dump 14 again: CURRENT. */
+  reappeared: 'a0000000-0000-4000-8000-000000000002',
+  /** Dump 10, merged into `middle` in packet 12. */
+  chainStart: 'a0000000-0000-4000-8000-000000000003',
+  /** Dump 10, merged into `chainEnd` in packet 13. */
+  middle: 'a0000000-0000-4000-8000-000000000004',
+  /** Dump 10, never removed. */
+  chainEnd: 'a0000000-0000-4000-8000-000000000005',
+  /** Dump 10, merged into `deletedTarget` in packet 12. */
+  mergedThenDeleted: 'a0000000-0000-4000-8000-000000000006',
+  /** Dump 10, deleted in packet 13. */
+  deletedTarget: 'a0000000-0000-4000-8000-000000000007',
+  /** Dump 10, deleted in packet 12; dump 11, stored after packet 12, still holds it. */
+  deletedDespiteOlderDump: 'a0000000-0000-4000-8000-000000000008',
+  /** Dump 10, merged in packet 13 into `notInDumps`, which no JSON dump holds. */
+  mergedIntoUnheld: 'a0000000-0000-4000-8000-000000000009',
+  notInDumps: 'a0000000-0000-4000-8000-000000000011',
+  unknown: 'a0000000-0000-4000-8000-0000000000ff',
+} as const;
+
+/** Filler artists of dump 10, so that its lines span several batch INSERTs. */
+export const FILLER = 150;
+const filler = (n: number) => `f0000000-0000-4000-8000-${String(n).padStart(12, '0')}`;
+
+const ROW_ID: Record<string, number> = Object.fromEntries(Object.values(MBID).map((gid, i) => [gid, i + 1]));
+const row = (gid: string) => artistRow({ id: ROW_ID[gid]!, gid, name: `Artist ${ROW_ID[gid]}` });
+const line = (mbid: string, name: string) => JSON.stringify({ id: mbid, name, type: 'Person' });
+const touch = (gid: string, xid: number): FixtureRow => ({
+  xid,
+  table: 'musicbrainz.artist',
+  op: 'u',
+  oldData: row(gid),
+  newData: { ...row(gid), comment: 'touched' },
+});
+const merge = (from: string, into: string, xid: number): FixtureRow[] => [
+  touch(into, xid),
+  { xid, table: 'musicbrainz.artist_gid_redirect', op: 'i', newData: gidRedirectRow(from, ROW_ID[into]!) },
+  { xid, table: 'musicbrainz.artist', op: 'd', oldData: row(from) },
+];
+const remove = (gid: string, xid: number): FixtureRow => ({
+  xid,
+  table: 'musicbrainz.artist',
+  op: 'd',
+  oldData: row(gid),
+});
+
+/**
+ * Stores, through the real writers (real xz and bzip2 archives), in this order: artist JSON dump
+ * 10 (the first nine MBIDs and {@link FILLER} more), replication packet 12 (deletes `reappeared`
+ * and `deletedDespiteOlderDump`, merges `chainStart` → `middle` and `mergedThenDeleted` →
+ * `deletedTarget`), JSON dump 11 (`replaced` and `deletedDespiteOlderDump` again), packet 13
+ * (merges `middle` → `chainEnd` and `mergedIntoUnheld` → `notInDumps`, deletes `deletedTarget`),
+ * JSON dump 14 (`reappeared`).
+ */
+export async function buildCurrentStateHistory(store: Store, dir: string): Promise<void> {
+  const dump = async (packet: number, lines: string[]) => {
+    const built = await writeJsonDump(join(dir, `dump-${packet}`), { packet, entity: 'artist', lines });
+    await ingestJsonDump(store, { packet, entity: 'artist', archivePath: built.path, file: null });
+  };
+  const packet = async (number: number, rows: FixtureRow[]) => {
+    const path = await writeReplicationPacket(join(dir, `packet-${number}`), {
+      packet: number,
+      format: 'v2',
+      rows,
+    });
+    await storeReplicationPacket(store, number, path);
+  };
+  const firstNine = Object.values(MBID).slice(0, 9);
+  const fillers = Array.from({ length: FILLER }, (_, i) => line(filler(i), `Filler ${i}`));
+  await dump(10, [...firstNine.map((mbid) => line(mbid, 'first')), ...fillers]);
+  await packet(12, [
+    remove(MBID.reappeared, 1),
+    remove(MBID.deletedDespiteOlderDump, 2),
+    ...merge(MBID.chainStart, MBID.middle, 3),
+    ...merge(MBID.mergedThenDeleted, MBID.deletedTarget, 4),
+  ]);
+  await dump(11, [line(MBID.replaced, 'second'), line(MBID.deletedDespiteOlderDump, 'second')]);
+  await packet(13, [
+    ...merge(MBID.middle, MBID.chainEnd, 5),
+    ...merge(MBID.mergedIntoUnheld, MBID.notInDumps, 6),
+    remove(MBID.deletedTarget, 7),
+  ]);
+  await dump(14, [line(MBID.reappeared, 'back')]);
+}
