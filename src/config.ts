@@ -4,7 +4,7 @@ import { z } from 'zod';
 import { ENTITY_TYPES, type EntityType, parseEntityList } from './feed/entities.js';
 import { DEFAULT_FEED_ROOTS, type Deployment } from './feed/protocol/urls.js';
 import { type KeepFiles, parseKeepFiles } from './files/retentionPolicy.js';
-import { defaultLogFormat, type LogFormat } from './logFormat.js';
+import { defaultLogFormat, type LogFormat } from './log/format.js';
 
 /**
  * Packets once broken upstream and since republished fixed (FEED.md, Replication packet archives):

@@ -1,5 +1,5 @@
 import pino, { type Logger } from 'pino';
-import { type LogFormat, logDestination } from './logFormat.js';
+import { type LogFormat, logDestination } from './log/format.js';
 
 export type { Logger };
 

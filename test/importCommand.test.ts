@@ -9,7 +9,7 @@ import { changeId } from '../src/db/keys.js';
 import { changesPage } from '../src/db/queries.js';
 import { ArchiveError } from '../src/feed/errors.js';
 import { hasXzProgram } from '../src/feed/xz.js';
-import { dumpEntityOf, importJsonDump } from '../src/importCommand.js';
+import { dumpEntityOf, importJsonDump } from '../src/sync/import.js';
 import { writeJsonDump, writeTarArchive } from './support/archives.js';
 import { tempDir } from './support/harness.js';
 
@@ -167,7 +167,7 @@ describe('livefeed import: a local JSON dump through the sync pipeline', () => {
       [
         '--import',
         'tsx',
-        join(ROOT, 'src', 'cli.ts'),
+        join(ROOT, 'src', 'cli', 'main.ts'),
         'import',
         archive,
         '--packet',
@@ -188,7 +188,17 @@ describe('livefeed import: a local JSON dump through the sync pipeline', () => {
     await expect(
       run(
         process.execPath,
-        ['--import', 'tsx', join(ROOT, 'src', 'cli.ts'), 'import', archive, '--packet', '5', '--db', db],
+        [
+          '--import',
+          'tsx',
+          join(ROOT, 'src', 'cli', 'main.ts'),
+          'import',
+          archive,
+          '--packet',
+          '5',
+          '--db',
+          db,
+        ],
         {
           cwd: ROOT,
         },

@@ -1,4 +1,5 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
+import { runStatus } from '../src/cli/status.js';
 import { openStore } from '../src/db/client.js';
 import { DEFAULT_FRESHNESS } from '../src/ops/freshness.js';
 import { collectStatus, renderStatus } from '../src/ops/statusReport.js';
@@ -8,7 +9,6 @@ import {
   type SampleFeed,
   startSampleFeed,
 } from '../src/samplefeed/server.js';
-import { runStatus } from '../src/statusCommand.js';
 import { tempDir } from './support/harness.js';
 import { readBundledManifest } from './support/manifest.js';
 import { type SyncedDatabase, syncedDatabase } from './support/synced.js';

@@ -1,13 +1,13 @@
 import { existsSync } from 'node:fs';
-import { chooseDatabase } from './cliTargets.js';
-import { type Config, type Flags, loadConfig } from './config.js';
-import { openStore } from './db/client.js';
-import { FeedClient } from './feed/client.js';
-import { safeMessage } from './feed/errors.js';
-import { redactUrl } from './feed/protocol/urls.js';
-import { collectStatus, renderStatus, type UpstreamAnswer } from './ops/statusReport.js';
-import { findLastPacket } from './samplefeed/lastPacket.js';
-import { BUNDLED_FEED_ROOT } from './samplefeed/server.js';
+import { type Config, type Flags, loadConfig } from '../config.js';
+import { openStore } from '../db/client.js';
+import { FeedClient } from '../feed/client.js';
+import { safeMessage } from '../feed/errors.js';
+import { redactUrl } from '../feed/protocol/urls.js';
+import { collectStatus, renderStatus, type UpstreamAnswer } from '../ops/statusReport.js';
+import { findLastPacket } from '../samplefeed/lastPacket.js';
+import { BUNDLED_FEED_ROOT } from '../samplefeed/server.js';
+import { chooseDatabase } from './targets.js';
 
 async function askUpstream(config: Config, demo: boolean, offline: boolean): Promise<UpstreamAnswer> {
   if (offline) return { kind: 'not-asked', reason: '--offline' };

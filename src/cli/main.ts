@@ -2,29 +2,29 @@ import { readFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import { fileURLToPath } from 'node:url';
 import { Command, Option } from 'commander';
-import { chooseDatabase, noFeedConfigured, requireExistingDatabase } from './cliTargets.js';
-import { CONFIG_OPTIONS, type Config, ConfigError, type Flags, loadConfig } from './config.js';
-import { openStore, type Store } from './db/client.js';
-import { openForServing } from './db/readOnly.js';
-import { FeedClient } from './feed/client.js';
-import { FeedAuthError, FeedHttpError, FeedNetworkError, safeMessage } from './feed/errors.js';
-import { DEFAULT_FEED_ROOTS, databaseName, redactUrl } from './feed/protocol/urls.js';
-import type { ServiceInfo } from './graphql/builder.js';
-import { createApp } from './http/app.js';
-import { type ImportFlags, runImport } from './importCommand.js';
-import { createLogger, type Logger } from './logger.js';
-import { watchCompletedPackets } from './ops/events.js';
-import { createOps, feedClientHooks, instrumentSync, type Ops } from './ops/wiring.js';
-import { BUNDLED_FEED_ROOT, SAMPLE_TOKEN, type SampleFeed, startSampleFeed } from './samplefeed/server.js';
-import { runStatus } from './statusCommand.js';
-import type { SyncContext, SyncReport } from './sync/context.js';
-import { acquireWriterLock, LockHeldError } from './sync/lock.js';
-import { combineObservers } from './sync/observer.js';
-import { createVerifier } from './sync/verifier.js';
-import { follow, syncOnce } from './sync/worker.js';
+import { CONFIG_OPTIONS, type Config, ConfigError, type Flags, loadConfig } from '../config.js';
+import { openStore, type Store } from '../db/client.js';
+import { openForServing } from '../db/readOnly.js';
+import { FeedClient } from '../feed/client.js';
+import { FeedAuthError, FeedHttpError, FeedNetworkError, safeMessage } from '../feed/errors.js';
+import { DEFAULT_FEED_ROOTS, databaseName, redactUrl } from '../feed/protocol/urls.js';
+import type { ServiceInfo } from '../graphql/builder.js';
+import { createApp } from '../http/app.js';
+import { createLogger, type Logger } from '../logger.js';
+import { watchCompletedPackets } from '../ops/events.js';
+import { createOps, feedClientHooks, instrumentSync, type Ops } from '../ops/wiring.js';
+import { BUNDLED_FEED_ROOT, SAMPLE_TOKEN, type SampleFeed, startSampleFeed } from '../samplefeed/server.js';
+import type { SyncContext, SyncReport } from '../sync/context.js';
+import { acquireWriterLock, LockHeldError } from '../sync/lock.js';
+import { combineObservers } from '../sync/observer.js';
+import { createVerifier } from '../sync/verifier.js';
+import { follow, syncOnce } from '../sync/worker.js';
+import { type ImportFlags, runImport } from './import.js';
+import { runStatus } from './status.js';
+import { chooseDatabase, noFeedConfigured, requireExistingDatabase } from './targets.js';
 
 const VERSION = (
-  JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')) as { version: string }
+  JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version: string }
 ).version;
 
 /** Exit codes of the CLI. */
@@ -49,7 +49,9 @@ interface FeedTarget {
 }
 
 /** Public half of the TEST key that signs the bundled feed (fixtures/keys/README.md). */
-const BUNDLED_SIGNING_KEY = fileURLToPath(new URL('../fixtures/keys/test-signing-key.asc', import.meta.url));
+const BUNDLED_SIGNING_KEY = fileURLToPath(
+  new URL('../../fixtures/keys/test-signing-key.asc', import.meta.url),
+);
 
 function helpText(key: keyof Config): string {
   const option = CONFIG_OPTIONS.find((o) => o.key === key)!;

@@ -43,7 +43,7 @@ export function prettyLine(json: string, color: boolean): string {
 
 /**
  * A synchronous pino destination on `stream` (stderr): JSON lines or {@link prettyLine}s, each
- * written above a progress bar when one is shown (src/terminal.ts). Synchronous, so nothing is
+ * written above a progress bar when one is shown (src/log/terminal.ts). Synchronous, so nothing is
  * lost at exit and it works inside the single binary (no worker-thread transport).
  */
 export function logDestination(

@@ -1,7 +1,7 @@
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
-import { type Config, ConfigError, type Flags } from './config.js';
-import { DEFAULT_FEED_ROOTS } from './feed/protocol/urls.js';
+import { type Config, ConfigError, type Flags } from '../config.js';
+import { DEFAULT_FEED_ROOTS } from '../feed/protocol/urls.js';
 
 /** The commands that open a database. */
 export type DatabaseCommand = 'sync' | 'serve' | 'start' | 'status' | 'import';
