@@ -1,5 +1,6 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
-import { runStatus } from '../src/cli/status.js';
+import { statusCommand } from '../src/cli/status.js';
+import { loadConfig } from '../src/config.js';
 import { openStore } from '../src/db/client.js';
 import { DEFAULT_FRESHNESS } from '../src/ops/freshness.js';
 import { collectStatus, renderStatus } from '../src/ops/statusReport.js';
@@ -23,7 +24,10 @@ async function status(flags: Record<string, unknown>, env: NodeJS.ProcessEnv = {
     return true;
   });
   try {
-    const code = await runStatus(flags, env);
+    const forceExit = (): never => {
+      throw new Error('status never ends the process');
+    };
+    const code = await statusCommand.run({ config: loadConfig(flags, env), flags, args: [], forceExit });
     return { code, out: chunks.join('') };
   } finally {
     spy.mockRestore();

@@ -1,5 +1,4 @@
 import { copyFile, rm, writeFile } from 'node:fs/promises';
-import { userInfo } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { EntityType } from '../../src/feed/entities.js';
@@ -109,7 +108,10 @@ describe('signature failures in a sync', () => {
       // The operator accepts that one file: stored UNVERIFIED, and the log says who accepted what.
       const accepting = {
         ...ctx,
-        verifier: await createVerifier(TEST_PUBLIC_KEY_FILE, 'fail', logger, { acceptUnsigned: [UNSIGNED] }),
+        verifier: await createVerifier(TEST_PUBLIC_KEY_FILE, 'fail', logger, {
+          acceptUnsigned: [UNSIGNED],
+          operator: 'ops-person',
+        }),
       };
       await syncOnce(accepting, { from: PACKET });
       expect(dump('label').status).toBe('SYNCED');
@@ -118,7 +120,7 @@ describe('signature failures in a sync', () => {
       ).toEqual({ signature: 'UNVERIFIED' });
       const accepted = lines.map((l) => JSON.parse(l)).filter((l) => l.event === 'accepted-unsigned');
       expect(accepted).toEqual([
-        expect.objectContaining({ file: UNSIGNED, user: userInfo().username, flag: '--accept-unsigned' }),
+        expect.objectContaining({ file: UNSIGNED, user: 'ops-person', flag: '--accept-unsigned' }),
       ]);
       // Nothing else is weakened: the bad signature still fails.
       expect(dump('artist').status).toBe('FAILED');
