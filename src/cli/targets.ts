@@ -111,6 +111,11 @@ export function upstreamClient(config: Config, target: FeedTarget, logger: Logge
   });
 }
 
+/**
+ * The sync's context for `target`: its feed client (policy `sync`, counted by the process's
+ * metrics), the verifier (the demo's TEST key unless a key is configured) and the sync options.
+ * @throws ConfigError for a weak signing key; Error naming the key file when it cannot be loaded.
+ */
 export async function syncContext(
   config: Config,
   target: FeedTarget,
