@@ -1,7 +1,7 @@
 /**
  * livefeed's configuration: one table of options (src/config/options.ts) from which the commands'
  * flags, environment reading, validation and `--help` all come. Only the CLI (src/cli/) loads it;
- * rooms below take values, and import from here only `ConfigError` and `VerifyMode`.
+ * rooms below take values, and import from here only `ConfigError`.
  */
 export {
   type Config,
@@ -11,7 +11,6 @@ export {
   loadConfig,
   loadSampleFeedConfig,
   type SampleFeedConfig,
-  type VerifyMode,
 } from './config/load.js';
 export { ConfigError, parseByteSize } from './config/parsers.js';
 export type { CommandName } from './config/row.js';

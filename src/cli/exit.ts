@@ -1,6 +1,7 @@
 import { ConfigError } from '../config.js';
 import { FeedAuthError, FeedHttpError, FeedNetworkError, safeMessage } from '../feed/errors.js';
 import { LockHeldError } from '../sync/lock.js';
+import { WeakSigningKeyError } from '../sync/verifier.js';
 
 /** Exit codes of the CLI (README, Exit codes). */
 export const EXIT = {
@@ -16,13 +17,15 @@ export const EXIT = {
 } as const;
 
 /**
- * Says on stderr what went wrong and returns the exit code for it: configuration 2, refused
+ * Says on stderr what went wrong and returns the exit code for it: configuration (a weak signing
+ * key included) 2, refused
  * token 3, writer lock held 5, feed unreachable (network, 5xx) 6, stopped by a signal 0, else 4.
  * @param token the upstream token of this run (when loaded), scrubbed from every message printed.
  */
 export function reportError(error: unknown, token: string | undefined): number {
   const say = (text: string) => process.stderr.write(`livefeed: ${text}\n`);
-  if (error instanceof ConfigError) {
+  // A weak signing key is a configuration mistake too.
+  if (error instanceof ConfigError || error instanceof WeakSigningKeyError) {
     say(error.message);
     return EXIT.config;
   }

@@ -45,7 +45,7 @@ function announceWhenSynced(ctx: SyncContext, url: string, logger: Logger, demo:
       logger.info({ event: 'ready', url, demo }, `GraphiQL: ${url}${demo ? ' (demo data)' : ''}`);
     },
   };
-  return { ...ctx, observer: combineObservers(ctx.observer, ready) };
+  return { ...ctx, observe: { ...ctx.observe, observer: combineObservers(ctx.observe.observer, ready) } };
 }
 
 /**

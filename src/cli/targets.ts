@@ -114,7 +114,8 @@ export function upstreamClient(config: Config, target: FeedTarget, logger: Logge
 /**
  * The sync's context for `target`: its feed client (policy `sync`, counted by the process's
  * metrics), the verifier (the demo's TEST key unless a key is configured) and the sync options.
- * @throws ConfigError for a weak signing key; Error naming the key file when it cannot be loaded.
+ * @throws WeakSigningKeyError (exit 2) for a weak signing key; Error naming the key file when it
+ *   cannot be loaded.
  */
 export async function syncContext(
   config: Config,
@@ -125,30 +126,35 @@ export async function syncContext(
   ops: Ops,
 ): Promise<SyncContext> {
   const client = feedClient(target, 'sync', feedClientHooks(ops, logger));
-  return {
-    store,
-    client,
-    // The demo verifies with the bundled TEST key unless a key was configured.
-    verifier: await createVerifier(
-      target.signingKey ?? config.signingKey,
-      target.signingKey && !config.signingKey ? 'fail' : config.verify,
-      logger,
-      {
-        acceptUnsigned: config.acceptUnsigned,
-        allowWeakSigningKey: config.allowWeakSigningKey,
-        operator: config.operator,
-      },
-    ),
+  // The demo verifies with the bundled TEST key unless a key was configured.
+  const verifier = await createVerifier(
+    target.signingKey ?? config.signingKey,
+    target.signingKey && !config.signingKey ? 'fail' : config.verify,
     logger,
-    entities: config.entities,
-    deployment: config.deployment,
-    dataDir: config.dataDir,
-    settleAfterMs: config.settleAfterMs,
-    replicationPackets: config.replicationPackets,
-    skipPackets: new Set(config.skipPackets),
+    {
+      acceptUnsigned: config.acceptUnsigned,
+      allowWeakSigningKey: config.allowWeakSigningKey,
+      operator: config.operator,
+    },
+  );
+  return {
+    feed: {
+      client,
+      verifier,
+      deployment: config.deployment,
+      dataDir: config.dataDir,
+      maxDumpBytes: config.maxDumpBytes,
+    },
+    store,
+    policy: {
+      entities: config.entities,
+      settleAfterMs: config.settleAfterMs,
+      replicationPackets: config.replicationPackets,
+      skipPackets: new Set(config.skipPackets),
+      keepFiles: config.keepFiles,
+    },
+    observe: { logger },
     signal,
-    maxDumpBytes: config.maxDumpBytes,
-    keepFiles: config.keepFiles,
   };
 }
 

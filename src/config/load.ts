@@ -1,11 +1,9 @@
 import { existsSync } from 'node:fs';
 import type { z } from 'zod';
+import type { VerifyMode } from '../feed/signature.js';
 import { OPTIONS } from './options.js';
 import { ConfigError, type Env } from './parsers.js';
 import type { CommandName, OptionRow } from './row.js';
-
-/** Signature verification mode (issue: integrity by default). */
-export type VerifyMode = 'fail' | 'warn' | 'off';
 
 type OptionKey = keyof typeof OPTIONS;
 type Parsed = { [K in OptionKey]: z.output<(typeof OPTIONS)[K]['schema']> };

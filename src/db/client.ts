@@ -10,7 +10,14 @@ import * as schema from './schema.js';
 /** The drizzle database over livefeed's schema. */
 export type Db = BetterSQLite3Database<typeof schema>;
 
-/** An open livefeed database: the raw better-sqlite3 handle (hot paths) and drizzle over it. */
+/**
+ * An open livefeed database: the raw better-sqlite3 handle and drizzle over it. Cold bookkeeping
+ * reads (the lock holder, the packet position, upstream facts, MISSING packets) use drizzle's query
+ * builder, typed by the schema. Measured hot paths keep hand-written SQL on `sqlite`: the ingest's
+ * batched INSERT (sync/ingest.ts), the changes page read as one BLOB (db/queries.ts), replication
+ * staging in TEMP tables (sync/replicationStaging.ts); bench/RESULTS.md has the figures. Statements
+ * over a table name filled in at run time (sync/fileRow.ts) stay SQL too.
+ */
 export interface Store {
   sqlite: Database.Database;
   db: Db;

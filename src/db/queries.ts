@@ -4,6 +4,9 @@ import type { Store } from './client.js';
 import { changeKey, dumpIdRange } from './keys.js';
 import { cachedStatement, limitClause } from './statements.js';
 
+// Hand-written SQL through cachedStatement: these reads serve every GraphQL request (the changes
+// page as one BLOB, keyset pages with the limit written in), measured in bench/RESULTS.md.
+
 /** A `packets` row as the API reads it. Times are ISO 8601. */
 export interface PacketRow {
   number: number;

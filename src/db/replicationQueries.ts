@@ -1,6 +1,8 @@
+import { and, eq, lt, max } from 'drizzle-orm';
 import type { EntityType } from '../feed/entities.js';
 import type { RowOp } from '../feed/replication/types.js';
 import type { Store } from './client.js';
+import { replicationPackets } from './schema.js';
 import { cachedStatement, limitClause } from './statements.js';
 
 /**
@@ -103,10 +105,25 @@ export function storedReplicationPacket(
 
 /** Highest packet whose replication packet is stored, or undefined when none is. */
 export function highestStoredReplicationPacket(store: Store): number | undefined {
-  const row = store.sqlite
-    .prepare(`SELECT max(packet) AS n FROM replication_packets WHERE status = 'SYNCED'`)
-    .get() as { n: number | null };
-  return row.n ?? undefined;
+  const { packet, status } = replicationPackets;
+  const row = store.db
+    .select({ n: max(packet) })
+    .from(replicationPackets)
+    .where(eq(status, 'SYNCED'))
+    .get();
+  return row?.n ?? undefined;
+}
+
+/** Packets below `below` whose replication packet is MISSING, ascending (the sync asks for them again). */
+export function missingReplicationPackets(store: Store, below: number): number[] {
+  const { packet, status } = replicationPackets;
+  return store.db
+    .select({ packet })
+    .from(replicationPackets)
+    .where(and(eq(status, 'MISSING'), lt(packet, below)))
+    .orderBy(packet)
+    .all()
+    .map((row) => row.packet);
 }
 
 /** Inserts, updates and deletes per table of one packet, sorted by table name. */

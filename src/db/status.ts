@@ -2,9 +2,12 @@
  * Read-mostly queries about the sync's position and health, for `/ready`, `/freshness`, `/metrics`
  * and `livefeed status`. Times are ISO 8601 text as stored; packet numbers are replication sequences.
  */
+import { and, count, desc, inArray, isNotNull, lte, max, sql } from 'drizzle-orm';
 import { readMigrationFiles } from 'drizzle-orm/migrator';
 import { MIGRATIONS_FOLDER, type Store } from './client.js';
+import { quarantineCount } from './operatorQueries.js';
 import { latestPacket, type PacketRow } from './queries.js';
+import { meta, packets } from './schema.js';
 import { limitClause } from './statements.js';
 
 /** Packets are hourly (FEED.md, Deployments and URLs). */
@@ -36,9 +39,11 @@ export function markDemo(store: Store): void {
 
 /** The last recorded upstream position, or undefined when no sync has read it into this database. */
 export function readUpstream(store: Store): UpstreamRecord | undefined {
-  const rows = store.sqlite
-    .prepare("SELECT key, value FROM meta WHERE key IN ('upstream_latest', 'upstream_checked_at')")
-    .all() as { key: string; value: string }[];
+  const rows = store.db
+    .select()
+    .from(meta)
+    .where(inArray(meta.key, ['upstream_latest', 'upstream_checked_at']))
+    .all();
   const map = new Map(rows.map((r) => [r.key, r.value]));
   const checkedAt = map.get('upstream_checked_at');
   if (checkedAt === undefined) return undefined;
@@ -59,15 +64,24 @@ export interface LocalPosition {
   completed: number;
 }
 
+/** The packet counts of {@link LocalPosition}: what the sync starts its next pass from. */
+export function packetPosition(store: Store): Omit<LocalPosition, 'latest'> {
+  return store.db
+    .select({
+      highest: max(packets.number),
+      firstIncomplete: sql<
+        number | null
+      >`min(CASE WHEN ${packets.syncedAt} IS NULL THEN ${packets.number} END)`,
+      packets: count(),
+      completed: count(packets.syncedAt),
+    })
+    .from(packets)
+    .get()!;
+}
+
 /** The local position (see {@link LocalPosition}). */
 export function localPosition(store: Store): LocalPosition {
-  const row = store.sqlite
-    .prepare(
-      `SELECT max(number) AS highest, min(CASE WHEN synced_at IS NULL THEN number END) AS firstIncomplete,
-         count(*) AS packets, count(synced_at) AS completed FROM packets`,
-    )
-    .get() as Omit<LocalPosition, 'latest'>;
-  return { latest: latestPacket(store), ...row };
+  return { latest: latestPacket(store), ...packetPosition(store) };
 }
 
 /** True when at least one packet is complete. */
@@ -82,12 +96,14 @@ export function anyPacketSynced(store: Store): boolean {
  * hour), the nearest earlier packet's TIMESTAMP plus one hour per packet. Null when unknown.
  */
 export function packetTime(store: Store, packet: number): Date | null {
-  const row = store.sqlite
-    .prepare(
-      'SELECT number, timestamp FROM packets WHERE number <= ? AND timestamp IS NOT NULL ORDER BY number DESC LIMIT 1',
-    )
-    .get(packet) as { number: number; timestamp: string } | undefined;
-  if (!row) return null;
+  const row = store.db
+    .select({ number: packets.number, timestamp: packets.timestamp })
+    .from(packets)
+    .where(and(lte(packets.number, packet), isNotNull(packets.timestamp)))
+    .orderBy(desc(packets.number))
+    .limit(1)
+    .get();
+  if (!row?.timestamp) return null;
   const at = Date.parse(row.timestamp);
   return Number.isNaN(at) ? null : new Date(at + (packet - row.number) * PACKET_INTERVAL_MS);
 }
@@ -127,9 +143,49 @@ export function unfinishedFiles(
   return { ...counts, files };
 }
 
+/**
+ * Packets whose JSON dumps upstream has not published yet: packets holding a PENDING dump, how
+ * many, the oldest and its TIMESTAMP (ISO, null when unknown) and when its first 404 was seen. Shown
+ * by `/freshness` and `livefeed status` so that a halted upstream dump job is visible.
+ */
+export interface WaitingForDumps {
+  packets: number;
+  oldest: number;
+  oldestTimestamp: string | null;
+  /** Earliest `checked_at` among the PENDING dumps of the oldest packet (ISO). */
+  since: string | null;
+}
+
+/** See {@link WaitingForDumps}; undefined when no dump is PENDING. */
+export function waitingForDumps(store: Store): WaitingForDumps | undefined {
+  const row = store.sqlite
+    .prepare(
+      `SELECT w.packets, w.oldest, p.timestamp AS oldestTimestamp,
+         (SELECT min(e.checked_at) FROM dumps e WHERE e.packet = w.oldest AND e.status = 'PENDING') AS since
+       FROM (SELECT count(DISTINCT packet) AS packets, min(packet) AS oldest FROM dumps WHERE status = 'PENDING') w
+       LEFT JOIN packets p ON p.number = w.oldest`,
+    )
+    .get() as {
+    packets: number;
+    oldest: number | null;
+    oldestTimestamp: string | null;
+    since: string | null;
+  };
+  if (!row.packets || row.oldest === null) return undefined;
+  return { packets: row.packets, oldest: row.oldest, oldestTimestamp: row.oldestTimestamp, since: row.since };
+}
+
 /** Lines kept in quarantine (not stored as changes) across all packets. */
 export function quarantinedLineCount(store: Store): number {
-  return (store.sqlite.prepare('SELECT count(*) AS n FROM quarantine').get() as { n: number }).n;
+  return quarantineCount(store, {});
+}
+
+/** True when the database has a table named `name` (one an older livefeed did not create, say). */
+export function tableExists(store: Store, name: string): boolean {
+  return (
+    store.sqlite.prepare("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?").get(name) !==
+    undefined
+  );
 }
 
 /** Which drizzle migrations are applied, by the migrator's own bookkeeping (`__drizzle_migrations`). */
@@ -142,10 +198,7 @@ export interface MigrationState {
 /** Compares `drizzle/` with the database's migration table. */
 export function migrationState(store: Store): MigrationState {
   const files = readMigrationFiles({ migrationsFolder: MIGRATIONS_FOLDER });
-  const table = store.sqlite
-    .prepare("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = '__drizzle_migrations'")
-    .get();
-  const last = table
+  const last = tableExists(store, '__drizzle_migrations')
     ? (
         store.sqlite.prepare('SELECT max(created_at) AS at FROM __drizzle_migrations').get() as {
           at: number | null;

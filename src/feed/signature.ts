@@ -1,10 +1,8 @@
-import { open, readFile } from 'node:fs/promises';
+import { open } from 'node:fs/promises';
 import { addAbortSignal, Readable } from 'node:stream';
 import type { ReadableStream } from 'node:stream/web';
 import * as openpgp from 'openpgp';
-
-/** Upstream's documented data-dump signing key fingerprint (FEED.md, Signatures). */
-export const UPSTREAM_FINGERPRINT = 'D5E63B4BDCCE195642948684B8FC2375C777580F';
+import { errorMessage, fingerprintOf, type SigningKeys } from './signingKeys.js';
 
 /**
  * What livefeed knows about a feed file's detached signature (issue 4):
@@ -13,17 +11,11 @@ export const UPSTREAM_FINGERPRINT = 'D5E63B4BDCCE195642948684B8FC2375C777580F';
  */
 export type SignatureStatus = 'VERIFIED' | 'UNVERIFIED' | 'INVALID' | 'MISSING';
 
-/** The public keys archives are verified against, with their primary key fingerprints in the same order. */
-export interface SigningKeys {
-  keys: openpgp.PublicKey[];
-  /** Primary key fingerprints, uppercase hex, 40 characters each. */
-  fingerprints: string[];
-  /**
-   * Fingerprints of weak keys the operator let through (`--allow-weak-signing-key`): signatures
-   * by them are checked without openpgp's key size, DSA/ElGamal and SHA-1 refusals.
-   */
-  weakAllowed?: ReadonlySet<string>;
-}
+/**
+ * How a sync treats signatures (`--verify`): `fail` refuses an archive whose signature is INVALID
+ * or MISSING, `warn` stores it and logs, `off` does not check (FEED.md, Signatures).
+ */
+export type VerifyMode = 'fail' | 'warn' | 'off';
 
 /**
  * Why a signature did not verify. `malformed`: not a readable OpenPGP signature (a cut `.asc`:
@@ -50,75 +42,11 @@ export interface VerifyResult {
   kind?: SignatureFailureKind;
 }
 
-const ARMOR_BLOCK = /-----BEGIN PGP ([A-Z ]+?)-----[\s\S]*?-----END PGP \1-----/g;
 /**
  * How far in the future a signature may be dated: upstream signs a packet minutes before it is
  * fetched, so a host clock slightly behind upstream's would otherwise reject every fresh packet.
  */
 const CLOCK_SKEW_MS = 60 * 60 * 1000;
-const EXPORT_HINT = `export the public key by its full fingerprint, e.g. \`gpg --export --armor ${UPSTREAM_FINGERPRINT} > key.asc\` (see the README, Signatures)`;
-
-/**
- * Reads the public keys in `path`: one or more ASCII-armored blocks, each holding one or more keys
- * (FEED.md, Signatures: operators supply upstream's key as `gpg --export --armor <full fingerprint>`).
- * Copies of one key are merged into one entry.
- * @throws Error naming the file when it cannot be read, is empty, holds no armored key, holds a
- *   block that is not a public key, or holds a secret key (refused so it is not kept around by mistake).
- */
-export async function loadSigningKeys(path: string): Promise<SigningKeys> {
-  let text: string;
-  try {
-    text = await readFile(path, 'utf8');
-  } catch (err) {
-    throw new Error(`signing key file ${path}: cannot read it (${errorMessage(err)})`, { cause: err });
-  }
-  const blocks = [...text.matchAll(ARMOR_BLOCK)];
-  if (text.trim() === '') throw new Error(`signing key file ${path} is empty; ${EXPORT_HINT}`);
-  if (blocks.length === 0) {
-    throw new Error(`signing key file ${path} holds no ASCII-armored OpenPGP key; ${EXPORT_HINT}`);
-  }
-  const keys: openpgp.PublicKey[] = [];
-  for (const [index, block] of blocks.entries()) {
-    for (const key of await readKeyBlock(path, index + 1, block[1]!, block[0])) {
-      const same = keys.findIndex((known) => known.getFingerprint() === key.getFingerprint());
-      // Two copies of one key are merged, so a revocation carried by either copy is kept.
-      if (same >= 0) keys[same] = await keys[same]!.update(key);
-      else keys.push(key);
-    }
-  }
-  return { keys, fingerprints: keys.map(fingerprintOf) };
-}
-
-/** Parses armored block number `index` (1-based) of key file `path`; `type` is its armor header type. */
-async function readKeyBlock(path: string, index: number, type: string, armored: string) {
-  const where = `signing key file ${path}, block ${index}`;
-  if (type === 'PRIVATE KEY BLOCK') {
-    throw new Error(`${where} is a secret key, refused; ${EXPORT_HINT}`);
-  }
-  if (type !== 'PUBLIC KEY BLOCK') throw new Error(`${where} is a PGP ${type}, not a public key`);
-  let keys: openpgp.Key[];
-  try {
-    keys = await openpgp.readKeys({ armoredKeys: armored });
-  } catch (err) {
-    throw new Error(`${where} is not a readable OpenPGP public key (${errorMessage(err)})`, { cause: err });
-  }
-  // An armor header can lie: a public key block that carries secret key packets is refused too.
-  if (keys.some((key) => key.isPrivate())) {
-    throw new Error(`${where} holds a secret key, refused; ${EXPORT_HINT}`);
-  }
-  return keys as openpgp.PublicKey[];
-}
-
-/** One log line per key: `<fingerprint> <first user ID>` (user ID `(no user ID)` when the key has none). */
-export function describeKeys(keys: SigningKeys): string[] {
-  return keys.keys.map((key) => `${fingerprintOf(key)} ${key.getUserIDs()[0] ?? '(no user ID)'}`);
-}
-
-/** True when `fingerprint` (any case, spaces allowed) is upstream's documented key (FEED.md, Signatures). */
-export function isUpstreamKey(fingerprint: string): boolean {
-  return fingerprint.replace(/\s+/g, '').toUpperCase() === UPSTREAM_FINGERPRINT;
-}
-
 /**
  * Verifies the detached signature `armoredSignature` (the `.asc` upstream makes with
  * `gpg --detach-sign --armor`, FEED.md, Signatures) over the bytes of `filePath`, read as binary
@@ -287,12 +215,4 @@ function explainFailure(err: unknown, keyID: openpgp.KeyID): VerifyResult {
 
 function invalid(reason: string, kind: SignatureFailureKind): VerifyResult {
   return { status: 'INVALID', reason, kind };
-}
-
-function fingerprintOf(key: openpgp.PublicKey): string {
-  return key.getFingerprint().toUpperCase();
-}
-
-function errorMessage(err: unknown): string {
-  return err instanceof Error ? err.message : String(err);
 }

@@ -1,6 +1,6 @@
 /**
  * Live events of one process: "packet N became complete", for the GraphQL subscription
- * `packetSynced`. In `livefeed start` the sync publishes directly (SyncContext.onPacketSynced); a
+ * `packetSynced`. In `livefeed start` the sync publishes directly (SyncContext.observe.onPacketSynced); a
  * `livefeed serve` without a sync in the process watches the database with {@link watchCompletedPackets}.
  */
 import { createPubSub, type PubSub } from 'graphql-yoga';

@@ -1,7 +1,13 @@
 import type { Store } from '../db/client.js';
 import { latestPacket } from '../db/queries.js';
-import { PACKET_INTERVAL_MS, packetTime, readUpstream, type UpstreamRecord } from '../db/status.js';
-import { type WaitingForDumps, waitingForDumps } from '../sync/state.js';
+import {
+  PACKET_INTERVAL_MS,
+  packetTime,
+  readUpstream,
+  type UpstreamRecord,
+  type WaitingForDumps,
+  waitingForDumps,
+} from '../db/status.js';
 
 /**
  * How long after its TIMESTAMP a packet normally becomes complete: its missing JSON dumps settle

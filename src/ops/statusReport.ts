@@ -3,7 +3,14 @@
  * screen (stdout). Reads the database without writing to it.
  */
 import type { Store } from '../db/client.js';
-import { localPosition, quarantinedLineCount, type UnfinishedFile, unfinishedFiles } from '../db/status.js';
+import { type LockHolder, lockHolder } from '../db/lock.js';
+import {
+  localPosition,
+  quarantinedLineCount,
+  tableExists,
+  type UnfinishedFile,
+  unfinishedFiles,
+} from '../db/status.js';
 import {
   describeWait,
   type Freshness,
@@ -27,7 +34,7 @@ export interface StatusFacts {
   freshness: Freshness;
   files: { pending: number; failed: number; files: UnfinishedFile[] };
   quarantined: number;
-  lock: { pid: number; host: string; acquiredAt: string; heartbeatAt: string } | undefined;
+  lock: LockHolder | undefined;
 }
 
 /** Reads the facts from `store`; `listLimit` caps the unfinished files listed. */
@@ -42,16 +49,6 @@ export function collectStatus(
   },
 ): StatusFacts {
   const now = options.now ?? new Date();
-  const hasLock = store.sqlite
-    .prepare("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'sync_lock'")
-    .get();
-  const lock = hasLock
-    ? (store.sqlite
-        .prepare(
-          'SELECT pid, host, acquired_at AS acquiredAt, heartbeat_at AS heartbeatAt FROM sync_lock LIMIT 1',
-        )
-        .get() as StatusFacts['lock'])
-    : undefined;
   return {
     dbPath: store.path,
     demo: options.demo,
@@ -68,7 +65,7 @@ export function collectStatus(
     ),
     files: unfinishedFiles(store, options.listLimit ?? 8),
     quarantined: quarantinedLineCount(store),
-    lock,
+    lock: tableExists(store, 'sync_lock') ? lockHolder(store) : undefined,
   };
 }
 

@@ -45,19 +45,22 @@ export function feedClientHooks(ops: Ops, logger: Logger) {
  * progress bar for long catch-ups (plain log lines off a terminal) and `packetSynced` events.
  */
 export function instrumentSync<T extends SyncContext>(ctx: T, ops: Ops, logger: Logger): T {
-  const previous = ctx.onPacketSynced;
+  const previous = ctx.observe.onPacketSynced;
   return {
     ...ctx,
-    verifier: instrumentVerifier(ctx.verifier, ops.metrics),
-    observer: combineObservers(
-      ctx.observer,
-      syncMetricsObserver(ops.metrics),
-      syncProgressObserver({ logger }),
-    ),
-    onPacketSynced: (packet: number) => {
-      previous?.(packet);
-      ops.metrics.packetsSynced.inc();
-      ops.events.publish('packetSynced', packet);
+    feed: { ...ctx.feed, verifier: instrumentVerifier(ctx.feed.verifier, ops.metrics) },
+    observe: {
+      ...ctx.observe,
+      observer: combineObservers(
+        ctx.observe.observer,
+        syncMetricsObserver(ops.metrics),
+        syncProgressObserver({ logger }),
+      ),
+      onPacketSynced: (packet: number) => {
+        previous?.(packet);
+        ops.metrics.packetsSynced.inc();
+        ops.events.publish('packetSynced', packet);
+      },
     },
   };
 }

@@ -7,27 +7,30 @@ import type { Logger } from '../logger.js';
 import type { SyncObserver } from './observer.js';
 import type { Verifier } from './verifier.js';
 
-/** Everything a sync needs. Durations in milliseconds. */
-export interface SyncContext {
-  store: Store;
+/**
+ * Where a sync's files come from and how they are checked: the feed client, the signature
+ * verifier, the deployment (which names replication packets), the data directory holding `tmp/`
+ * downloads and kept archives under `files/`, and the archive size limit.
+ */
+export interface SyncFeed {
   client: FeedClient;
   verifier: Verifier;
-  logger: Logger;
-  entities: readonly EntityType[];
   deployment: Deployment;
   dataDir: string;
-  /** Time-based settling (`--settle-after`), or null: only a later packet's JSON dump settles. */
-  settleAfterMs: number | null;
-  replicationPackets: boolean;
-  skipPackets: ReadonlySet<number>;
-  signal?: AbortSignal;
-  now?: () => Date;
-  /** Told when a packet becomes complete (GraphQL subscriptions, metrics). */
-  onPacketSynced?: (packet: number) => void;
-  /** Told about passes, packets and stored dumps (metrics, progress bars). */
-  observer?: SyncObserver;
   /** Most decompressed bytes of one archive (`--max-dump-bytes`); default readJsonDump's. */
   maxDumpBytes?: number;
+}
+
+/** What a sync covers and how it retries. Durations in milliseconds. */
+export interface SyncPolicy {
+  /** Entity types whose JSON dumps are tracked (`--entities`). */
+  entities: readonly EntityType[];
+  /** Time-based settling (`--settle-after`), or null: only a later packet's JSON dump settles. */
+  settleAfterMs: number | null;
+  /** Whether replication packets are fetched too (`--replication-packets`). */
+  replicationPackets: boolean;
+  /** Packets whose replication packet is not fetched (`--skip-packets`). */
+  skipPackets: ReadonlySet<number>;
   /** Retention of kept archives, applied after each pass (`--keep-files`); default keep all. */
   keepFiles?: KeepFiles;
   /**
@@ -35,6 +38,28 @@ export interface SyncContext {
    * `next_retry_at` (follow mode sets it; `--once` asks for all at once).
    */
   deferFailed?: boolean;
+}
+
+/** Who hears about a sync: its log, and the hooks metrics, progress bars and subscriptions use. */
+export interface SyncWatchers {
+  logger: Logger;
+  /** Told about passes, packets and stored dumps (metrics, progress bars). */
+  observer?: SyncObserver;
+  /** Told when a packet becomes complete (GraphQL subscriptions, metrics). */
+  onPacketSynced?: (packet: number) => void;
+}
+
+/** Everything a sync needs, by concern. */
+export interface SyncContext {
+  feed: SyncFeed;
+  /** The writer's database. */
+  store: Store;
+  policy: SyncPolicy;
+  observe: SyncWatchers;
+  /** Stops the sync (SIGTERM, a lost writer lock). */
+  signal?: AbortSignal;
+  /** The clock; tests pass their own. Default `new Date()`. */
+  now?: () => Date;
 }
 
 /** A file the sync could not store, with the reason (packet and file named). */

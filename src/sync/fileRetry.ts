@@ -1,8 +1,5 @@
-import type { Store } from '../db/client.js';
-import type { EntityType } from '../feed/entities.js';
 import { FeedNetworkError, safeMessage } from '../feed/errors.js';
 import type { Logger } from '../logger.js';
-import { recordSignatureFailure } from './signatureMissing.js';
 import { SignatureError } from './verifier.js';
 
 /**
@@ -28,82 +25,6 @@ export const RETRY_CAP_MS = 30 * 60_000;
 export function nextRetryAt(attempts: number, failedAt: Date): string {
   const delay = Math.min(RETRY_CAP_MS, RETRY_BASE_MS * 2 ** Math.max(0, attempts - 1));
   return new Date(failedAt.getTime() + delay).toISOString();
-}
-
-/** What {@link recordDumpFailure} stored. */
-export interface FailureRecord {
-  attempts: number;
-  /** ISO 8601. */
-  nextRetryAt: string;
-  /** The reason stored when it differs from the error's message (`signature missing upstream`). */
-  reason?: string;
-}
-
-/**
- * Marks a JSON dump FAILED with its reason, one more attempt and the next retry time (shown by
- * GraphQL `JsonDump` and `failures`). Creates the packet and dump rows when needed.
- */
-export function recordDumpFailure(
-  store: Store,
-  packet: number,
-  entity: EntityType,
-  reason: string,
-  now: Date,
-  error?: unknown,
-): FailureRecord {
-  const at = now.toISOString();
-  const db = store.sqlite;
-  db.prepare('INSERT INTO packets (number, created_at) VALUES (?, ?) ON CONFLICT DO NOTHING').run(packet, at);
-  const row = db
-    .prepare(
-      `INSERT INTO dumps (packet, entity, status, error, attempts, updated_at) VALUES (?, ?, 'FAILED', ?, 1, ?)
-       ON CONFLICT (packet, entity) DO UPDATE SET status = 'FAILED', error = excluded.error,
-         attempts = dumps.attempts + 1, updated_at = excluded.updated_at
-       RETURNING attempts`,
-    )
-    .get(packet, entity, reason, at) as { attempts: number };
-  const next = nextRetryAt(row.attempts, now);
-  db.prepare('UPDATE dumps SET next_retry_at = ? WHERE packet = ? AND entity = ?').run(next, packet, entity);
-  const stored = recordSignatureFailure(store, 'dumps', { packet, entity }, error, now);
-  return { attempts: row.attempts, nextRetryAt: next, ...(stored ? { reason: stored } : {}) };
-}
-
-/**
- * True when a FAILED dump should wait: follow mode leaves a failed file alone until its
- * `next_retry_at` (a one-off `sync --once` always tries it).
- */
-export function dumpDeferred(store: Store, packet: number, entity: EntityType, now: Date): boolean {
-  const row = store.sqlite
-    .prepare(`SELECT next_retry_at AS at FROM dumps WHERE packet = ? AND entity = ? AND status = 'FAILED'`)
-    .get(packet, entity) as { at: string | null } | undefined;
-  return !!row?.at && Date.parse(row.at) > now.getTime();
-}
-
-/**
- * Sets the next retry time of a replication packet that its step just recorded FAILED (attempts
- * counted there); undefined when it is not FAILED (e.g. MISSING: reported, not retried).
- */
-export function recordReplicationRetry(store: Store, packet: number, now: Date): FailureRecord | undefined {
-  const row = store.sqlite
-    .prepare(`SELECT attempts FROM replication_packets WHERE packet = ? AND status = 'FAILED'`)
-    .get(packet) as { attempts: number } | undefined;
-  if (!row) return undefined;
-  const next = nextRetryAt(Math.max(1, row.attempts), now);
-  store.sqlite.prepare('UPDATE replication_packets SET next_retry_at = ? WHERE packet = ?').run(next, packet);
-  return { attempts: row.attempts, nextRetryAt: next };
-}
-
-/**
- * True when a FAILED, PENDING (404 so far) or MISSING replication packet should wait for its
- * `next_retry_at` (follow mode; `sync --once` asks at once).
- */
-export function replicationDeferred(store: Store, packet: number, now: Date): boolean {
-  const row = store.sqlite
-    .prepare(
-      `SELECT next_retry_at AS at FROM replication_packets WHERE packet = ? AND status IN ('FAILED', 'PENDING', 'MISSING')`,
-    )
-    .get(packet) as { at: string | null } | undefined;
-  return !!row?.at && Date.parse(row.at) > now.getTime();
 }
 
 // The xz program's verdicts (src/feed/xz.ts reports them as `<where>: xz: <message>`), the

@@ -1,6 +1,7 @@
 import { hostname } from 'node:os';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { Store } from '../db/client.js';
+import { type LockHolder, lockHolder } from '../db/lock.js';
 import type { Logger } from '../logger.js';
 
 /**
@@ -10,14 +11,6 @@ import type { Logger } from '../logger.js';
  * on this same host, has crashed and its lock is taken over. Taking the lock happens inside
  * `BEGIN IMMEDIATE`, so two contenders can never both win.
  */
-
-/** Who holds the lock. Times are ISO 8601. */
-export interface LockHolder {
-  pid: number;
-  host: string;
-  acquiredAt: string;
-  heartbeatAt: string;
-}
 
 /** Raised when another live sync holds the lock; the message names it. */
 export class LockHeldError extends Error {
@@ -75,15 +68,6 @@ export function pidAlive(pid: number): boolean {
   }
 }
 
-/** The current holder, or undefined when the database is free. */
-export function lockHolder(store: Store): LockHolder | undefined {
-  return store.sqlite
-    .prepare(
-      'SELECT pid, host, acquired_at AS acquiredAt, heartbeat_at AS heartbeatAt FROM sync_lock WHERE id = 1',
-    )
-    .get() as LockHolder | undefined;
-}
-
 /** Why `holder` no longer counts, or null while it does. */
 function staleReason(
   holder: LockHolder,
@@ -99,14 +83,18 @@ function staleReason(
   return null;
 }
 
+/** Who asks for the lock, and after how long (ms) a holder's heartbeat counts as stale. */
+interface Claim {
+  me: { pid: number; host: string };
+  staleMs: number;
+  logger?: Logger;
+}
+
+/** What an attempt found: the lock taken, or the live holder that has it. */
+type Attempt = { acquired: LockHolder } | { heldBy: LockHolder };
+
 /** One attempt: takes the lock and returns the holder, or returns the live holder that has it. */
-function tryAcquire(
-  store: Store,
-  me: { pid: number; host: string },
-  staleMs: number,
-  now: Date,
-  logger?: Logger,
-): { acquired: LockHolder } | { heldBy: LockHolder } {
+function tryAcquire(store: Store, { me, staleMs, logger }: Claim, now: Date): Attempt {
   const db = store.sqlite;
   return db
     .transaction(() => {
@@ -133,15 +121,9 @@ function tryAcquire(
  * {@link tryAcquire}, where a database busy past the busy timeout counts as held: its holder is in
  * the middle of a long write transaction (its heartbeat commits with it), so it is alive.
  */
-function tryAcquireOrBusy(
-  store: Store,
-  me: { pid: number; host: string },
-  staleMs: number,
-  now: Date,
-  logger?: Logger,
-): { acquired: LockHolder } | { heldBy: LockHolder } {
+function tryAcquireOrBusy(store: Store, claim: Claim, now: Date): Attempt {
   try {
-    return tryAcquire(store, me, staleMs, now, logger);
+    return tryAcquire(store, claim, now);
   } catch (error) {
     if ((error as { code?: string }).code !== 'SQLITE_BUSY') throw error;
     const at = now.toISOString();
@@ -169,7 +151,7 @@ export async function acquireWriterLock(store: Store, options: WriterLockOptions
   let announced = false;
   for (;;) {
     options.signal?.throwIfAborted();
-    const outcome = tryAcquireOrBusy(store, me, staleMs, now(), options.logger);
+    const outcome = tryAcquireOrBusy(store, { me, staleMs, logger: options.logger }, now());
     if ('acquired' in outcome) return holdLock(store, outcome.acquired, staleMs, options, now);
     if (!options.wait) throw new LockHeldError(outcome.heldBy, store.path);
     if (!announced) {

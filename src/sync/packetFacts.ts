@@ -35,12 +35,7 @@ export function recordPacketFacts(
     .get(packet) as { number: number; schemaSequence: number } | undefined;
   if (!previous || previous.schemaSequence === facts.schemaSequence) return null;
   const message = `schema sequence changed from ${previous.schemaSequence} (packet ${previous.number}) to ${facts.schemaSequence} at packet ${packet}`;
-  sqlite
-    .prepare(
-      `INSERT INTO events (at, packet, kind, message) SELECT ?, ?, 'schema-change', ?
-       WHERE NOT EXISTS (SELECT 1 FROM events WHERE packet = ? AND kind = 'schema-change')`,
-    )
-    .run(at, packet, message, packet);
+  recordEventOnce(sqlite, { packet, kind: 'schema-change', message }, at);
   return { from: previous.schemaSequence, to: facts.schemaSequence, previousPacket: previous.number };
 }
 
@@ -62,11 +57,20 @@ export function recordJsonDumpSchemaNumber(
   const message =
     `JSON dump ${dump.entity} of packet ${dump.packet} has JSON_DUMPS_SCHEMA_NUMBER ${dump.number}, ` +
     `expected ${EXPECTED_JSON_DUMPS_SCHEMA_NUMBER}: the line format may have changed`;
+  recordEventOnce(sqlite, { packet: dump.packet, kind: 'json-dump-schema', message }, at);
+  return true;
+}
+
+/** Adds an `events` row of `kind` for `packet` unless that packet has one of that kind already. */
+function recordEventOnce(
+  sqlite: Database.Database,
+  event: { packet: number; kind: 'schema-change' | 'json-dump-schema'; message: string },
+  at: string,
+): void {
   sqlite
     .prepare(
-      `INSERT INTO events (at, packet, kind, message) SELECT ?, ?, 'json-dump-schema', ?
-       WHERE NOT EXISTS (SELECT 1 FROM events WHERE packet = ? AND kind = 'json-dump-schema')`,
+      `INSERT INTO events (at, packet, kind, message) SELECT ?, ?, ?, ?
+       WHERE NOT EXISTS (SELECT 1 FROM events WHERE packet = ? AND kind = ?)`,
     )
-    .run(at, dump.packet, message, dump.packet);
-  return true;
+    .run(at, event.packet, event.kind, event.message, event.packet, event.kind);
 }

@@ -15,6 +15,8 @@ import type {
 // their data), and a packet can hold hundreds of thousands of rows. So rows are staged in TEMP
 // tables (this connection only, rolled back with the transaction) and SQL joins keys, data and
 // timestamps and computes upstream's apply order at the end, instead of holding rows in JS.
+// Hand-written SQL on purpose: TEMP tables and set-based joins that a query builder does not
+// express, on the replication packet hot path (bench/RESULTS.md).
 const TABLES = [
   'livefeed_rp_change',
   'livefeed_rp_v1data',

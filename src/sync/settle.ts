@@ -21,8 +21,8 @@ export async function settle(
   now: () => Date,
 ): Promise<void> {
   for (const dump of pendingDumps(ctx.store, range.from, range.to)) {
-    if (!ctx.entities.includes(dump.entity)) continue;
-    const { decision, by } = settleDecision(dump, ctx.settleAfterMs, now());
+    if (!ctx.policy.entities.includes(dump.entity)) continue;
+    const { decision, by } = settleDecision(dump, ctx.policy.settleAfterMs, now());
     if (decision === 'wait') continue;
     if (decision === 'recheck') {
       await askDump(ctx, report, dump.packet, dump.entity, now);
@@ -43,9 +43,9 @@ export async function recheckTimeSettled(
   now: () => Date,
 ): Promise<void> {
   for (const dump of timeSettledWithEvidence(ctx.store)) {
-    if (!ctx.entities.includes(dump.entity)) continue;
+    if (!ctx.policy.entities.includes(dump.entity)) continue;
     ctx.signal?.throwIfAborted();
-    ctx.logger.info(
+    ctx.observe.logger.info(
       { event: 'settle-recheck', packet: dump.packet, entity: dump.entity },
       `asking again for ${dump.entity} of packet ${dump.packet}: it was settled by --settle-after, and a later packet's JSON dump is now there`,
     );

@@ -1,5 +1,5 @@
 import type { Store } from '../db/client.js';
-import type { EntityType } from '../feed/entities.js';
+import { type FileKey, fileRow } from './fileRow.js';
 import { SignatureError } from './verifier.js';
 
 /**
@@ -20,14 +20,12 @@ export const SIGNATURE_MISSING_UPSTREAM = 'signature missing upstream';
  */
 export function recordSignatureFailure(
   store: Store,
-  table: 'dumps' | 'replication_packets',
-  key: { packet: number; entity?: EntityType },
+  file: FileKey,
   error: unknown,
   now: Date,
 ): string | undefined {
   const missing = error instanceof SignatureError && error.kind === 'missing';
-  const where = table === 'dumps' ? 'packet = ? AND entity = ?' : 'packet = ?';
-  const args = table === 'dumps' ? [key.packet, key.entity] : [key.packet];
+  const { table, where, args } = fileRow(file);
   const row = store.sqlite
     .prepare(
       `UPDATE ${table} SET signature_missing_since = CASE WHEN ? THEN coalesce(signature_missing_since, ?) END

@@ -12,42 +12,6 @@ export function dumpStatus(store: Store, packet: number, entity: EntityType): Du
   return row?.status;
 }
 
-function ensurePacket(store: Store, packet: number, now: string): void {
-  store.sqlite
-    .prepare('INSERT INTO packets (number, created_at) VALUES (?, ?) ON CONFLICT DO NOTHING')
-    .run(packet, now);
-}
-
-/** Records a 404 for a dump: PENDING until its packet settles (FEED.md, Errors). */
-export function markPending(store: Store, packet: number, entity: EntityType, now: string): void {
-  ensurePacket(store, packet, now);
-  store.sqlite
-    .prepare(
-      `INSERT INTO dumps (packet, entity, status, checked_at, updated_at) VALUES (?, ?, 'PENDING', ?, ?)
-       ON CONFLICT (packet, entity) DO UPDATE SET status = 'PENDING', checked_at = excluded.checked_at,
-         error = NULL, settled_by = NULL, updated_at = excluded.updated_at`,
-    )
-    .run(packet, entity, now, now);
-}
-
-/** Records a failed dump with its reason; a later sync tries it again. */
-export function markFailed(
-  store: Store,
-  packet: number,
-  entity: EntityType,
-  reason: string,
-  now: string,
-): void {
-  ensurePacket(store, packet, now);
-  store.sqlite
-    .prepare(
-      `INSERT INTO dumps (packet, entity, status, error, attempts, updated_at) VALUES (?, ?, 'FAILED', ?, 1, ?)
-       ON CONFLICT (packet, entity) DO UPDATE SET status = 'FAILED', error = excluded.error,
-         attempts = dumps.attempts + 1, updated_at = excluded.updated_at`,
-    )
-    .run(packet, entity, reason, now);
-}
-
 /** A PENDING dump and what is known about its packet, for settling. */
 export interface PendingDump {
   packet: number;
@@ -130,38 +94,6 @@ export function timeSettledWithEvidence(store: Store): { packet: number; entity:
 }
 
 /**
- * Packets whose JSON dumps upstream has not published yet: packets holding a PENDING dump, how
- * many, the oldest and its TIMESTAMP (ISO, null when unknown) and when its first 404 was seen. Shown
- * by `/freshness` and `livefeed status` so that a halted upstream dump job is visible.
- */
-export interface WaitingForDumps {
-  packets: number;
-  oldest: number;
-  oldestTimestamp: string | null;
-  /** Earliest `checked_at` among the PENDING dumps of the oldest packet (ISO). */
-  since: string | null;
-}
-
-/** See {@link WaitingForDumps}; undefined when no dump is PENDING. */
-export function waitingForDumps(store: Store): WaitingForDumps | undefined {
-  const row = store.sqlite
-    .prepare(
-      `SELECT w.packets, w.oldest, p.timestamp AS oldestTimestamp,
-         (SELECT min(e.checked_at) FROM dumps e WHERE e.packet = w.oldest AND e.status = 'PENDING') AS since
-       FROM (SELECT count(DISTINCT packet) AS packets, min(packet) AS oldest FROM dumps WHERE status = 'PENDING') w
-       LEFT JOIN packets p ON p.number = w.oldest`,
-    )
-    .get() as {
-    packets: number;
-    oldest: number | null;
-    oldestTimestamp: string | null;
-    since: string | null;
-  };
-  if (!row.packets || row.oldest === null) return undefined;
-  return { packets: row.packets, oldest: row.oldest, oldestTimestamp: row.oldestTimestamp, since: row.since };
-}
-
-/**
  * Sets `synced_at` on every packet in [from, to] whose tracked JSON dumps are all SYNCED or
  * NO_CHANGES and whose replication packet (when required) is terminal. Returns the packets completed now.
  */
@@ -204,14 +136,4 @@ export function completePackets(
  */
 export function reopenPacket(store: Store, packet: number): void {
   store.sqlite.prepare('UPDATE packets SET synced_at = NULL WHERE number = ?').run(packet);
-}
-
-/** Lowest packet not yet complete, and the highest packet known, or nulls on an empty database. */
-export function syncPosition(store: Store): { firstIncomplete: number | null; highest: number | null } {
-  const row = store.sqlite
-    .prepare(
-      'SELECT (SELECT min(number) FROM packets WHERE synced_at IS NULL) AS firstIncomplete, (SELECT max(number) FROM packets) AS highest',
-    )
-    .get() as { firstIncomplete: number | null; highest: number | null };
-  return row;
 }

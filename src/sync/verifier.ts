@@ -1,14 +1,11 @@
-import { ConfigError, type VerifyMode } from '../config.js';
 import { describeStrength, keyStrength } from '../feed/keyStrength.js';
 import {
-  describeKeys,
-  isUpstreamKey,
-  loadSigningKeys,
   type SignatureFailureKind,
   type SignatureStatus,
-  type SigningKeys,
+  type VerifyMode,
   verifyFileSignature,
 } from '../feed/signature.js';
+import { describeKeys, isUpstreamKey, loadSigningKeys, type SigningKeys } from '../feed/signingKeys.js';
 import type { Logger } from '../logger.js';
 
 /** Outcome of checking one archive against its detached signature. */
@@ -46,6 +43,14 @@ export class SignatureError extends Error {
   }
 }
 
+/**
+ * Raised at start-up for a signing key every signature by which would be refused (RSA or DSA under
+ * 2048 bits): a configuration mistake, which the CLI reports as one (exit 2).
+ */
+export class WeakSigningKeyError extends Error {
+  override name = 'WeakSigningKeyError';
+}
+
 /** Checks archives against their `.asc` according to the verify mode (FEED.md, Signatures). */
 export interface Verifier {
   readonly mode: VerifyMode;
@@ -72,7 +77,7 @@ export interface VerifierOptions {
  * key the verifier would reject every signature of (RSA under 2048 bits, DSA, ElGamal) unless
  * `allowWeakSigningKey`, warns when upstream's documented key is not among them, and verifies
  * every archive (OpenPGP, binary mode); without one, every file is UNVERIFIED and the sync says so once.
- * @throws Error naming the key file when it cannot be loaded; ConfigError (exit 2) for a weak key.
+ * @throws Error naming the key file when it cannot be loaded; WeakSigningKeyError for a weak key (the CLI exits 2).
  */
 export async function createVerifier(
   signingKey: string | undefined,
@@ -115,7 +120,7 @@ export async function createVerifier(
 /**
  * Logs every key's fingerprint, algorithm and size; returns the fingerprints of weak keys let
  * through (logged once).
- * @throws ConfigError naming `--allow-weak-signing-key` for a weak key when not allowed.
+ * @throws WeakSigningKeyError naming `--allow-weak-signing-key` for a weak key when not allowed.
  */
 function checkKeyStrength(keys: SigningKeys, file: string, logger: Logger, allowWeak: boolean): Set<string> {
   const weak = new Set<string>();
@@ -132,7 +137,7 @@ function checkKeyStrength(keys: SigningKeys, file: string, logger: Logger, allow
     );
     if (!strength.weakness) continue;
     if (!allowWeak) {
-      throw new ConfigError(
+      throw new WeakSigningKeyError(
         `signing key ${strength.fingerprint} in ${file} is a ${strength.weakness}: every signature by it would be ` +
           'refused. Use the right key (see the README, Signatures) or pass --allow-weak-signing-key to accept it',
       );

@@ -2,17 +2,17 @@ import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { deferCheckpoints } from '../db/checkpoint.js';
 import type { Store } from '../db/client.js';
-import { recordUpstream } from '../db/status.js';
+import { packetPosition, recordUpstream } from '../db/status.js';
 import { FeedAuthError, safeMessage } from '../feed/errors.js';
 import { removeStaleDownloads } from '../feed/partial.js';
 import type { SyncContext, SyncReport } from './context.js';
 import { askDump, runCheckpoint } from './dumpStep.js';
-import { dumpDeferred } from './fileRetry.js';
+import { retryDeferred } from './fileRecords.js';
 import type { PassOutcome } from './observer.js';
 import { askReplicationPacket, recheckMissingPackets } from './replicationStep.js';
 import { applyRetention } from './retention.js';
 import { recheckTimeSettled, settle } from './settle.js';
-import { completePackets, dumpStatus, pendingDumps, syncPosition } from './state.js';
+import { completePackets, dumpStatus, pendingDumps } from './state.js';
 
 /** Packets the first sync of an empty database covers: the latest and the 23 before it (one day). */
 export const INITIAL_WINDOW = 24;
@@ -28,7 +28,7 @@ export function packetRange(
 ): { from: number; to: number } {
   const to = Math.min(flags.to ?? latest, latest);
   if (flags.from !== undefined) return { from: flags.from, to };
-  const { firstIncomplete, highest } = syncPosition(store);
+  const { firstIncomplete, highest } = packetPosition(store);
   const from =
     firstIncomplete ?? (highest !== null ? highest + 1 : Math.max(1, latest - (INITIAL_WINDOW - 1)));
   return { from, to };
@@ -49,7 +49,7 @@ export async function syncOnce(
 ): Promise<SyncReport> {
   const started = performance.now();
   const finished = (outcome: PassOutcome) =>
-    ctx.observer?.passFinished?.({ seconds: (performance.now() - started) / 1000, outcome });
+    ctx.observe.observer?.passFinished?.({ seconds: (performance.now() - started) / 1000, outcome });
   try {
     const report = await syncPass(ctx, flags);
     finished(report.problems.length > 0 ? 'problems' : 'ok');
@@ -76,9 +76,9 @@ async function syncPassDeferred(
   flags: { from?: number; to?: number },
   now: () => Date,
 ): Promise<SyncReport> {
-  const latest = await ctx.client.replicationInfo(ctx.signal);
+  const latest = await ctx.feed.client.replicationInfo(ctx.signal);
   // Downloads a crash left behind; a day old at least, so none of a sync still running.
-  await removeStaleDownloads(join(ctx.dataDir, 'tmp'), 24 * 3_600_000);
+  await removeStaleDownloads(join(ctx.feed.dataDir, 'tmp'), 24 * 3_600_000);
   recordUpstream(ctx.store, latest, now().toISOString());
   const report: SyncReport = {
     latest,
@@ -92,30 +92,37 @@ async function syncPassDeferred(
     deferred: 0,
   };
   if (latest === null) {
-    ctx.logger.info({ event: 'feed-empty' }, 'the feed has no packets yet');
+    ctx.observe.logger.info({ event: 'feed-empty' }, 'the feed has no packets yet');
     return report;
   }
   const range = packetRange(ctx.store, latest, flags);
   Object.assign(report, range);
-  ctx.observer?.passStarted?.({ latest, ...range });
-  ctx.logger.info(
+  ctx.observe.observer?.passStarted?.({ latest, ...range });
+  ctx.observe.logger.info(
     { event: 'sync-start', latest, from: range.from, to: range.to },
     `syncing packets ${range.from}..${range.to}`,
   );
   for (let packet = range.from; packet <= range.to; packet++) {
     ctx.signal?.throwIfAborted();
     await syncPacket(ctx, packet, report, now);
-    ctx.observer?.packetVisited?.(packet);
+    ctx.observe.observer?.packetVisited?.(packet);
   }
   await settle(ctx, range, report, now);
   await recheckTimeSettled(ctx, report, now);
   await recheckMissingPackets(ctx, range.from, report, now);
-  const requireReplication = (p: number) => ctx.replicationPackets && !ctx.skipPackets.has(p);
-  report.completed = completePackets(ctx.store, range, ctx.entities, requireReplication, now().toISOString());
-  for (const packet of report.completed) ctx.onPacketSynced?.(packet);
+  const requireReplication = (p: number) => ctx.policy.replicationPackets && !ctx.policy.skipPackets.has(p);
+  report.completed = completePackets(
+    ctx.store,
+    range,
+    ctx.policy.entities,
+    requireReplication,
+    now().toISOString(),
+  );
+  for (const packet of report.completed) ctx.observe.onPacketSynced?.(packet);
   report.pending = pendingDumps(ctx.store, range.from, range.to).length;
-  if (ctx.keepFiles) applyRetention(ctx.store, ctx.dataDir, ctx.keepFiles, now(), ctx.logger);
-  ctx.logger.info(
+  if (ctx.policy.keepFiles)
+    applyRetention(ctx.store, ctx.feed.dataDir, ctx.policy.keepFiles, now(), ctx.observe.logger);
+  ctx.observe.logger.info(
     {
       event: 'sync-pass',
       latest,
@@ -137,13 +144,17 @@ async function syncPacket(
   report: SyncReport,
   now: () => Date,
 ): Promise<void> {
-  if (ctx.replicationPackets && !ctx.skipPackets.has(packet)) {
+  if (ctx.policy.replicationPackets && !ctx.policy.skipPackets.has(packet)) {
     await askReplicationPacket(ctx, report, packet, now);
   }
-  for (const entity of ctx.entities) {
+  for (const entity of ctx.policy.entities) {
     const status = dumpStatus(ctx.store, packet, entity);
     if (status === 'SYNCED' || status === 'NO_CHANGES') continue;
-    if (status === 'FAILED' && ctx.deferFailed && dumpDeferred(ctx.store, packet, entity, now())) {
+    if (
+      status === 'FAILED' &&
+      ctx.policy.deferFailed &&
+      retryDeferred(ctx.store, { packet, entity }, now())
+    ) {
       report.deferred++;
       continue;
     }
@@ -164,7 +175,7 @@ export async function follow(
   let failures = 0;
   let flags: { from?: number; to?: number } = { from: options.from, to: options.to };
   // A file that keeps failing waits for its next retry time instead of costing every poll.
-  const passCtx: SyncContext = { ...ctx, deferFailed: true };
+  const passCtx: SyncContext = { ...ctx, policy: { ...ctx.policy, deferFailed: true } };
   while (!ctx.signal?.aborted) {
     try {
       await syncOnce(passCtx, flags);
@@ -173,7 +184,7 @@ export async function follow(
     } catch (error) {
       if (error instanceof FeedAuthError || ctx.signal?.aborted) throw error;
       failures++;
-      ctx.logger.error(
+      ctx.observe.logger.error(
         { event: 'sync-pass-failed', failures, err: safeMessage(error) },
         'sync pass failed; will retry',
       );

@@ -3,14 +3,14 @@ import { readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import * as openpgp from 'openpgp';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { verifyFileSignature } from '../../src/feed/signature.js';
 import {
   describeKeys,
   isUpstreamKey,
   loadSigningKeys,
   type SigningKeys,
   UPSTREAM_FINGERPRINT,
-  verifyFileSignature,
-} from '../../src/feed/signature.js';
+} from '../../src/feed/signingKeys.js';
 import { createGpgHome, type GpgHome } from '../support/gpg.js';
 
 const RSA_UID = 'Test Dumps <dumps@example.org>';

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { markFailed, markPending } from '../../src/sync/state.js';
+import { markPending, recordFailure } from '../../src/sync/fileRecords.js';
 import { gql, testApp } from '../support/harness.js';
 import { type SyncedDatabase, syncedDatabase } from '../support/synced.js';
 
@@ -16,7 +16,7 @@ describe('changes(packet, entity): errors for what is not here, cursors of their
     app = testApp(synced.dbPath, synced.dir);
     // What the sync records for a 404 of a packet that has not settled yet, and for a failed file.
     markPending(app.store, 186124, 'artist', new Date().toISOString());
-    markFailed(app.store, 186124, 'label', 'HTTP 500 after 5 attempts', new Date().toISOString());
+    recordFailure(app.store, { packet: 186124, entity: 'label' }, 'HTTP 500 after 5 attempts', new Date());
   }, 60_000);
   afterAll(async () => {
     app?.store.close();

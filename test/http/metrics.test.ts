@@ -31,12 +31,15 @@ describe('/metrics', () => {
         instrumentSync(
           {
             ...ctx,
-            client: new FeedClient({
-              feedRoot: ctx.client.feedRoot,
-              token: SAMPLE_TOKEN,
-              ...feedClientHooks(ops, testLogger()),
-            }),
-            onPacketSynced: (p) => completed.push(p),
+            feed: {
+              ...ctx.feed,
+              client: new FeedClient({
+                feedRoot: ctx.feed.client.feedRoot,
+                token: SAMPLE_TOKEN,
+                ...feedClientHooks(ops, testLogger()),
+              }),
+            },
+            observe: { ...ctx.observe, onPacketSynced: (p) => completed.push(p) },
           },
           ops,
           testLogger(),

@@ -184,7 +184,7 @@ describe('mirror endpoints /api/<database>/ (issue 4, Mirror endpoints)', () => 
       } finally {
         a.close();
         b.store.close();
-        await b.client.close();
+        await b.feed.client.close();
         await dataB.cleanup();
       }
     });

@@ -44,21 +44,25 @@ export async function syncContext(options: TestSyncOptions): Promise<SyncContext
   const logger = options.logger ?? testLogger();
   const store = openStore(join(options.dataDir, 'livefeed.db'));
   return {
+    feed: {
+      client: new FeedClient({
+        feedRoot: options.feedRoot,
+        token: options.token ?? SAMPLE_TOKEN,
+        retry: { attempts: 3, baseDelayMs: 5, maxDelayMs: 20 },
+        timeoutMs: 5000,
+      }),
+      verifier: options.verifier ?? (await createVerifier(undefined, 'off', logger)),
+      deployment: options.deployment ?? 'production',
+      dataDir: options.dataDir,
+    },
     store,
-    client: new FeedClient({
-      feedRoot: options.feedRoot,
-      token: options.token ?? SAMPLE_TOKEN,
-      retry: { attempts: 3, baseDelayMs: 5, maxDelayMs: 20 },
-      timeoutMs: 5000,
-    }),
-    verifier: options.verifier ?? (await createVerifier(undefined, 'off', logger)),
-    logger,
-    entities: options.entities ?? ENTITY_TYPES,
-    deployment: options.deployment ?? 'production',
-    dataDir: options.dataDir,
-    settleAfterMs: options.settleAfterMs ?? 2 * 3_600_000,
-    replicationPackets: options.replicationPackets ?? false,
-    skipPackets: new Set(),
+    policy: {
+      entities: options.entities ?? ENTITY_TYPES,
+      settleAfterMs: options.settleAfterMs ?? 2 * 3_600_000,
+      replicationPackets: options.replicationPackets ?? false,
+      skipPackets: new Set(),
+    },
+    observe: { logger },
     now: options.now,
     signal: options.signal,
   };

@@ -145,7 +145,7 @@ export async function syncFeedFolder(
     for (let pass = 0; pass < (options.passes ?? 1); pass++) {
       const before = feed.requests.length;
       report = await syncOnce(
-        { ...ctx, skipPackets: new Set(options.skipPackets ?? []) },
+        { ...ctx, policy: { ...ctx.policy, skipPackets: new Set(options.skipPackets ?? []) } },
         { from, to: options.to },
       );
       passRequests.push(feed.requests.slice(before).map((request) => request.path));
@@ -163,7 +163,7 @@ export async function syncFeedFolder(
     throw error;
   } finally {
     ctx.store.close();
-    await ctx.client.close();
+    await ctx.feed.client.close();
     await feed.close();
   }
 }

@@ -36,7 +36,7 @@ export async function syncedDatabase(options: SyncedOptions = {}): Promise<Synce
     return { dir: data.dir, dbPath: join(data.dir, 'livefeed.db'), report, cleanup: data.cleanup };
   } finally {
     ctx.store.close();
-    await ctx.client.close();
+    await ctx.feed.client.close();
     await feed.close();
   }
 }
@@ -66,6 +66,6 @@ export async function syncVerified(
     return ctx.store.path;
   } finally {
     ctx.store.close();
-    await ctx.client.close();
+    await ctx.feed.client.close();
   }
 }

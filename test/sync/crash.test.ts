@@ -86,7 +86,7 @@ beforeAll(async () => {
     expect((await syncOnce(ctx, { from: FIRST })).problems).toEqual([]);
   } finally {
     ctx.store.close();
-    await ctx.client.close();
+    await ctx.feed.client.close();
   }
   referenceMs = performance.now() - started;
   reference = snapshotDb(join(work.dir, 'reference', 'livefeed.db'));

@@ -64,8 +64,8 @@ async function runSync(
     verifier: await createVerifier(TEST_PUBLIC_KEY_FILE, options.verify ?? 'fail', logger),
     now: options.now,
   });
-  await ctx.client.close();
-  ctx.client = new FeedClient({
+  await ctx.feed.client.close();
+  ctx.feed.client = new FeedClient({
     feedRoot: feed.feedRoot,
     token: SAMPLE_TOKEN,
     retry: { attempts: 3, baseDelayMs: 5, maxDelayMs: 20 },
@@ -82,7 +82,7 @@ async function runSync(
     error = thrown;
   } finally {
     ctx.store.close();
-    await ctx.client.close();
+    await ctx.feed.client.close();
   }
   return { reports, logs, dataDir: data.dir, dbPath: join(data.dir, 'livefeed.db'), retries, error };
 }
@@ -266,7 +266,7 @@ describe('a sync through each network fault equals an undisturbed sync', () => {
       expect((await syncOnce(ctx, { from: FIRST })).problems).toEqual([]);
     } finally {
       ctx.store.close();
-      await ctx.client.close();
+      await ctx.feed.client.close();
     }
     expectSameAsReference(failing);
   });
@@ -278,14 +278,17 @@ describe('a sync through each network fault equals an undisturbed sync', () => {
     const ctx = await syncContext({ feedRoot: feed.feedRoot, dataDir: data.dir, entities: ENTITIES });
     try {
       expect((await syncOnce(ctx, { from: FIRST })).problems).toHaveLength(1);
-      const deferred = await syncOnce({ ...ctx, deferFailed: true }, { from: FIRST });
+      const deferred = await syncOnce(
+        { ...ctx, policy: { ...ctx.policy, deferFailed: true } },
+        { from: FIRST },
+      );
       expect(deferred).toMatchObject({ problems: [], deferred: 1 });
       expect(statuses(DUMP)).toEqual([500, 500, 500]);
       // sync --once does not wait.
       expect(await syncOnce(ctx, { from: FIRST })).toMatchObject({ problems: [], deferred: 0 });
     } finally {
       ctx.store.close();
-      await ctx.client.close();
+      await ctx.feed.client.close();
     }
   });
 
@@ -332,14 +335,14 @@ describe('a sync through each network fault equals an undisturbed sync', () => {
       signal: controller.signal,
       verifier: await createVerifier(TEST_PUBLIC_KEY_FILE, 'fail', testLogger()),
     });
-    ctx.onPacketSynced = (packet) => {
+    ctx.observe.onPacketSynced = (packet) => {
       if (packet === synthetic.lastPacket) controller.abort(new Error('caught up'));
     };
     try {
       await follow(ctx, { pollIntervalMs: 20, from: FIRST });
     } finally {
       ctx.store.close();
-      await ctx.client.close();
+      await ctx.feed.client.close();
     }
     const failedPasses = logs.filter((l) => l.includes('"sync-pass-failed"'));
     expect(failedPasses.length).toBeGreaterThanOrEqual(2);

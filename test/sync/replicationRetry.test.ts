@@ -112,7 +112,10 @@ describe('replication packets that fail', () => {
       }
       // Follow mode waits for the next retry time of both.
       feed.requests.length = 0;
-      const deferred = await syncOnce({ ...timed, deferFailed: true }, { from: 600 });
+      const deferred = await syncOnce(
+        { ...timed, policy: { ...timed.policy, deferFailed: true } },
+        { from: 600 },
+      );
       expect(deferred.deferred).toBe(2);
       expect(feed.requests.filter((r) => r.path.includes('replication-6'))).toEqual([]);
       // Two hours of 404s, but packet 601 is still not there: never MISSING, still asked.
@@ -156,7 +159,7 @@ describe('replication packets that fail', () => {
       expect(status(ctx, 600)).toBe('SYNCED');
     } finally {
       ctx.store.close();
-      await ctx.client.close();
+      await ctx.feed.client.close();
     }
   });
 
@@ -178,7 +181,29 @@ describe('replication packets that fail', () => {
       });
     } finally {
       ctx.store.close();
-      await ctx.client.close();
+      await ctx.feed.client.close();
+    }
+  });
+
+  it('a replication packet unreadable on every download is one FAILED attempt of the pass, like a JSON dump', async () => {
+    feed.faults.add({ path: PRESENT, fault: { kind: 'corrupt' }, times: Infinity });
+    const logs: string[] = [];
+    const ctx = await context('corrupt-always', logs);
+    try {
+      const report = await syncOnce(ctx, { from: 601 });
+      expect(report.problems.map((p) => [p.packet, p.file])).toEqual([[601, 'replication packet 601']]);
+      expect(logs.filter((l) => l.includes('"redownload"'))).toHaveLength(2);
+      expect(feed.requests.filter((r) => r.path.endsWith(PRESENT))).toHaveLength(3);
+      expect(
+        ctx.store.sqlite
+          .prepare(
+            'SELECT status, attempts, next_retry_at IS NOT NULL AS retry FROM replication_packets WHERE packet = 601',
+          )
+          .get(),
+      ).toEqual({ status: 'FAILED', attempts: 1, retry: 1 });
+    } finally {
+      ctx.store.close();
+      await ctx.feed.client.close();
     }
   });
 });

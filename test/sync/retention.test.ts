@@ -73,14 +73,14 @@ describe('retention of kept archives', () => {
   afterAll(() => feed.close());
   afterEach(async () => {
     ctx.store.close();
-    await ctx.client.close();
+    await ctx.feed.client.close();
     await data.cleanup();
   });
 
   it('by packet count: applied after each pass; signatures and records stay', async () => {
     data = await tempDir();
     ctx = await syncContext({ feedRoot: feed.feedRoot, dataDir: data.dir });
-    ctx.keepFiles = { kind: 'packets', count: 3 };
+    ctx.policy.keepFiles = { kind: 'packets', count: 3 };
     const report = await syncOnce(ctx);
     expect(report.problems).toEqual([]);
     for (const dump of dumps) {

@@ -66,15 +66,16 @@ describe('a halted upstream JSON dump job', () => {
   });
 
   async function context(settleAfterMs: number | null): Promise<Ctx> {
+    const base = await syncContext({
+      feedRoot: feed.feedRoot,
+      dataDir: dataDir.dir,
+      entities: ['area', 'artist'],
+      // The replication packets give each packet its TIMESTAMP (what --settle-after counts from).
+      replicationPackets: true,
+    });
     return {
-      ...(await syncContext({
-        feedRoot: feed.feedRoot,
-        dataDir: dataDir.dir,
-        entities: ['area', 'artist'],
-        // The replication packets give each packet its TIMESTAMP (what --settle-after counts from).
-        replicationPackets: true,
-      })),
-      settleAfterMs,
+      ...base,
+      policy: { ...base.policy, settleAfterMs },
       now: () => clock,
     };
   }
@@ -139,7 +140,7 @@ describe('a halted upstream JSON dump job', () => {
       });
     } finally {
       ctx.store.close();
-      await ctx.client.close();
+      await ctx.feed.client.close();
     }
   });
 
@@ -179,7 +180,7 @@ describe('a halted upstream JSON dump job', () => {
       expect(feed.requests.slice(again).filter((r) => /json-dump-4[0-3]\//.test(r.path))).toEqual([]);
     } finally {
       ctx.store.close();
-      await ctx.client.close();
+      await ctx.feed.client.close();
     }
   });
 });

@@ -88,7 +88,7 @@ describe('signature failures in a sync', () => {
       // Follow mode before the retry time: neither is asked.
       clock = new Date(clock.getTime() + 30_000);
       before = feed.requests.length;
-      report = await syncOnce({ ...ctx, deferFailed: true }, { from: PACKET });
+      report = await syncOnce({ ...ctx, policy: { ...ctx.policy, deferFailed: true } }, { from: PACKET });
       expect([inPass(BAD), inPass(UNSIGNED), report.deferred]).toEqual([0, 0, 2]);
 
       // A later pass (here --once, a day later): once more each; the .asc has been missing a day now.
@@ -108,10 +108,13 @@ describe('signature failures in a sync', () => {
       // The operator accepts that one file: stored UNVERIFIED, and the log says who accepted what.
       const accepting = {
         ...ctx,
-        verifier: await createVerifier(TEST_PUBLIC_KEY_FILE, 'fail', logger, {
-          acceptUnsigned: [UNSIGNED],
-          operator: 'ops-person',
-        }),
+        feed: {
+          ...ctx.feed,
+          verifier: await createVerifier(TEST_PUBLIC_KEY_FILE, 'fail', logger, {
+            acceptUnsigned: [UNSIGNED],
+            operator: 'ops-person',
+          }),
+        },
       };
       await syncOnce(accepting, { from: PACKET });
       expect(dump('label').status).toBe('SYNCED');
@@ -127,7 +130,7 @@ describe('signature failures in a sync', () => {
       expect(gets(BAD)).toBe(3);
     } finally {
       ctx.store.close();
-      await ctx.client.close();
+      await ctx.feed.client.close();
     }
   });
 
@@ -160,7 +163,7 @@ describe('signature failures in a sync', () => {
       ).toEqual({ status: 'SYNCED', signature: 'VERIFIED' });
     } finally {
       ctx.store.close();
-      await ctx.client.close();
+      await ctx.feed.client.close();
     }
   });
 });

@@ -1,10 +1,10 @@
 import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ConfigError } from '../../src/config.js';
 import { keyStrength } from '../../src/feed/keyStrength.js';
-import { loadSigningKeys, verifyFileSignature } from '../../src/feed/signature.js';
-import { createVerifier, SignatureError } from '../../src/sync/verifier.js';
+import { verifyFileSignature } from '../../src/feed/signature.js';
+import { loadSigningKeys } from '../../src/feed/signingKeys.js';
+import { createVerifier, SignatureError, WeakSigningKeyError } from '../../src/sync/verifier.js';
 import { createGpgHome, type GpgHome } from '../support/gpg.js';
 import { testLogger } from '../support/harness.js';
 
@@ -72,7 +72,7 @@ describe('the signing key at start-up', () => {
   for (const algo of ['rsa1024', 'dsa1024'] as const) {
     it(`stops on a ${algo} key, naming --allow-weak-signing-key; the flag lets it through, logged once`, async () => {
       const refused = createVerifier(keyFile[algo], 'fail', testLogger());
-      await expect(refused).rejects.toThrow(ConfigError);
+      await expect(refused).rejects.toThrow(WeakSigningKeyError);
       await expect(refused).rejects.toThrow(new RegExp(`${fpr[algo]}.*--allow-weak-signing-key`));
       // Without the flag openpgp refuses the signature too: the check at start-up is not stricter than the verifier.
       const keys = await loadSigningKeys(keyFile[algo]!);

@@ -115,7 +115,7 @@ describe('token hygiene: the upstream token appears in no output (issue 4)', () 
       verifier: await createVerifier(TEST_PUBLIC_KEY_FILE, 'fail', logger),
     });
     // The CLI's client: retries are logged with their URL (redacted).
-    ctx.client = new FeedClient({
+    ctx.feed.client = new FeedClient({
       feedRoot,
       token: TOKEN,
       retry: { attempts: 3, baseDelayMs: 5, maxDelayMs: 20 },
@@ -135,7 +135,7 @@ describe('token hygiene: the upstream token appears in no output (issue 4)', () 
     record('dumps.error', errors);
     expect(JSON.stringify(errors)).toContain('token=***');
     ctx.store.close();
-    await ctx.client.close();
+    await ctx.feed.client.close();
   });
 
   it('a sync with a wrong token (403) and with none (400)', async () => {

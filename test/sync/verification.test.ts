@@ -2,11 +2,11 @@ import { existsSync, readFileSync } from 'node:fs';
 import { cp, readdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { VerifyMode } from '../../src/config.js';
 import { openStore } from '../../src/db/client.js';
 import type { EntityType } from '../../src/feed/entities.js';
 import { ArchiveError } from '../../src/feed/errors.js';
 import { jsonDumpPath } from '../../src/feed/protocol/urls.js';
+import type { VerifyMode } from '../../src/feed/signature.js';
 import { BUNDLED_FEED_ROOT, startSampleFeed } from '../../src/samplefeed/server.js';
 import type { SyncReport } from '../../src/sync/context.js';
 import { storeReplicationPacket } from '../../src/sync/replication.js';
@@ -97,7 +97,7 @@ describe('a sync of the bundled feed with the test key', () => {
       expect(await tmpFiles(data.dir)).toEqual([]);
     } finally {
       ctx.store.close();
-      await ctx.client.close();
+      await ctx.feed.client.close();
       await feed.close();
       await data.cleanup();
     }
@@ -150,12 +150,12 @@ describe('integrity faults in each verify mode (one packet, one fault per entity
         logger,
         verifier: await createVerifier(TEST_PUBLIC_KEY_FILE, mode, logger),
       });
-      ctx.maxDumpBytes = BOMB_LIMIT;
+      ctx.feed.maxDumpBytes = BOMB_LIMIT;
       report = await syncOnce(ctx, { from: FAULT_PACKET });
     });
     afterAll(async () => {
       ctx.store.close();
-      await ctx.client.close();
+      await ctx.feed.client.close();
       await feed.close();
       await root.cleanup();
       await data.cleanup();

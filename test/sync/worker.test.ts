@@ -20,7 +20,7 @@ describe('sync of the bundled feed into a real SQLite file', () => {
   });
   afterAll(async () => {
     ctx.store.close();
-    await ctx.client.close();
+    await ctx.feed.client.close();
     await feed.close();
     await data.cleanup();
   });

@@ -32,7 +32,7 @@ beforeAll(async () => {
     report = await syncOnce(ctx, { from: 300 });
   } finally {
     ctx.store.close();
-    await ctx.client.close();
+    await ctx.feed.client.close();
   }
   app = testApp(join(dataDir, 'livefeed.db'), dataDir, { entities: ENTITIES });
 }, 60_000);
