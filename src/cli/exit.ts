@@ -6,7 +6,10 @@ import { WeakSigningKeyError } from '../sync/verifier.js';
 /** Exit codes of the CLI (README, Exit codes). */
 export const EXIT = {
   ok: 0,
+  /** `sync --once`: a file failed. */
   failedFiles: 1,
+  /** `status`: no database yet. */
+  nothingSynced: 1,
   config: 2,
   auth: 3,
   unexpected: 4,

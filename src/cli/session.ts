@@ -84,7 +84,15 @@ export async function openSession(mode: SessionMode, ctx: CommandContext): Promi
     return store;
   };
   const session: Session = {
-    ...{ mode, config, flags, logger, signal, database, target, ops, adopt },
+    mode,
+    config,
+    flags,
+    logger,
+    signal,
+    database,
+    target,
+    ops,
+    adopt,
     open: () => adopt(openStore(database.path)),
     close: async () => {
       await target.sampleFeed?.close();

@@ -52,7 +52,7 @@ export const statusCommand: CliCommand = {
       process.stdout.write(
         `livefeed status: no database at ${dbPath}: nothing synced yet (run livefeed start or sync)${hint}\n`,
       );
-      return EXIT.failedFiles;
+      return EXIT.nothingSynced;
     }
     const upstream = await askUpstream(config, demo, !!flags.offline);
     const store = openStore(dbPath, { readonly: true });
