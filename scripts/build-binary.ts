@@ -2,9 +2,9 @@
  * `npm run build:binary`: writes `dist/livefeed`, one executable file that runs livefeed with no
  * Node.js install and no node_modules (Node's single executable applications, Node 20):
  *
- * 1. esbuild bundles `src/cli.ts` and its dependencies into ES modules. Each source module's
+ * 1. esbuild bundles `src/cli/main.ts` and its dependencies into ES modules. Each source module's
  *    `import.meta.url` becomes the URL it has under `dist/` of the extraction folder, so relative
- *    paths (`../../drizzle`, `../../fixtures/feed`, `../package.json`) work unchanged. `bindings`
+ *    paths (`../../drizzle`, `../../fixtures/feed`, `../../package.json`) work unchanged. `bindings`
  *    and `node-gyp-build` are replaced by a loader of the embedded native addons.
  * 2. The bundle, the native addons (better-sqlite3, lzma-native), the drizzle migrations, the demo
  *    feed and its public test key become SEA assets, with a manifest naming them and their hash.
@@ -132,7 +132,7 @@ async function main(): Promise<void> {
   try {
     const started = Date.now();
     await build({
-      entryPoints: { livefeed: join(SRC, 'cli.ts') },
+      entryPoints: { livefeed: join(SRC, 'cli', 'main.ts') },
       outdir: join(stage, 'dist'),
       outExtension: { '.js': '.mjs' },
       chunkNames: '[name]-[hash]',

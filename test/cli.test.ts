@@ -10,7 +10,7 @@ import {
 } from '../src/samplefeed/server.js';
 import { tempDir } from './support/harness.js';
 
-const CLI = fileURLToPath(new URL('../src/cli.ts', import.meta.url));
+const CLI = fileURLToPath(new URL('../src/cli/main.ts', import.meta.url));
 
 interface Run {
   code: number | null;

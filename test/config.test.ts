@@ -1,7 +1,14 @@
 import { writeFileSync } from 'node:fs';
+import { userInfo } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { ConfigError, loadConfig, REPUBLISHED_PACKETS } from '../src/config.js';
+import {
+  ConfigError,
+  flagsOf,
+  loadConfig,
+  loadSampleFeedConfig,
+  REPUBLISHED_PACKETS,
+} from '../src/config.js';
 import { ENTITY_TYPES } from '../src/feed/entities.js';
 import { TEST_PUBLIC_KEY_FILE } from './support/archives.js';
 import { tempDir } from './support/harness.js';
@@ -162,5 +169,39 @@ describe('loadConfig', () => {
     expect(() => loadConfig({}, { LIVEFEED_SIGNING_KEY: '/nonexistent/key.asc' })).toThrow(
       /LIVEFEED_SIGNING_KEY \/nonexistent\/key.asc: no such file/,
     );
+  });
+
+  it('reads NO_COLOR, the OS user and the sample feed port only here, from the env it is given', () => {
+    expect(loadConfig({}, {}).noColor).toBe(false);
+    expect(loadConfig({}, { NO_COLOR: '1' }).noColor).toBe(true);
+    expect(loadConfig({}, {}).operator).toBe(userInfo().username);
+    expect(loadSampleFeedConfig({}, {})).toEqual({ sampleFeedPort: 8080, sampleFeedHost: '127.0.0.1' });
+    expect(loadSampleFeedConfig({}, { LIVEFEED_SAMPLE_FEED_PORT: '9090' }).sampleFeedPort).toBe(9090);
+    expect(loadSampleFeedConfig({ port: '7070' }, { LIVEFEED_SAMPLE_FEED_PORT: '9090' }).sampleFeedPort).toBe(
+      7070,
+    );
+    expect(() => loadSampleFeedConfig({}, { LIVEFEED_SAMPLE_FEED_PORT: 'x' })).toThrow(
+      /LIVEFEED_SAMPLE_FEED_PORT=x: /,
+    );
+  });
+
+  it('records which options were given (flag or env), not defaulted', () => {
+    expect(loadConfig({}, {}).given.has('db')).toBe(false);
+    expect(loadConfig({}, { LIVEFEED_DB: '/tmp/x.db' }).given.has('db')).toBe(true);
+    expect(loadConfig({ db: '/tmp/x.db' }, {}).given.has('db')).toBe(true);
+  });
+
+  it('lists each command its flags with env name and default, from the one table', () => {
+    const sync = flagsOf('sync').map((f) => f.flag);
+    expect(sync).toContain('--keep-files <count|age>');
+    expect(sync).not.toContain('--port <port>');
+    expect(flagsOf('serve').find((f) => f.flag === '--port <port>')?.help).toBe(
+      'port of the GraphQL server (env LIVEFEED_PORT; default 4000)',
+    );
+    expect(flagsOf('sample-feed').map((f) => f.flag)).toEqual([
+      '--port <port>',
+      '--host <host>',
+      '--root <dir>',
+    ]);
   });
 });

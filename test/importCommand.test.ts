@@ -9,7 +9,7 @@ import { changeId } from '../src/db/keys.js';
 import { changesPage } from '../src/db/queries.js';
 import { ArchiveError } from '../src/feed/errors.js';
 import { hasXzProgram } from '../src/feed/xz.js';
-import { dumpEntityOf, importJsonDump } from '../src/importCommand.js';
+import { dumpEntityOf, importJsonDump } from '../src/sync/import.js';
 import { writeJsonDump, writeTarArchive } from './support/archives.js';
 import { tempDir } from './support/harness.js';
 
@@ -162,22 +162,17 @@ describe('livefeed import: a local JSON dump through the sync pipeline', () => {
 
   it('runs as `livefeed import FILE --packet N` and prints a summary', async () => {
     const db = join(dir.dir, 'cli.sqlite');
-    const { stdout } = await run(
-      process.execPath,
-      [
-        '--import',
-        'tsx',
-        join(ROOT, 'src', 'cli.ts'),
-        'import',
-        archive,
-        '--packet',
-        '777',
-        '--db',
-        db,
-        '--log-level',
-        'warn',
-      ],
-      { cwd: ROOT },
+    const livefeed = (...args: string[]) =>
+      run(process.execPath, ['--import', 'tsx', join(ROOT, 'src', 'cli', 'main.ts'), ...args], { cwd: ROOT });
+    const { stdout } = await livefeed(
+      'import',
+      archive,
+      '--packet',
+      '777',
+      '--db',
+      db,
+      '--log-level',
+      'warn',
     );
     expect(stdout).toMatch(
       new RegExp(`as packet 777 artist: ${lines.length - 3} changes, 3 quarantined, ${lines.length} lines`),
@@ -185,14 +180,8 @@ describe('livefeed import: a local JSON dump through the sync pipeline', () => {
     const cli = openStore(db, { readonly: true });
     expect(cli.sqlite.prepare('SELECT count(*) AS n FROM changes').get()).toEqual({ n: lines.length - 3 });
     cli.close();
-    await expect(
-      run(
-        process.execPath,
-        ['--import', 'tsx', join(ROOT, 'src', 'cli.ts'), 'import', archive, '--packet', '5', '--db', db],
-        {
-          cwd: ROOT,
-        },
-      ),
-    ).rejects.toMatchObject({ stderr: expect.stringMatching(/REPLICATION_SEQUENCE is 777, expected 5/) });
+    await expect(livefeed('import', archive, '--packet', '5', '--db', db)).rejects.toMatchObject({
+      stderr: expect.stringMatching(/REPLICATION_SEQUENCE is 777, expected 5/),
+    });
   });
 });

@@ -1,4 +1,6 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
+import { statusCommand } from '../src/cli/status.js';
+import { loadConfig } from '../src/config.js';
 import { openStore } from '../src/db/client.js';
 import { DEFAULT_FRESHNESS } from '../src/ops/freshness.js';
 import { collectStatus, renderStatus } from '../src/ops/statusReport.js';
@@ -8,7 +10,6 @@ import {
   type SampleFeed,
   startSampleFeed,
 } from '../src/samplefeed/server.js';
-import { runStatus } from '../src/statusCommand.js';
 import { tempDir } from './support/harness.js';
 import { readBundledManifest } from './support/manifest.js';
 import { type SyncedDatabase, syncedDatabase } from './support/synced.js';
@@ -23,7 +24,10 @@ async function status(flags: Record<string, unknown>, env: NodeJS.ProcessEnv = {
     return true;
   });
   try {
-    const code = await runStatus(flags, env);
+    const forceExit = (): never => {
+      throw new Error('status never ends the process');
+    };
+    const code = await statusCommand.run({ config: loadConfig(flags, env), flags, args: [], forceExit });
     return { code, out: chunks.join('') };
   } finally {
     spy.mockRestore();

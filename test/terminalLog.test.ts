@@ -11,7 +11,7 @@ const BAR = /[\u2588\u2591]/;
 
 /** Runs `livefeed start` (the demo) under a real pseudo-terminal (`script`) until its ready line. */
 async function startOnTerminal(dataDir: string): Promise<string> {
-  const command = `timeout -s KILL 100 ${process.execPath} --import tsx src/cli.ts start --data-dir ${dataDir} --port 0`;
+  const command = `timeout -s KILL 100 ${process.execPath} --import tsx src/cli/main.ts start --data-dir ${dataDir} --port 0`;
   const base = Object.fromEntries(Object.entries(process.env).filter(([k]) => !k.startsWith('LIVEFEED_')));
   const child = spawn('script', ['-qfec', command, '/dev/null'], {
     cwd: REPO_ROOT,
@@ -68,7 +68,7 @@ describe.skipIf(!HAVE_SCRIPT)('on a terminal (a real pseudo-terminal)', () => {
   });
 
   it('--log-format json keeps JSON lines on a terminal, and LIVEFEED_LOG_FORMAT is checked', async () => {
-    const bad = spawnSync(process.execPath, ['--import', 'tsx', 'src/cli.ts', 'serve', '--demo'], {
+    const bad = spawnSync(process.execPath, ['--import', 'tsx', 'src/cli/main.ts', 'serve', '--demo'], {
       cwd: REPO_ROOT,
       env: { ...process.env, LIVEFEED_LOG_FORMAT: 'fancy' },
       encoding: 'utf8',

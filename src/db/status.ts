@@ -21,13 +21,20 @@ export interface UpstreamRecord {
   checkedAt: string;
 }
 
+const PUT_META = 'INSERT OR REPLACE INTO meta (key, value) VALUES (?, ?)';
+
 /** Records what `replication-info` said (meta keys `upstream_latest`, `upstream_checked_at`). */
 export function recordUpstream(store: Store, latest: number | null, at: string): void {
-  const put = store.sqlite.prepare('INSERT OR REPLACE INTO meta (key, value) VALUES (?, ?)');
+  const put = store.sqlite.prepare(PUT_META);
   store.sqlite.transaction(() => {
     put.run('upstream_latest', latest === null ? '' : String(latest));
     put.run('upstream_checked_at', at);
   })();
+}
+
+/** Marks the database as the demo's (meta key `demo`: data of the bundled sample feed). */
+export function markDemo(store: Store): void {
+  store.sqlite.prepare(PUT_META).run('demo', 'true');
 }
 
 /** The last recorded upstream position, or undefined when no sync has read it into this database. */

@@ -3,8 +3,8 @@
  * structured log lines otherwise. Shared by the sync and `livefeed import`.
  */
 import cliProgress from 'cli-progress';
+import { holdBottomLine, releaseBottomLine } from '../log/terminal.js';
 import type { Logger } from '../logger.js';
-import { holdBottomLine, releaseBottomLine } from '../terminal.js';
 
 /** A running progress report. */
 export interface Progress {
@@ -51,7 +51,7 @@ function barProgress(options: ProgressOptions, stream: NodeJS.WriteStream): Prog
     cliProgress.Presets.shades_classic,
   );
   bar.start(options.total, 0, { note: '' });
-  // Log lines written meanwhile go above the bar (src/terminal.ts), which is then drawn again.
+  // Log lines written meanwhile go above the bar (src/log/terminal.ts), which is then drawn again.
   const line = {
     redraw: () => {
       (bar as unknown as { lastDrawnString: string | null }).lastDrawnString = null;

@@ -1,4 +1,3 @@
-import { userInfo } from 'node:os';
 import { describeStrength, keyStrength } from '../feed/keyStrength.js';
 import {
   type SignatureFailureKind,
@@ -69,6 +68,8 @@ export interface VerifierOptions {
   acceptUnsigned?: readonly string[];
   /** Let a weak signing key through (`--allow-weak-signing-key`). */
   allowWeakSigningKey?: boolean;
+  /** Who runs livefeed (the OS user), named when a file is accepted unsigned; default `unknown`. */
+  operator?: string;
 }
 
 /**
@@ -107,11 +108,12 @@ export async function createVerifier(
     );
   }
   const accepted = new Set(options.acceptUnsigned ?? []);
+  const operator = options.operator ?? 'unknown';
   return {
     mode,
     enabled: true,
     check: (file, name, signature, signal) =>
-      verify({ keys, mode, logger, accepted }, file, name, signature, signal),
+      verify({ keys, mode, logger, accepted, operator }, file, name, signature, signal),
   };
 }
 
@@ -158,6 +160,7 @@ interface VerifyState {
   mode: VerifyMode;
   logger: Logger;
   accepted: ReadonlySet<string>;
+  operator: string;
 }
 
 async function verify(
@@ -169,7 +172,7 @@ async function verify(
 ): Promise<Verdict> {
   const { logger, mode } = state;
   if (signature === null && state.accepted.has(fileName)) {
-    const user = operatorName();
+    const user = state.operator;
     logger.warn(
       { event: 'accepted-unsigned', file: fileName, user, flag: '--accept-unsigned' },
       `${fileName} has no signature upstream; stored UNVERIFIED because ${user} accepted it with --accept-unsigned`,
@@ -199,13 +202,4 @@ async function verify(
   if (mode === 'fail') throw new SignatureError(message, verdict.kind, fileName);
   logger.warn({ event: 'signature-warning', file: fileName, status: verdict.status }, message);
   return verdict;
-}
-
-/** The OS user running livefeed (who accepted a file), or `unknown`. */
-function operatorName(): string {
-  try {
-    return userInfo().username;
-  } catch {
-    return process.env.USER ?? 'unknown';
-  }
 }

@@ -2,7 +2,7 @@ import { type ChildProcess, spawn } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { SAMPLE_TOKEN } from '../../src/samplefeed/server.js';
 
-/** The repository root (where `src/cli.ts` lives). */
+/** The repository root (where `src/cli/main.ts` lives). */
 export const REPO_ROOT = fileURLToPath(new URL('../../', import.meta.url));
 
 /** A running `livefeed` CLI process (through tsx, so no build is needed). */
@@ -22,14 +22,14 @@ export interface CliProcess {
 }
 
 /**
- * Starts `node --import tsx src/cli.ts ...args` with `env` added to this process's environment
+ * Starts `node --import tsx src/cli/main.ts ...args` with `env` added to this process's environment
  * (LIVEFEED_* variables of the test runner are removed first).
  */
 export function startCli(args: readonly string[], env: Record<string, string> = {}): CliProcess {
   const base = Object.fromEntries(
     Object.entries(process.env).filter(([key]) => !key.startsWith('LIVEFEED_')),
   );
-  const child = spawn(process.execPath, ['--import', 'tsx', 'src/cli.ts', ...args], {
+  const child = spawn(process.execPath, ['--import', 'tsx', 'src/cli/main.ts', ...args], {
     cwd: REPO_ROOT,
     env: { ...base, ...env },
     stdio: ['ignore', 'pipe', 'pipe'],

@@ -62,7 +62,7 @@ function cli(
   return new Promise((resolve) => {
     execFile(
       process.execPath,
-      ['--import', 'tsx', 'src/cli.ts', ...args],
+      ['--import', 'tsx', 'src/cli/main.ts', ...args],
       { cwd: REPO, env: { ...process.env, ...env }, timeout: 60_000 },
       (error, stdout, stderr) => resolve({ code: error ? Number(error.code ?? -1) : 0, stdout, stderr }),
     );

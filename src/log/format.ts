@@ -43,14 +43,15 @@ export function prettyLine(json: string, color: boolean): string {
 
 /**
  * A synchronous pino destination on `stream` (stderr): JSON lines or {@link prettyLine}s, each
- * written above a progress bar when one is shown (src/terminal.ts). Synchronous, so nothing is
+ * in colour on a terminal when `colorAllowed` (not NO_COLOR), written above a progress bar when one is shown (src/log/terminal.ts). Synchronous, so nothing is
  * lost at exit and it works inside the single binary (no worker-thread transport).
  */
 export function logDestination(
   format: LogFormat,
+  colorAllowed: boolean,
   stream: NodeJS.WriteStream = process.stderr,
 ): { write(line: string): void } {
-  const color = stream.isTTY === true && !process.env.NO_COLOR;
+  const color = stream.isTTY === true && colorAllowed;
   return {
     write: (line) => writeAboveBottomLine(stream, format === 'pretty' ? prettyLine(line, color) : line),
   };

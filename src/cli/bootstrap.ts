@@ -1,0 +1,174 @@
+import { join } from 'node:path';
+import { type Config, ConfigError } from '../config.js';
+import { openStore } from '../db/client.js';
+import { markDemo } from '../db/status.js';
+import type { EntityType } from '../feed/entities.js';
+import { isFullDumpName } from '../feed/fullDumps.js';
+import { replicationPacketName, signaturePath } from '../feed/protocol/urls.js';
+import type { Logger } from '../logger.js';
+import { createProgress, type Progress } from '../ops/progress.js';
+import { BUNDLED_FEED_ROOT, SAMPLE_TOKEN, type SampleFeed, startSampleFeed } from '../samplefeed/server.js';
+import { type BootstrapOptions, type BootstrapResult, bootstrapFromFullDumps } from '../sync/bootstrap.js';
+import { acquireWriterLock } from '../sync/lock.js';
+import { createVerifier } from '../sync/verifier.js';
+import type { CliCommand } from './command.js';
+import { EXIT } from './exit.js';
+import { commandLogger } from './session.js';
+import { BUNDLED_SIGNING_KEY, chooseDatabase, feedClient } from './targets.js';
+
+const mb = (bytes: number) => Math.ceil(bytes / 1e6);
+
+/** A progress bar per entity type: MB of xz read, lines stored, lines per second (ETA from the bar). */
+function entityProgress(
+  logger: Logger,
+): Pick<BootstrapOptions, 'onEntity' | 'onProgress'> & { stop(): void } {
+  let progress: Progress | undefined;
+  let current: EntityType | undefined;
+  let shownMb = 0;
+  let started = Date.now();
+  const stop = () => {
+    progress?.stop();
+    progress = undefined;
+  };
+  return {
+    stop,
+    onEntity: ({ entity, skipped }) => {
+      stop();
+      if (skipped) process.stdout.write(`${entity}: already stored by an earlier run\n`);
+    },
+    onProgress: ({ entity, readBytes, totalBytes, lines }) => {
+      if (entity !== current || !progress) {
+        current = entity;
+        progress = createProgress({
+          label: `bootstrap ${entity}`,
+          total: mb(totalBytes),
+          unit: 'MB (xz)',
+          logger,
+        });
+        shownMb = 0;
+        started = Date.now();
+      }
+      const seconds = Math.max(0.001, (Date.now() - started) / 1000);
+      const step = Math.max(0, mb(readBytes) - shownMb);
+      shownMb += step;
+      progress.tick(step, `${lines} lines, ${Math.round(lines / seconds)} lines/s`);
+    },
+  };
+}
+
+function printSummary(result: BootstrapResult, seconds: number): void {
+  for (const entity of result.imported) {
+    process.stdout.write(
+      `${entity.entity}: ${entity.changes} entities, ${entity.quarantined} quarantined, ${entity.lines} lines\n`,
+    );
+  }
+  process.stdout.write(
+    `bootstrapped full dump ${result.dump} (packet ${result.packet}) in ${seconds.toFixed(1)} s; ` +
+      `the sync continues at packet ${result.packet + 1}\n`,
+  );
+}
+
+/**
+ * Asks the live feed (token or demo) whether the packet after the full dumps is still there: if
+ * `replication-info` is past it and its signature answers 404, the copy cannot be continued.
+ * @returns EXIT.ok, or EXIT.failedFiles naming the gap.
+ */
+async function checkContinuation(
+  result: BootstrapResult,
+  config: Config,
+  sample: SampleFeed | undefined,
+  log: Logger,
+): Promise<number> {
+  const next = result.packet + 1;
+  const token = sample ? SAMPLE_TOKEN : config.token;
+  if (!token) {
+    process.stdout.write('not checked against the live feed (no token): run `livefeed start` with a token\n');
+    return EXIT.ok;
+  }
+  const feed = feedClient({ feedRoot: sample?.feedRoot ?? config.feedUrl, token }, 'status');
+  try {
+    const latest = await feed.replicationInfo();
+    if (latest === null || latest < next) return EXIT.ok;
+    const name = replicationPacketName(next, config.deployment);
+    if ((await feed.text(signaturePath(name))) !== null) return EXIT.ok;
+    const message =
+      `the live feed no longer has packet ${next} (${name} answers 404; its latest is ${latest}): the copy would ` +
+      `miss packets ${next}..(the feed's oldest packet − 1). Bootstrap from a newer full dump (--dump; see the ` +
+      'README, First import)';
+    log.error({ event: 'bootstrap-gap', from: next, latest }, message);
+    process.stderr.write(`livefeed: ${message}\n`);
+    return EXIT.failedFiles;
+  } finally {
+    await feed.close();
+  }
+}
+
+/**
+ * `livefeed bootstrap [--entities ...] [--dumps-url URL] [--dump NAME] [--demo]`: takes the writer
+ * lock and imports the full JSON dumps (sync/bootstrap.ts) with a progress bar on a terminal, then
+ * says where the sync continues. With a token (or `--demo`) it checks that the live feed still has
+ * the following packet and names the gap if not (exit 1). Ctrl-C stops it; the entity types
+ * already stored stay and the next run continues. Throws ConfigError, LockHeldError,
+ * SignatureError, ArchiveError, feed and SQLite errors (src/cli/exit.ts maps them).
+ */
+export const bootstrapCommand: CliCommand = {
+  name: 'bootstrap',
+  usage: 'bootstrap',
+  description: 'first import: the full JSON dumps, verified, then `start` continues at the following packet',
+  flags: [
+    { flag: '--dump <name>', help: 'dump directory (YYYYMMDD-NNN; default: the one LATEST names)' },
+    { flag: '--demo', help: 'bootstrap the demo database from the bundled sample feed' },
+  ],
+  async run({ config, flags }) {
+    const dump = flags.dump === undefined ? undefined : String(flags.dump);
+    if (dump !== undefined && !isFullDumpName(dump))
+      throw new ConfigError(`--dump: not a full dump name (YYYYMMDD-NNN): ${JSON.stringify(dump)}`);
+    const log = commandLogger(config);
+    const demo = !!flags.demo;
+    const sample = demo ? await startSampleFeed({ root: BUNDLED_FEED_ROOT }) : undefined;
+    const controller = new AbortController();
+    const stop = () => controller.abort(new Error('bootstrap stopped by a signal: stored entity types stay'));
+    process.once('SIGINT', stop);
+    process.once('SIGTERM', stop);
+    const store = openStore(chooseDatabase('bootstrap', config, flags).path);
+    const dumps = feedClient({ feedRoot: sample?.dumpsUrl ?? config.dumpsUrl, token: undefined }, 'sync');
+    const progress = entityProgress(log);
+    try {
+      if (demo) markDemo(store);
+      const lock = await acquireWriterLock(store, { logger: log, signal: controller.signal });
+      try {
+        const verifier = await createVerifier(
+          config.signingKey ?? (demo ? BUNDLED_SIGNING_KEY : undefined),
+          demo && !config.signingKey ? 'fail' : config.verify,
+          log,
+          { allowWeakSigningKey: config.allowWeakSigningKey },
+        );
+        const started = Date.now();
+        const result = await bootstrapFromFullDumps(store, {
+          dumps,
+          verifier,
+          entities: config.entities,
+          dump,
+          workDir: join(config.dataDir, 'bootstrap'),
+          logger: log,
+          signal: AbortSignal.any([controller.signal, lock.lost]),
+          maxBytes: config.maxDumpBytes,
+          onEntity: progress.onEntity,
+          onProgress: progress.onProgress,
+        });
+        progress.stop();
+        printSummary(result, (Date.now() - started) / 1000);
+        return await checkContinuation(result, config, sample, log);
+      } finally {
+        lock.release();
+      }
+    } finally {
+      progress.stop();
+      process.removeListener('SIGINT', stop);
+      process.removeListener('SIGTERM', stop);
+      await dumps.close();
+      store.close();
+      await sample?.close();
+    }
+  },
+};

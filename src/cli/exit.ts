@@ -1,0 +1,53 @@
+import { ConfigError } from '../config.js';
+import { FeedAuthError, FeedHttpError, FeedNetworkError, safeMessage } from '../feed/errors.js';
+import { LockHeldError } from '../sync/lock.js';
+import { WeakSigningKeyError } from '../sync/verifier.js';
+
+/** Exit codes of the CLI (README, Exit codes). */
+export const EXIT = {
+  ok: 0,
+  /** `sync --once`: a file failed. */
+  failedFiles: 1,
+  /** `status`: no database yet. */
+  nothingSynced: 1,
+  config: 2,
+  auth: 3,
+  unexpected: 4,
+  locked: 5,
+  unreachable: 6,
+  /** A second Ctrl-C while stopping: 128 + SIGINT. */
+  interrupted: 130,
+} as const;
+
+/**
+ * Says on stderr what went wrong and returns the exit code for it: configuration (a weak signing
+ * key included) 2, refused
+ * token 3, writer lock held 5, feed unreachable (network, 5xx) 6, stopped by a signal 0, else 4.
+ * @param token the upstream token of this run (when loaded), scrubbed from every message printed.
+ */
+export function reportError(error: unknown, token: string | undefined): number {
+  const say = (text: string) => process.stderr.write(`livefeed: ${text}\n`);
+  // A weak signing key is a configuration mistake too.
+  if (error instanceof ConfigError || error instanceof WeakSigningKeyError) {
+    say(error.message);
+    return EXIT.config;
+  }
+  if (error instanceof FeedAuthError) {
+    say(safeMessage(error, token));
+    return EXIT.auth;
+  }
+  if (error instanceof LockHeldError) {
+    say(error.message);
+    return EXIT.locked;
+  }
+  if (error instanceof FeedNetworkError || (error instanceof FeedHttpError && error.status >= 500)) {
+    say(
+      `the feed is unreachable: ${safeMessage(error, token)} (check --feed-url and the network; README, Exit codes)`,
+    );
+    return EXIT.unreachable;
+  }
+  if ((error as Error)?.name === 'AbortError' || /stopped by SIG/.test(String((error as Error)?.message)))
+    return EXIT.ok;
+  say(safeMessage(error, token));
+  return EXIT.unexpected;
+}

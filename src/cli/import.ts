@@ -1,0 +1,122 @@
+import { openStore } from '../db/client.js';
+import { ENTITY_TYPES, type EntityType, isEntityType } from '../feed/entities.js';
+import type { Logger } from '../logger.js';
+import { createProgress, type Progress } from '../ops/progress.js';
+import { type ImportResult, importJsonDump } from '../sync/import.js';
+import { acquireWriterLock } from '../sync/lock.js';
+import type { CliCommand } from './command.js';
+import { EXIT } from './exit.js';
+import { commandLogger } from './session.js';
+import { chooseDatabase } from './targets.js';
+
+/** A progress bar in MB of the compressed file, made on the first report (when the size is known). */
+function megabyteProgress(logger: Logger) {
+  let progress: Progress | undefined;
+  let shownMb = 0;
+  return {
+    update(read: number, total: number) {
+      progress ??= createProgress({
+        label: 'import',
+        total: Math.max(1, Math.ceil(total / 1e6)),
+        unit: 'MB (xz)',
+        logger,
+      });
+      const mb = Math.floor(read / 1e6);
+      if (mb > shownMb) {
+        progress.tick(mb - shownMb);
+        shownMb = mb;
+      }
+    },
+    /** Fills the bar to `fileBytes` and stops it. */
+    finish(fileBytes: number) {
+      progress?.tick(Math.max(0, Math.ceil(fileBytes / 1e6) - shownMb));
+      progress?.stop();
+    },
+    stop: () => progress?.stop(),
+  };
+}
+
+function summary(result: ImportResult) {
+  return {
+    changes: result.changeCount,
+    quarantined: result.quarantineCount,
+    lines: result.lineCount,
+    bytes: result.bytes,
+    fileBytes: result.fileBytes,
+  };
+}
+
+/** `--packet` and `--entity` checked. @throws RangeError naming the flag and value. */
+function importTarget(packetText: unknown, entityText: unknown): { packet: number; entity?: EntityType } {
+  if (typeof packetText !== 'string' || !/^\d+$/.test(packetText))
+    throw new RangeError(`--packet must be a number, not ${packetText}`);
+  if (entityText !== undefined && !isEntityType(String(entityText))) {
+    throw new RangeError(
+      `--entity ${entityText} is no entity type (expected one of ${ENTITY_TYPES.join(', ')})`,
+    );
+  }
+  return { packet: Number(packetText), entity: entityText as EntityType | undefined };
+}
+
+/**
+ * `livefeed import FILE --packet N [--entity E]`: takes the writer lock, imports with a progress
+ * bar on a terminal (structured `progress` log lines otherwise), prints a summary line. Ctrl-C
+ * rolls the import back. Throws ConfigError, LockHeldError, ArchiveError, RangeError or SQLite
+ * errors (src/cli/exit.ts maps them).
+ */
+export const importCommand: CliCommand = {
+  name: 'import',
+  usage: 'import <file>',
+  description: 'load a local JSON dump (hourly or full, <entity>.tar.xz) through the sync pipeline',
+  flags: [
+    {
+      flag: '--packet <n>',
+      help: "the dump's packet (its REPLICATION_SEQUENCE must equal it)",
+      required: true,
+    },
+    { flag: '--entity <type>', help: 'entity type (default: from the member mbdump/<entity>)' },
+  ],
+  async run({ config, flags, args }) {
+    const file = args[0]!;
+    const log = commandLogger(config);
+    const target = importTarget(flags.packet, flags.entity);
+    const controller = new AbortController();
+    const stop = () => controller.abort(new Error('import stopped by a signal: nothing was stored'));
+    process.once('SIGINT', stop);
+    process.once('SIGTERM', stop);
+    const store = openStore(chooseDatabase('import', config, flags).path);
+    const progress = megabyteProgress(log);
+    try {
+      const lock = await acquireWriterLock(store, { logger: log, signal: controller.signal });
+      try {
+        const started = Date.now();
+        const result = await importJsonDump(store, {
+          path: file,
+          ...target,
+          signal: AbortSignal.any([controller.signal, lock.lost]),
+          onProgress: progress.update,
+        });
+        progress.finish(result.fileBytes);
+        const seconds = (Date.now() - started) / 1000;
+        const { replicationSequence: packet } = result.metadata;
+        log.info(
+          { event: 'import-done', file, packet, entity: result.entity, ...summary(result), seconds },
+          'import done',
+        );
+        process.stdout.write(
+          `imported ${file} as packet ${packet} ${result.entity}: ${result.changeCount} changes, ` +
+            `${result.quarantineCount} quarantined, ${result.lineCount} lines, ${(result.bytes / 1e6).toFixed(1)} MB ` +
+            `in ${seconds.toFixed(1)} s\n`,
+        );
+        return EXIT.ok;
+      } finally {
+        lock.release();
+      }
+    } finally {
+      progress.stop();
+      process.removeListener('SIGINT', stop);
+      process.removeListener('SIGTERM', stop);
+      store.close();
+    }
+  },
+};

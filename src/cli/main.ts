@@ -1,0 +1,81 @@
+/**
+ * The `livefeed` entry point: commander wiring, then one command run. The only place that ends the
+ * process or sets its exit code; commands return exit codes (src/cli/exit.ts).
+ */
+import { Command, Option } from 'commander';
+import { type Config, type Flags, flagsOf, loadConfig } from '../config.js';
+import { bootstrapCommand } from './bootstrap.js';
+import type { CliCommand } from './command.js';
+import { EXIT, reportError } from './exit.js';
+import { importCommand } from './import.js';
+import { sampleFeedCommand } from './sampleFeed.js';
+import { serveCommand } from './serve.js';
+import { VERSION } from './session.js';
+import { startCommand } from './start.js';
+import { statusCommand } from './status.js';
+import { syncCommand } from './sync.js';
+
+/** Every command, in `--help` order. Adding a command is one file and one line here. */
+// biome-ignore lint/suspicious/noExplicitAny: each command has its own config type
+const COMMANDS: CliCommand<any>[] = [
+  syncCommand,
+  serveCommand,
+  startCommand,
+  statusCommand,
+  importCommand,
+  bootstrapCommand,
+  sampleFeedCommand,
+];
+
+const forceExit = (code: number): never => process.exit(code);
+
+/**
+ * Loads the command's configuration and runs it; errors become exit codes, with the token (once
+ * known) scrubbed from every message.
+ */
+async function execute<C>(command: CliCommand<C>, flags: Flags, args: string[]): Promise<number> {
+  let token: string | undefined;
+  try {
+    const config = command.load ? command.load(flags) : (loadConfig(flags) as C);
+    token = (config as Partial<Config>).token;
+    return await command.run({ config, flags, args, forceExit });
+  } catch (error) {
+    return reportError(error, token);
+  }
+}
+
+/** Adds `command` to `root`: its own flags, then the config options whose rows name it. */
+function register<C>(root: Command, command: CliCommand<C>): void {
+  const sub = root.command(command.usage).description(command.description);
+  for (const { flag, help, required } of command.flags ?? []) {
+    const option = new Option(flag, help);
+    sub.addOption(required ? option.makeOptionMandatory() : option);
+  }
+  for (const { flag, help } of flagsOf(command.name)) sub.addOption(new Option(flag, help));
+  if (!command.load)
+    sub.addHelpText(
+      'after',
+      '\nThe upstream token comes from LIVEFEED_TOKEN or the file named by LIVEFEED_TOKEN_FILE (never a flag).',
+    );
+  sub.action(async (...params: unknown[]) => {
+    const code = await execute(command, sub.opts(), params.slice(0, -2) as string[]);
+    // Long-running commands exit at once (src/cli/command.ts exitAtOnce); the others let stdout drain.
+    if (command.exitAtOnce) process.exit(code);
+    process.exitCode = code;
+  });
+}
+
+/** Builds the `livefeed` command line program. */
+export function program(): Command {
+  const root = new Command('livefeed')
+    .description(
+      'Keeps a verified local copy of the MusicBrainz live data feed in SQLite and serves it over GraphQL.',
+    )
+    .version(VERSION)
+    // Usage errors (unknown flag, missing argument) are configuration errors: exit 2, not 1.
+    .exitOverride((error) => process.exit(error.exitCode === 0 ? EXIT.ok : EXIT.config));
+  for (const command of COMMANDS) register(root, command);
+  return root;
+}
+
+await program().parseAsync(process.argv);

@@ -1,0 +1,109 @@
+import { readFileSync } from 'node:fs';
+import type { Config, Flags } from '../config.js';
+import { openStore, type Store } from '../db/client.js';
+import { markDemo } from '../db/status.js';
+import { createLogger, type Logger } from '../logger.js';
+import { createOps, type Ops } from '../ops/wiring.js';
+import type { CommandContext } from './command.js';
+import { EXIT } from './exit.js';
+import {
+  chooseDatabase,
+  type DatabaseChoice,
+  type FeedTarget,
+  feedTarget,
+  requireExistingDatabase,
+} from './targets.js';
+
+/** livefeed's version (package.json). */
+export const VERSION = (
+  JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version: string }
+).version;
+
+/** The logger of a command run: level and format from the config. */
+export function commandLogger(config: Config): Logger {
+  return createLogger(config.logLevel, { service: 'livefeed' }, config.logFormat, !config.noColor);
+}
+
+/**
+ * Aborts on SIGINT/SIGTERM so long work stops cleanly (current transaction finished or rolled
+ * back); a second signal ends the process at once.
+ */
+function shutdownSignal(logger: Logger, forceExit: (code: number) => never): AbortSignal {
+  const controller = new AbortController();
+  const stop = (signal: string) => {
+    if (controller.signal.aborted) forceExit(EXIT.interrupted);
+    logger.info({ event: 'shutdown', signal }, 'stopping');
+    controller.abort(new Error(`stopped by ${signal}`));
+  };
+  process.once('SIGINT', () => stop('SIGINT'));
+  process.once('SIGTERM', () => stop('SIGTERM'));
+  return controller.signal;
+}
+
+/** The commands that run a session: sync, serve, or both in one process. */
+export type SessionMode = 'sync' | 'serve' | 'start';
+
+/** What `sync`, `serve` and `start` share in one process; {@link Session.close} releases it all. */
+export interface Session {
+  mode: SessionMode;
+  config: Config;
+  flags: Flags;
+  logger: Logger;
+  /** Aborted by SIGINT/SIGTERM. */
+  signal: AbortSignal;
+  database: DatabaseChoice;
+  target: FeedTarget;
+  ops: Ops;
+  /** Opens the database (read-write, migrated); closed with the session. */
+  open(): Store;
+  /** Closes `store` with the session. */
+  adopt(store: Store): Store;
+  /** Stops the sample feed and closes every store opened. */
+  close(): Promise<void>;
+}
+
+/**
+ * Opens a session: logger, shutdown signal, the database (serve: it must exist) and the feed
+ * (serve: none; start without a token, or --demo: the bundled sample feed).
+ * @throws ConfigError (exit 2) for a missing database to serve or no token for `sync`.
+ */
+export async function openSession(mode: SessionMode, ctx: CommandContext): Promise<Session> {
+  const { config, flags } = ctx;
+  const logger = commandLogger(config);
+  const signal = shutdownSignal(logger, ctx.forceExit);
+  const database = chooseDatabase(mode, config, flags);
+  if (mode === 'serve') requireExistingDatabase(database);
+  const target: FeedTarget =
+    mode === 'serve'
+      ? { feedRoot: config.feedUrl, token: undefined, demo: database.demo }
+      : await feedTarget(config, logger, mode === 'start' || !!flags.demo, !!flags.demo);
+  const ops = createOps({ version: VERSION, deployment: config.deployment, demo: target.demo });
+  const stores: Store[] = [];
+  const adopt = (store: Store) => {
+    stores.push(store);
+    return store;
+  };
+  const session: Session = {
+    mode,
+    config,
+    flags,
+    logger,
+    signal,
+    database,
+    target,
+    ops,
+    adopt,
+    open: () => adopt(openStore(database.path)),
+    close: async () => {
+      await target.sampleFeed?.close();
+      for (const store of stores) store.close();
+    },
+  };
+  try {
+    if (target.demo && mode !== 'serve') markDemo(session.open());
+  } catch (error) {
+    await session.close();
+    throw error;
+  }
+  return session;
+}

@@ -1,0 +1,24 @@
+import type { CliCommand } from './command.js';
+import { startServer } from './serve.js';
+import { openSession } from './session.js';
+import { runSync, syncCommand } from './sync.js';
+
+/** `livefeed start`: sync (following) and serve in one process; the demo without a token. */
+export const startCommand: CliCommand = {
+  name: 'start',
+  usage: 'start',
+  description: 'sync (following) and serve in one process; a demo without a token',
+  flags: syncCommand.flags,
+  exitAtOnce: true,
+  async run(ctx) {
+    const session = await openSession('start', ctx);
+    let server: Awaited<ReturnType<typeof startServer>> | undefined;
+    try {
+      server = await startServer(session);
+      return await runSync(session, server.url);
+    } finally {
+      server?.close();
+      await session.close();
+    }
+  },
+};

@@ -1,0 +1,71 @@
+import { existsSync } from 'node:fs';
+import type { Config } from '../config.js';
+import { openStore } from '../db/client.js';
+import { safeMessage } from '../feed/errors.js';
+import { redactUrl } from '../feed/protocol/urls.js';
+import { collectStatus, renderStatus, type UpstreamAnswer } from '../ops/statusReport.js';
+import { findLastPacket } from '../samplefeed/lastPacket.js';
+import { BUNDLED_FEED_ROOT } from '../samplefeed/server.js';
+import type { CliCommand } from './command.js';
+import { EXIT } from './exit.js';
+import { chooseDatabase, feedClient } from './targets.js';
+
+async function askUpstream(config: Config, demo: boolean, offline: boolean): Promise<UpstreamAnswer> {
+  if (offline) return { kind: 'not-asked', reason: '--offline' };
+  if (demo)
+    return {
+      kind: 'asked',
+      latest: await findLastPacket(BUNDLED_FEED_ROOT),
+      where: 'the bundled sample feed',
+    };
+  const client = feedClient({ feedRoot: config.feedUrl, token: config.token }, 'status');
+  const where = redactUrl(config.feedUrl);
+  try {
+    return { kind: 'asked', latest: await client.replicationInfo(), where };
+  } catch (error) {
+    return { kind: 'failed', reason: safeMessage(error, config.token), where };
+  } finally {
+    await client.close();
+  }
+}
+
+/**
+ * `livefeed status`: prints the screen on stdout, naming the database it reads (the demo's only
+ * with `--demo`). Asks upstream's `replication-info` once (unless `--offline`); the database is
+ * only read. Exit 0, or 1 when there is no database yet.
+ */
+export const statusCommand: CliCommand = {
+  name: 'status',
+  usage: 'status',
+  description: 'print the local and upstream position, unfinished files and freshness on one screen',
+  flags: [
+    { flag: '--offline', help: 'do not ask upstream; show the position the sync last recorded' },
+    { flag: '--demo', help: 'look at the demo database (what start uses without a token)' },
+  ],
+  async run({ config, flags }) {
+    // The same database the other commands use: the demo's only with --demo.
+    const { path: dbPath, demo } = chooseDatabase('status', config, flags);
+    if (!existsSync(dbPath)) {
+      const demoDb = chooseDatabase('status', config, { ...flags, demo: true }).path;
+      const hint =
+        !demo && existsSync(demoDb) ? ` (the demo's database is ${demoDb}: livefeed status --demo)` : '';
+      process.stdout.write(
+        `livefeed status: no database at ${dbPath}: nothing synced yet (run livefeed start or sync)${hint}\n`,
+      );
+      return EXIT.nothingSynced;
+    }
+    const upstream = await askUpstream(config, demo, !!flags.offline);
+    const store = openStore(dbPath, { readonly: true });
+    try {
+      const facts = collectStatus(store, {
+        demo,
+        upstream,
+        thresholds: { warningMs: config.freshnessWarningMs, criticalMs: config.freshnessCriticalMs },
+      });
+      process.stdout.write(`${renderStatus(facts, process.stdout.columns || 100)}\n`);
+      return EXIT.ok;
+    } finally {
+      store.close();
+    }
+  },
+};

@@ -1,0 +1,95 @@
+import type { Logger } from '../logger.js';
+import { instrumentSync } from '../ops/wiring.js';
+import type { SyncContext, SyncReport } from '../sync/context.js';
+import { acquireWriterLock } from '../sync/lock.js';
+import { combineObservers } from '../sync/observer.js';
+import { follow, syncOnce } from '../sync/worker.js';
+import type { CliCommand } from './command.js';
+import { EXIT } from './exit.js';
+import { openSession, type Session } from './session.js';
+import { syncContext } from './targets.js';
+
+/** Prints the files that failed and the quarantined lines; exit 1 when a file failed, else 0. */
+function summarize(report: SyncReport, logger: Logger): number {
+  for (const problem of report.problems) {
+    process.stderr.write(`livefeed: packet ${problem.packet}: ${problem.file}: ${problem.reason}\n`);
+  }
+  if (report.quarantined > 0) {
+    process.stderr.write(
+      `livefeed: ${report.quarantined} malformed line(s) quarantined (GraphQL: quarantine { nodes { packet entity line reason } })\n`,
+    );
+  }
+  logger.info(
+    {
+      event: 'sync-done',
+      latest: report.latest,
+      pending: report.pending,
+      failed: report.problems.length,
+      quarantined: report.quarantined,
+    },
+    'sync caught up',
+  );
+  return report.problems.length > 0 ? EXIT.failedFiles : EXIT.ok;
+}
+
+/**
+ * `start`: says where GraphiQL is once more after the first sync pass, so the URL is the last line
+ * on the terminal once the data is there, not scrolled away by the pass's log lines.
+ */
+function announceWhenSynced(ctx: SyncContext, url: string, logger: Logger, demo: boolean): SyncContext {
+  let announced = false;
+  const ready = {
+    passFinished: () => {
+      if (announced) return;
+      announced = true;
+      logger.info({ event: 'ready', url, demo }, `GraphiQL: ${url}${demo ? ' (demo data)' : ''}`);
+    },
+  };
+  return { ...ctx, observe: { ...ctx.observe, observer: combineObservers(ctx.observe.observer, ready) } };
+}
+
+/**
+ * Syncs the session's feed into its database under the writer lock (src/sync/lock.ts): once
+ * (`--once`) or following until stopped; a lost lock stops it like a signal.
+ * @param graphiqlUrl in `start`, announced again after the first pass
+ * @returns exit 0, or 1 with `--once` when a file failed
+ * @throws LockHeldError (exit 5) when another sync holds the lock and `--wait` is not given
+ */
+export async function runSync(session: Session, graphiqlUrl?: string): Promise<number> {
+  const { config, logger, target, ops } = session;
+  const store = session.open();
+  const lock = await acquireWriterLock(store, { wait: config.wait, logger, signal: session.signal });
+  try {
+    const signal = AbortSignal.any([session.signal, lock.lost]);
+    const instrumented = instrumentSync(
+      await syncContext(config, target, store, logger, signal, ops),
+      ops,
+      logger,
+    );
+    const ctx = graphiqlUrl
+      ? announceWhenSynced(instrumented, graphiqlUrl, logger, target.demo)
+      : instrumented;
+    if (config.once) return summarize(await syncOnce(ctx, config), logger);
+    await follow(ctx, { pollIntervalMs: config.pollIntervalMs, from: config.from, to: config.to });
+    return EXIT.ok;
+  } finally {
+    lock.release();
+  }
+}
+
+/** `livefeed sync`: catch up from the feed into the database; follow unless `--once`. */
+export const syncCommand: CliCommand = {
+  name: 'sync',
+  usage: 'sync',
+  description: 'catch up from the feed into the database; follow unless --once',
+  flags: [{ flag: '--demo', help: 'sync the bundled sample feed (what start does without a token)' }],
+  exitAtOnce: true,
+  async run(ctx) {
+    const session = await openSession('sync', ctx);
+    try {
+      return await runSync(session);
+    } finally {
+      await session.close();
+    }
+  },
+};

@@ -1,0 +1,165 @@
+import { existsSync } from 'node:fs';
+import type { z } from 'zod';
+import type { VerifyMode } from '../feed/signature.js';
+import { OPTIONS } from './options.js';
+import { ConfigError, type Env } from './parsers.js';
+import type { CommandName, OptionRow } from './row.js';
+
+type OptionKey = keyof typeof OPTIONS;
+type Parsed = { [K in OptionKey]: z.output<(typeof OPTIONS)[K]['schema']> };
+type SampleFeedKey = 'sampleFeedPort' | 'sampleFeedHost' | 'sampleFeedRoot';
+
+/**
+ * livefeed's whole configuration, validated: one field per row of {@link OPTIONS} (its help says
+ * what it is). Durations are in milliseconds; `verify` is decided (fail with a key, off without).
+ */
+export type Config = Omit<Parsed, SampleFeedKey | 'verify'> & {
+  verify: VerifyMode;
+  /** The options given by flag or env (not defaulted), for choices that depend on it (`db`). */
+  given: ReadonlySet<string>;
+};
+
+/** The `sample-feed` command's options. */
+export type SampleFeedConfig = Pick<Parsed, SampleFeedKey>;
+
+/** Command-line flags as parsed by the CLI (commander's camelCase names). */
+export type Flags = Partial<Record<string, unknown>>;
+
+const ROWS = OPTIONS as Record<OptionKey, OptionRow>;
+const KEYS = Object.keys(OPTIONS) as OptionKey[];
+const SAMPLE_FEED_KEYS = KEYS.filter((key) => ROWS[key].commands.includes('sample-feed'));
+const CONFIG_KEYS = KEYS.filter((key) => !SAMPLE_FEED_KEYS.includes(key));
+
+/** commander's key of a flag: `--poll-interval <s>` → pollInterval, `--no-replication-packets` → replicationPackets. */
+function flagKey(flag: string): string {
+  const name = flag.split(' ')[0]!.replace(/^--(no-)?/, '');
+  return name.replace(/-([a-z])/g, (_, c: string) => c.toUpperCase());
+}
+
+/** True when the row's flag was given (commander sets a `--no-x` flag's key to true by default). */
+function flagGiven(row: OptionRow, flags: Flags): boolean {
+  if (!row.flag) return false;
+  const value = flags[flagKey(row.flag)];
+  return row.flag.startsWith('--no-') ? value === false : value !== undefined;
+}
+
+/** Where a row's value came from, for error messages: the flag when given, else the env name. */
+function sourceName(key: OptionKey, flags: Flags): string {
+  const row = ROWS[key];
+  const flag = row.flag?.split(' ')[0];
+  if (flag && flagGiven(row, flags)) return flag;
+  return row.env ?? flag ?? key;
+}
+
+/** The raw (text) values of `keys`: flag, then env, then the row's fallback. */
+function rawValues(keys: OptionKey[], flags: Flags, env: Env, given: Set<string>): Record<string, unknown> {
+  const raw: Record<string, unknown> = {};
+  const derived: OptionKey[] = [];
+  for (const key of keys) {
+    const row = ROWS[key];
+    const envValue = row.env ? env[row.env] : undefined;
+    const fromFlag = flagGiven(row, flags);
+    const fromEnv = !fromFlag && envValue !== undefined && envValue !== '';
+    if (fromFlag || fromEnv) given.add(key);
+    if (row.read) raw[key] = row.read(env);
+    else if (fromFlag) raw[key] = flags[flagKey(row.flag!)];
+    else if (fromEnv) raw[key] = envValue;
+    else if (typeof row.fallback === 'function') derived.push(key);
+    else raw[key] = row.fallback;
+  }
+  // Defaults of one row that follow another's value (feed root from deployment, db from data dir).
+  for (const key of derived)
+    raw[key] = (ROWS[key].fallback as (raw: Record<string, unknown>) => unknown)(raw);
+  return raw;
+}
+
+/** Parses `keys` with their rows' schemas. @throws ConfigError naming every bad value, one per line. */
+function parseRows(
+  keys: OptionKey[],
+  flags: Flags,
+  env: Env,
+  given = new Set<string>(),
+): Record<string, unknown> {
+  const raw = rawValues(keys, flags, env, given);
+  const lines: string[] = [];
+  const value: Record<string, unknown> = {};
+  for (const key of keys) {
+    const result = ROWS[key].schema.safeParse(raw[key]);
+    if (result.success) {
+      value[key] = result.data;
+      continue;
+    }
+    const source = sourceName(key, flags);
+    for (const issue of result.error.issues) {
+      if (ROWS[key].secret) lines.push(`  ${source}: ${issue.message}`);
+      // The variable or flag and its value, as the user wrote them: LIVEFEED_PORT=abc, --port abc.
+      else
+        lines.push(`  ${source}${source.startsWith('--') ? ' ' : '='}${String(raw[key])}: ${issue.message}`);
+    }
+  }
+  if (lines.length > 0) throw new ConfigError(`invalid configuration:\n${lines.join('\n')}`);
+  return value;
+}
+
+function invalid(line: string): ConfigError {
+  return new ConfigError(`invalid configuration:\n  ${line}`);
+}
+
+/**
+ * Builds the one validated Config from command-line flags, then environment, then defaults.
+ * @param flags commander options (camelCase keys; undefined = not given)
+ * @param env usually process.env (the one place livefeed reads it)
+ * @throws ConfigError naming every invalid value (never printing the token)
+ */
+export function loadConfig(flags: Flags, env: Env = process.env): Config {
+  const given = new Set<string>();
+  const value = parseRows(CONFIG_KEYS, flags, env, given) as Omit<Config, 'verify' | 'given'> & {
+    verify?: VerifyMode;
+  };
+  if (value.signingKey !== undefined && !existsSync(value.signingKey)) {
+    throw invalid(
+      `${sourceName('signingKey', flags)} ${value.signingKey}: no such file (an ASCII-armored public key; README, Integrity and reliability)`,
+    );
+  }
+  if (value.from !== undefined && value.to !== undefined && value.from > value.to) {
+    throw invalid(`--from ${value.from} is after --to ${value.to}`);
+  }
+  if (value.freshnessWarningMs > value.freshnessCriticalMs) {
+    throw invalid(
+      `freshness warning (${value.freshnessWarningMs / 3_600_000} h) is above critical (${value.freshnessCriticalMs / 3_600_000} h)`,
+    );
+  }
+  if (value.verify === 'fail' && !value.signingKey) {
+    throw invalid(
+      `${sourceName('verify', flags)} fail needs a signing key (--signing-key / LIVEFEED_SIGNING_KEY); ` +
+        'see the README, Signatures, for how to export it',
+    );
+  }
+  return { ...value, verify: value.verify ?? (value.signingKey ? 'fail' : 'off'), given };
+}
+
+/**
+ * The `sample-feed` command's options (flags, then env, then defaults).
+ * @throws ConfigError naming every invalid value.
+ */
+export function loadSampleFeedConfig(flags: Flags, env: Env = process.env): SampleFeedConfig {
+  return parseRows(SAMPLE_FEED_KEYS, flags, env) as SampleFeedConfig;
+}
+
+/** One flag of a command: commander's flag text and its `--help` line. */
+export interface FlagHelp {
+  flag: string;
+  help: string;
+}
+
+/** The flags `command` takes, in table order, each with help naming its env variable and default. */
+export function flagsOf(command: CommandName): FlagHelp[] {
+  return KEYS.map((key) => ROWS[key]).flatMap((row) => {
+    if (!row.flag || row.hidden || !row.commands.includes(command)) return [];
+    const shown = row.shown ?? (row.fallback === undefined ? undefined : String(row.fallback));
+    let suffix = '';
+    if (row.env) suffix = ` (env ${row.env}; default ${shown})`;
+    else if (shown !== undefined && row.fallback !== false) suffix = ` (default ${shown})`;
+    return [{ flag: row.flag, help: `${row.help}${suffix}` }];
+  });
+}
