@@ -9,11 +9,10 @@ import type { Logger } from '../logger.js';
 import { createProgress, type Progress } from '../ops/progress.js';
 import { BUNDLED_FEED_ROOT, SAMPLE_TOKEN, type SampleFeed, startSampleFeed } from '../samplefeed/server.js';
 import { type BootstrapOptions, type BootstrapResult, bootstrapFromFullDumps } from '../sync/bootstrap.js';
-import { acquireWriterLock } from '../sync/lock.js';
 import { createVerifier } from '../sync/verifier.js';
 import type { CliCommand } from './command.js';
 import { EXIT } from './exit.js';
-import { commandLogger } from './session.js';
+import { commandLogger, withWriterLock } from './session.js';
 import { BUNDLED_SIGNING_KEY, chooseDatabase, feedClient } from './targets.js';
 
 const mb = (bytes: number) => Math.ceil(bytes / 1e6);
@@ -126,17 +125,13 @@ export const bootstrapCommand: CliCommand = {
     const log = commandLogger(config);
     const demo = !!flags.demo;
     const sample = demo ? await startSampleFeed({ root: BUNDLED_FEED_ROOT }) : undefined;
-    const controller = new AbortController();
-    const stop = () => controller.abort(new Error('bootstrap stopped by a signal: stored entity types stay'));
-    process.once('SIGINT', stop);
-    process.once('SIGTERM', stop);
     const store = openStore(chooseDatabase('bootstrap', config, flags).path);
     const dumps = feedClient({ feedRoot: sample?.dumpsUrl ?? config.dumpsUrl, token: undefined }, 'sync');
     const progress = entityProgress(log);
     try {
       if (demo) markDemo(store);
-      const lock = await acquireWriterLock(store, { logger: log, signal: controller.signal });
-      try {
+      const stopped = 'bootstrap stopped by a signal: stored entity types stay';
+      return await withWriterLock(store, log, stopped, async (signal) => {
         const verifier = await createVerifier(
           config.signingKey ?? (demo ? BUNDLED_SIGNING_KEY : undefined),
           demo && !config.signingKey ? 'fail' : config.verify,
@@ -151,7 +146,7 @@ export const bootstrapCommand: CliCommand = {
           dump,
           workDir: join(config.dataDir, 'bootstrap'),
           logger: log,
-          signal: AbortSignal.any([controller.signal, lock.lost]),
+          signal,
           maxBytes: config.maxDumpBytes,
           onEntity: progress.onEntity,
           onProgress: progress.onProgress,
@@ -159,13 +154,9 @@ export const bootstrapCommand: CliCommand = {
         progress.stop();
         printSummary(result, (Date.now() - started) / 1000);
         return await checkContinuation(result, config, sample, log);
-      } finally {
-        lock.release();
-      }
+      });
     } finally {
       progress.stop();
-      process.removeListener('SIGINT', stop);
-      process.removeListener('SIGTERM', stop);
       await dumps.close();
       store.close();
       await sample?.close();

@@ -3,10 +3,9 @@ import { ENTITY_TYPES, type EntityType, isEntityType } from '../feed/entities.js
 import type { Logger } from '../logger.js';
 import { createProgress, type Progress } from '../ops/progress.js';
 import { type ImportResult, importJsonDump } from '../sync/import.js';
-import { acquireWriterLock } from '../sync/lock.js';
 import type { CliCommand } from './command.js';
 import { EXIT } from './exit.js';
-import { commandLogger } from './session.js';
+import { commandLogger, withWriterLock } from './session.js';
 import { chooseDatabase } from './targets.js';
 
 /** A progress bar in MB of the compressed file, made on the first report (when the size is known). */
@@ -80,42 +79,38 @@ export const importCommand: CliCommand = {
     const file = args[0]!;
     const log = commandLogger(config);
     const target = importTarget(flags.packet, flags.entity);
-    const controller = new AbortController();
-    const stop = () => controller.abort(new Error('import stopped by a signal: nothing was stored'));
-    process.once('SIGINT', stop);
-    process.once('SIGTERM', stop);
     const store = openStore(chooseDatabase('import', config, flags).path);
     const progress = megabyteProgress(log);
     try {
-      const lock = await acquireWriterLock(store, { logger: log, signal: controller.signal });
-      try {
-        const started = Date.now();
-        const result = await importJsonDump(store, {
-          path: file,
-          ...target,
-          signal: AbortSignal.any([controller.signal, lock.lost]),
-          onProgress: progress.update,
-        });
-        progress.finish(result.fileBytes);
-        const seconds = (Date.now() - started) / 1000;
-        const { replicationSequence: packet } = result.metadata;
-        log.info(
-          { event: 'import-done', file, packet, entity: result.entity, ...summary(result), seconds },
-          'import done',
-        );
-        process.stdout.write(
-          `imported ${file} as packet ${packet} ${result.entity}: ${result.changeCount} changes, ` +
-            `${result.quarantineCount} quarantined, ${result.lineCount} lines, ${(result.bytes / 1e6).toFixed(1)} MB ` +
-            `in ${seconds.toFixed(1)} s\n`,
-        );
-        return EXIT.ok;
-      } finally {
-        lock.release();
-      }
+      return await withWriterLock(
+        store,
+        log,
+        'import stopped by a signal: nothing was stored',
+        async (signal) => {
+          const started = Date.now();
+          const result = await importJsonDump(store, {
+            path: file,
+            ...target,
+            signal,
+            onProgress: progress.update,
+          });
+          progress.finish(result.fileBytes);
+          const seconds = (Date.now() - started) / 1000;
+          const { replicationSequence: packet } = result.metadata;
+          log.info(
+            { event: 'import-done', file, packet, entity: result.entity, ...summary(result), seconds },
+            'import done',
+          );
+          process.stdout.write(
+            `imported ${file} as packet ${packet} ${result.entity}: ${result.changeCount} changes, ` +
+              `${result.quarantineCount} quarantined, ${result.lineCount} lines, ${(result.bytes / 1e6).toFixed(1)} MB ` +
+              `in ${seconds.toFixed(1)} s\n`,
+          );
+          return EXIT.ok;
+        },
+      );
     } finally {
       progress.stop();
-      process.removeListener('SIGINT', stop);
-      process.removeListener('SIGTERM', stop);
       store.close();
     }
   },

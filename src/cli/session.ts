@@ -4,6 +4,7 @@ import { openStore, type Store } from '../db/client.js';
 import { markDemo } from '../db/status.js';
 import { createLogger, type Logger } from '../logger.js';
 import { createOps, type Ops } from '../ops/wiring.js';
+import { acquireWriterLock } from '../sync/lock.js';
 import type { CommandContext } from './command.js';
 import { EXIT } from './exit.js';
 import {
@@ -106,4 +107,33 @@ export async function openSession(mode: SessionMode, ctx: CommandContext): Promi
     throw error;
   }
   return session;
+}
+
+/**
+ * Runs `work` holding `store`'s writer lock (sync/lock.ts) for the one-shot writers (`import`,
+ * `bootstrap`): the signal it gets aborts on SIGINT/SIGTERM (with `stopMessage` as the reason) or
+ * when the lock is lost; the lock and the signal handlers are released however it ends.
+ * @throws LockHeldError when another writer holds the lock; whatever `work` throws.
+ */
+export async function withWriterLock<T>(
+  store: Store,
+  logger: Logger,
+  stopMessage: string,
+  work: (signal: AbortSignal) => Promise<T>,
+): Promise<T> {
+  const controller = new AbortController();
+  const stop = () => controller.abort(new Error(stopMessage));
+  process.once('SIGINT', stop);
+  process.once('SIGTERM', stop);
+  try {
+    const lock = await acquireWriterLock(store, { logger, signal: controller.signal });
+    try {
+      return await work(AbortSignal.any([controller.signal, lock.lost]));
+    } finally {
+      lock.release();
+    }
+  } finally {
+    process.removeListener('SIGINT', stop);
+    process.removeListener('SIGTERM', stop);
+  }
 }
