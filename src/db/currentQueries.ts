@@ -32,11 +32,12 @@ export interface CurrentRow {
 // Rows of `changes` in a rowid range become the MBID's newest version when their id is the
 // largest (ids grow with packet, then position, within an entity type); they make it CURRENT only
 // when their packet is newer than the one that removed it, so a JSON dump stored after a later
-// packet's deletion leaves it deleted. ORDER BY id: of two lines of one MBID, the later one wins.
+// packet's deletion leaves it deleted. ORDER BY +mbid (sorted, not read through the MBID index):
+// the B-tree of random UUIDs is written in key order; then id: of two lines of one MBID, the later wins.
 // `WHERE` before ON CONFLICT also settles SQLite's upsert parsing ambiguity (sqlite.org/lang_upsert).
 const UPSERT_CHANGES = `
   INSERT INTO current_state (mbid, entity, status, change_id, packet, merged_into)
-  SELECT mbid, entity, 'CURRENT', id, packet, NULL FROM changes WHERE id BETWEEN ? AND ? ORDER BY id
+  SELECT mbid, entity, 'CURRENT', id, packet, NULL FROM changes WHERE id BETWEEN ? AND ? ORDER BY +mbid, id
   ON CONFLICT (mbid) DO UPDATE SET entity = excluded.entity, change_id = excluded.change_id,
     status = iif(excluded.packet > current_state.packet, 'CURRENT', current_state.status),
     merged_into = iif(excluded.packet > current_state.packet, NULL, current_state.merged_into),
@@ -55,7 +56,7 @@ const UPSERT_REMOVALS = `
 
 /**
  * The prepared upsert that makes the changes with rowids `first..last` current (see the module
- * comment for the order). Prepare once per JSON dump; run after each batch INSERT.
+ * comment for the order). Prepare once per JSON dump; run once, after its last INSERT.
  */
 export function prepareCurrentFromChanges(db: Database): Statement<[number, number]> {
   return db.prepare(UPSERT_CHANGES);
