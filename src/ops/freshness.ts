@@ -81,34 +81,16 @@ export function freshness(
   const behind =
     (lagPackets === null ? '' : `; upstream latest ${upstream?.latest}, ${lagPackets} packets behind`) +
     describeOverdueWait(waiting, now);
+  // Without a packet time there is no age or lag to report, only the level and why.
+  const timeless = { localTime: null, ageSeconds: null, lagSeconds: null, upstream, lagPackets, waiting };
   if (localLatest === null) {
     const message = `CRITICAL: no packet synced yet${upstream?.latest != null ? `; upstream latest ${upstream.latest}` : ''}${describeOverdueWait(waiting, now)}`;
-    return {
-      level: 'CRITICAL',
-      localLatest,
-      localTime: null,
-      ageSeconds: null,
-      lagSeconds: null,
-      upstream,
-      lagPackets,
-      waiting,
-      message,
-    };
+    return { level: 'CRITICAL', localLatest, ...timeless, message };
   }
   const localTime = packetTime(store, localLatest);
   if (!localTime) {
     const message = `WARNING: newest local packet is ${localLatest} but its time is unknown${behind}`;
-    return {
-      level: 'WARNING',
-      localLatest,
-      localTime,
-      ageSeconds: null,
-      lagSeconds: null,
-      upstream,
-      lagPackets,
-      waiting,
-      message,
-    };
+    return { level: 'WARNING', localLatest, ...timeless, message };
   }
   const ageMs = now.getTime() - localTime.getTime();
   const lagMs = Math.max(0, ageMs - PACKET_INTERVAL_MS - SETTLE_DELAY_MS);
