@@ -1,18 +1,3 @@
-/**
- * Bootstrap benchmark (issue 14, Scale): `npm run bench -- --bootstrap [--lines N] [--requests N]`
- * or `npx tsx bench/bootstrap.ts ...`. Builds a full JSON dump of N real-shaped lines (default
- * 1,000,000: the sample lines of /work/shared/samples, else fixtures/samples, with fresh UUIDs),
- * serves it as a full dump directory from the sample feed, and measures:
- * - `livefeed bootstrap` (a real CLI process) against the floor `xz -dc | tar -xO | sqlite3 .import`
- *   on the same archive: wall times and their ratio (target ≤ 1.3×);
- * - the bootstrap's peak RSS (GNU time, the process tree; target ≤ 250 MB);
- * - the database size against the uncompressed lines (target ≤ 1.2×);
- * - `entity(mbid)` and `resolve` of 100 MBIDs against `{ __typename }`, mean in-process request
- *   time over `--requests` requests each (target ≤ 2×).
- * Prints one JSON line with every figure. Signatures are not checked (no key: UNVERIFIED), as the
- * generated archive is not upstream's. Large N takes long and much disk: run it on an idle machine.
- */
-import { spawn } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import { mkdir, mkdtemp, rename, rm, writeFile } from 'node:fs/promises';
@@ -26,6 +11,7 @@ import { createApp } from '../src/http/app.js';
 import { startSampleFeed } from '../src/samplefeed/server.js';
 import { writeJsonDump } from '../test/support/archives.js';
 import { testLogger, testService } from '../test/support/harness.js';
+import { timed } from './timed.js';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
 const UUID = /[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}/g;
@@ -52,31 +38,6 @@ function* shapedLines(count: number, counter: { bytes: number; mbids: string[] }
       counter.mbids.push((JSON.parse(line) as { id: string }).id);
     yield line;
   }
-}
-
-/** Runs a command under GNU time; wall ms and peak RSS (MB) of the process tree's largest process. */
-function timed(cmd: string, args: string[]): Promise<{ ms: number; rssMb?: number; stdout: string }> {
-  const gnuTime = existsSync('/usr/bin/time');
-  const [program, programArgs] = gnuTime ? ['/usr/bin/time', ['-f', 'maxrss=%M', cmd, ...args]] : [cmd, args];
-  return new Promise((resolve, reject) => {
-    const started = performance.now();
-    const child = spawn(program, programArgs, { cwd: ROOT });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (c) => {
-      stdout += c;
-    });
-    child.stderr.on('data', (c) => {
-      stderr += c;
-    });
-    child.once('error', reject);
-    child.once('close', (code) => {
-      const ms = performance.now() - started;
-      if (code !== 0) return reject(new Error(`${cmd} failed (${code}): ${stderr.slice(-2000)}`));
-      const rss = /maxrss=(\d+)/.exec(stderr);
-      resolve({ ms, stdout, rssMb: rss ? Math.round(Number(rss[1]) / 1024) : undefined });
-    });
-  });
 }
 
 async function floorMs(archive: string, db: string, lines: number): Promise<number> {
@@ -146,7 +107,7 @@ export async function main(argv: string[] = process.argv.slice(2)): Promise<Reco
       bootstrap = await timed(process.execPath, [
         '--import',
         'tsx',
-        join(ROOT, 'src/cli.ts'),
+        join(ROOT, 'src/cli/main.ts'),
         'bootstrap',
         '--dumps-url',
         feed.dumpsUrl,
@@ -190,7 +151,7 @@ export async function main(argv: string[] = process.argv.slice(2)): Promise<Reco
       bootstrapMs: Math.round(bootstrap.ms),
       floorMs: Math.round(floor),
       timeVsFloor: Number((bootstrap.ms / floor).toFixed(2)),
-      peakRssMb: bootstrap.rssMb ?? null,
+      peakRssMb: bootstrap.treeRssMb ?? null,
       dbBytes,
       dbVsLines: Number((dbBytes / counter.bytes).toFixed(2)),
       typenameMs: Number(typename.toFixed(3)),

@@ -16,6 +16,7 @@ import Database from 'better-sqlite3';
 import { entitySlot } from '../src/db/keys.js';
 import type { EntityType } from '../src/feed/entities.js';
 import { type BenchInputs, buildInputs, type DumpInput } from './inputs.js';
+import { type Timed, timed } from './timed.js';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
 const OUT = join(ROOT, 'bench', 'out');
@@ -32,40 +33,6 @@ const log = (text: string) => process.stderr.write(`${text}\n`);
 
 // ------------------------------------------------------------------------------------------------
 // Processes
-
-interface Timed {
-  ms: number;
-  stdout: string;
-  /** Largest RSS of the process and its children in MB (GNU time), when /usr/bin/time exists. */
-  treeRssMb?: number;
-}
-
-const GNU_TIME = existsSync('/usr/bin/time') ? '/usr/bin/time' : undefined;
-
-/** Runs a command to its end; wall time from spawn to exit. */
-function timed(cmd: string, args: string[], options: { env?: NodeJS.ProcessEnv } = {}): Promise<Timed> {
-  const [program, programArgs] = GNU_TIME ? [GNU_TIME, ['-f', 'maxrss=%M', cmd, ...args]] : [cmd, args];
-  return new Promise((resolve, reject) => {
-    const started = performance.now();
-    const child = spawn(program, programArgs, { cwd: ROOT, env: { ...process.env, ...options.env } });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (c) => {
-      stdout += c;
-    });
-    child.stderr.on('data', (c) => {
-      stderr += c;
-    });
-    child.once('error', reject);
-    child.once('close', (code) => {
-      const ms = performance.now() - started;
-      const rss = /maxrss=(\d+)/.exec(stderr);
-      if (code !== 0)
-        reject(new Error(`${cmd} ${args.join(' ')} failed (${code}): ${stderr.trim().slice(-2000)}`));
-      else resolve({ ms, stdout, treeRssMb: rss ? Math.round(Number(rss[1]) / 1024) : undefined });
-    });
-  });
-}
 
 /** A TypeScript bench script in its own Node process (tsx loader). */
 function node(script: string, args: string[]): Promise<Timed> {
