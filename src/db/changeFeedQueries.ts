@@ -1,4 +1,5 @@
 import type { EntityType } from '../feed/entities.js';
+import { packetTimestamp } from './changeVersionQueries.js';
 import type { Store } from './client.js';
 import {
   changeIdBeforePacket,
@@ -160,7 +161,7 @@ export function readFeedEvents(store: Store, query: FeedQuery): FeedPage {
 function firstPacketSince(store: Store, since: string): number {
   const row = cachedStatement(
     store,
-    `SELECT (SELECT min(number) FROM packets WHERE julianday(timestamp) >= julianday(?1)) AS first,
+    `SELECT (SELECT min(number) FROM packets WHERE julianday(timestamp) >= julianday(?)) AS first,
        (SELECT max(number) FROM packets) AS newest`,
   ).get(since) as { first: number | null; newest: number | null };
   return row.first ?? (row.newest ?? 0) + 1;
@@ -202,12 +203,11 @@ function readChanges(
   const params: unknown[] = [after, changeIdBeforePacket(bound + 1)];
   const where = `WHERE id > ? AND id <= ?${filterSql(query, params)} ORDER BY id ${limitClause(limit)}`;
   const rows = changeRows(cachedStatement(store, aggregateChanges(where)), ...params);
-  const timestamp = cachedStatement(store, 'SELECT timestamp FROM packets WHERE number = ?').pluck();
   const byPacket = new Map<number, string | null>();
   return rows.map((row) => {
     let at = byPacket.get(row.packet);
     if (at === undefined) {
-      at = (timestamp.get(row.packet) as string | null | undefined) ?? null;
+      at = packetTimestamp(store, row.packet);
       byPacket.set(row.packet, at);
     }
     return Object.assign(row, { timestamp: at });

@@ -20,14 +20,16 @@ export interface Page<T> {
   totalCount: () => number;
 }
 
-interface PageInfoShape {
+/** What `PageInfo` shows. */
+export interface PageInfoShape {
   hasNextPage: boolean;
   hasPreviousPage: boolean;
   startCursor: string | null;
   endCursor: string | null;
 }
 
-const PageInfo = builder.objectRef<PageInfoShape>('PageInfo').implement({
+/** GraphQL `PageInfo`, shared by every connection. */
+export const PageInfo = builder.objectRef<PageInfoShape>('PageInfo').implement({
   description: 'Relay page information.',
   fields: (t) => ({
     hasNextPage: t.exposeBoolean('hasNextPage'),

@@ -11,7 +11,8 @@ export type ErrorCode =
   | 'RANGE_TOO_LARGE'
   | 'NOT_FOUND'
   | 'PENDING'
-  | 'TOO_MANY_MBIDS';
+  | 'TOO_MANY_MBIDS'
+  | 'HISTORY_PRUNED';
 
 /** An expected error, shown to the client with its code (unexpected errors stay masked by Yoga). */
 export function userError(

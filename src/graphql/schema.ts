@@ -8,6 +8,8 @@ import './types/packet.js';
 import './types/entity.js';
 import './types/rowChange.js';
 import './types/removal.js';
+import './types/changeVersions.js';
+import './types/changeFeed.js';
 import './types/resolution.js';
 import './types/replication.js';
 import './types/service.js';

@@ -15,7 +15,7 @@ const MAX_HOPS = 64;
  * `mbids` checked and lower-cased.
  * @throws GraphQLError TOO_MANY_MBIDS (over {@link MAX_MBIDS}), INVALID_MBID (naming the first bad one and its index)
  */
-function checkMbids(mbids: readonly (string | number)[]): string[] {
+export function checkMbids(mbids: readonly (string | number)[]): string[] {
   if (mbids.length > MAX_MBIDS) {
     throw userError('TOO_MANY_MBIDS', `${mbids.length} MBIDs given; one query takes at most ${MAX_MBIDS}`, {
       maxMbids: MAX_MBIDS,

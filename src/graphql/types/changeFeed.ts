@@ -1,0 +1,187 @@
+import { createHash } from 'node:crypto';
+import {
+  type FeedEvent,
+  type FeedPage,
+  type FeedQuery,
+  HistoryPrunedError,
+  isRemovalEvent,
+  positionOfEvent,
+  readFeedEvents,
+} from '../../db/changeFeedQueries.js';
+import type { Store } from '../../db/client.js';
+import { type FeedPosition, feedPositionText, parseFeedPosition } from '../../db/feedPosition.js';
+import type { EntityType } from '../../feed/entities.js';
+import { followChangeStream } from '../../ops/changeStream.js';
+import { builder } from '../builder.js';
+import { badCursor, PageInfo, pageSize } from '../connection.js';
+import { userError } from '../errors.js';
+import { EntityChangeRef } from './entityChange.js';
+import { EntityTypeEnum } from './entityType.js';
+import { EntityRemovalRef } from './removal.js';
+import { checkMbids } from './resolution.js';
+
+/** GraphQL `FeedEvent`: one event of the change stream. */
+export const FeedEventUnion = builder.unionType('FeedEvent', {
+  description: 'One event of the change stream: a JSON dump change, or a removal (deletion or merge).',
+  types: [EntityChangeRef, EntityRemovalRef],
+  resolveType: (event) => (isRemovalEvent(event as FeedEvent) ? EntityRemovalRef : EntityChangeRef),
+});
+
+/** The filters of a change stream read, checked; they scope its cursors. */
+export interface FeedFilters {
+  entities?: EntityType[];
+  mbids?: string[];
+  since?: string;
+  until?: string;
+}
+
+/**
+ * The filter arguments of `changeFeed` and `entityChanged` checked: MBIDs lower-cased (at most
+ * 500), empty lists as no filter, duplicates removed, `since` not after `until`.
+ * @throws GraphQLError TOO_MANY_MBIDS, INVALID_MBID, BAD_USER_INPUT
+ */
+export function feedFilters(args: {
+  entities?: readonly EntityType[] | null;
+  mbids?: readonly (string | number)[] | null;
+  since?: string | null;
+  until?: string | null;
+}): FeedFilters {
+  const filters: FeedFilters = {};
+  if (args.entities && args.entities.length > 0) filters.entities = [...new Set(args.entities)].sort();
+  if (args.mbids && args.mbids.length > 0) filters.mbids = [...new Set(checkMbids(args.mbids))].sort();
+  if (args.since) filters.since = args.since;
+  if (args.until) filters.until = args.until;
+  if (filters.since && filters.until && Date.parse(filters.since) > Date.parse(filters.until)) {
+    throw userError('BAD_USER_INPUT', `"since" ${filters.since} is after "until" ${filters.until}`);
+  }
+  return filters;
+}
+
+/** The cursor kind of a filter set: a cursor is valid only with the filters it was made under. */
+function cursorKind(filters: FeedFilters): string {
+  const digest = createHash('sha256').update(JSON.stringify(filters)).digest('base64url').slice(0, 16);
+  return `changeFeed/${digest}`;
+}
+
+/** Opaque cursor of a stream position under `filters`. */
+export function encodeFeedCursor(filters: FeedFilters, position: FeedPosition): string {
+  return Buffer.from(`${cursorKind(filters)}:${feedPositionText(position)}`).toString('base64url');
+}
+
+/**
+ * The position of a cursor made by {@link encodeFeedCursor} under the same filters; undefined when
+ * absent or empty.
+ * @throws GraphQLError BAD_CURSOR for a cursor of another connection or other filters, or garbage
+ */
+export function decodeFeedCursor(
+  filters: FeedFilters,
+  cursor: string | null | undefined,
+): FeedPosition | undefined {
+  if (cursor === null || cursor === undefined || cursor === '') return undefined;
+  const text = Buffer.from(cursor, 'base64url').toString('utf8');
+  const prefix = `${cursorKind(filters)}:`;
+  const position = text.startsWith(prefix) ? parseFeedPosition(text.slice(prefix.length)) : undefined;
+  if (!position) throw badCursor(cursor);
+  return position;
+}
+
+/**
+ * {@link readFeedEvents}, with its HistoryPrunedError as the GraphQL error HISTORY_PRUNED
+ * (`extensions.historyFrom`: the oldest packet still held).
+ */
+export function readFeed(store: Store, query: FeedQuery): FeedPage {
+  try {
+    return readFeedEvents(store, query);
+  } catch (error) {
+    if (!(error instanceof HistoryPrunedError)) throw error;
+    throw userError('HISTORY_PRUNED', `${error.message}. See "Change stream" in the README.`, {
+      historyFrom: error.historyFrom,
+    });
+  }
+}
+
+interface FeedConnectionShape {
+  page: FeedPage;
+  filters: FeedFilters;
+  after: FeedPosition | undefined;
+}
+
+const ChangeFeedEdge = builder.objectRef<{ cursor: string; node: FeedEvent }>('ChangeFeedEdge').implement({
+  fields: (t) => ({
+    cursor: t.exposeString('cursor'),
+    node: t.field({ type: FeedEventUnion, resolve: (e) => e.node }),
+  }),
+});
+
+const ChangeFeedConnection = builder.objectRef<FeedConnectionShape>('ChangeFeedConnection').implement({
+  description:
+    'A page of the change stream. Store `pageInfo.endCursor` and pass it as `after` next time (with the same ' +
+    'filters) to get exactly what is new: on the last page it points past the newest packet served, so it ' +
+    'moves on even when no event matched.',
+  fields: (t) => ({
+    edges: t.field({
+      type: [ChangeFeedEdge],
+      resolve: (c) =>
+        c.page.events.map((node) => ({ cursor: encodeFeedCursor(c.filters, positionOfEvent(node)), node })),
+    }),
+    nodes: t.field({ type: [FeedEventUnion], resolve: (c) => c.page.events }),
+    pageInfo: t.field({
+      type: PageInfo,
+      resolve: ({ page, filters, after }) => ({
+        hasNextPage: page.hasMore,
+        hasPreviousPage: after !== undefined,
+        startCursor: page.events[0] ? encodeFeedCursor(filters, positionOfEvent(page.events[0])) : null,
+        endCursor: page.next ? encodeFeedCursor(filters, page.next) : null,
+      }),
+    }),
+  }),
+});
+
+builder.queryField('changeFeed', (t) =>
+  t.field({
+    type: ChangeFeedConnection,
+    description:
+      'The change stream: every JSON dump change and removal (deletion, merge) of every packet held, ordered by ' +
+      'packet; within a packet the changes by entity type and line position, then the removals by MBID. Served ' +
+      'up to the newest packet that is complete and can no longer change, so a stored endCursor stays valid ' +
+      'across syncs: nothing twice, nothing skipped. HISTORY_PRUNED when the cursor (or since) lies before the ' +
+      'pruned history (--keep-history). Filters combine with AND and are bound to the cursor.',
+    args: {
+      after: t.arg.string({ required: false, description: 'endCursor of the previous page (same filters).' }),
+      first: t.arg.int({ required: false, description: 'Page size, default 20, at most 500.' }),
+      entities: t.arg({ type: [EntityTypeEnum], required: false, description: 'Only these entity types.' }),
+      mbids: t.arg.idList({ required: false, description: 'Only these MBIDs (at most 500).' }),
+      since: t.arg({
+        type: 'DateTime',
+        required: false,
+        description: 'Only packets whose TIMESTAMP is at or after this instant.',
+      }),
+      until: t.arg({
+        type: 'DateTime',
+        required: false,
+        description: 'Only packets whose TIMESTAMP is at or before this instant.',
+      }),
+    },
+    resolve: (_root, args, ctx) => {
+      const first = pageSize(args.first);
+      const filters = feedFilters(args);
+      const after = decodeFeedCursor(filters, args.after);
+      return { page: readFeed(ctx.store, { ...filters, after, first }), filters, after };
+    },
+  }),
+);
+
+builder.subscriptionField('entityChanged', (t) =>
+  t.field({
+    type: FeedEventUnion,
+    description:
+      'The change stream live: each event of `changeFeed` (same order, same filters) once its packet reaches the ' +
+      'stream, from the subscription on. Server-sent events: request /graphql with `Accept: text/event-stream`.',
+    args: {
+      entities: t.arg({ type: [EntityTypeEnum], required: false, description: 'Only these entity types.' }),
+      mbids: t.arg.idList({ required: false, description: 'Only these MBIDs (at most 500).' }),
+    },
+    subscribe: (_root, args, ctx) => followChangeStream(ctx.store, ctx.events, feedFilters(args)),
+    resolve: (event: FeedEvent) => event,
+  }),
+);

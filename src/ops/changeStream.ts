@@ -1,0 +1,36 @@
+import { type FeedEvent, type FeedQuery, feedFrontier, readFeedEvents } from '../db/changeFeedQueries.js';
+import type { Store } from '../db/client.js';
+import type { FeedPosition } from '../db/feedPosition.js';
+import type { PacketEvents } from './events.js';
+
+/** Events one read of {@link followChangeStream} takes from the database at most. */
+const READ_SIZE = 500;
+
+/**
+ * The change stream from now on, live: every event of a packet that reaches the stream after the
+ * call, in stream order, with the filters of `query` (the same events `changeFeed` serves). Woken
+ * by `packetSynced` (published by the sync in `livefeed start`, or by the database watch of
+ * `livefeed serve`); each wake-up reads from the last position delivered up to the stream's
+ * frontier, so a packet held back (the frontier waits for it) is delivered with a later wake-up.
+ * Ends when the consumer stops iterating (the subscription's client goes away).
+ * @throws HistoryPrunedError when pruning overtook the position (the consumer fell that far behind)
+ */
+export async function* followChangeStream(
+  store: Store,
+  events: PacketEvents,
+  query: Omit<FeedQuery, 'after' | 'first'>,
+): AsyncGenerator<FeedEvent> {
+  // Subscribe before reading the start: a packet completing in between is then read at the next wake-up.
+  const wakeUps = events.subscribe('packetSynced');
+  const frontier = feedFrontier(store);
+  let position: FeedPosition | undefined =
+    frontier === undefined ? undefined : { at: 'packetEnd', packet: frontier };
+  for await (const _packet of wakeUps) {
+    for (;;) {
+      const page = readFeedEvents(store, { ...query, after: position, first: READ_SIZE });
+      yield* page.events;
+      position = page.next ?? position;
+      if (!page.hasMore) break;
+    }
+  }
+}

@@ -1,0 +1,161 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { openStore } from '../../../src/db/client.js';
+import { type SampleFeed, startSampleFeed } from '../../../src/samplefeed/server.js';
+import { pruneHistory } from '../../../src/sync/prune.js';
+import { syncOnce } from '../../../src/sync/worker.js';
+import { GrowingFeed } from '../../support/growingFeed.js';
+import { type GqlResult, gql, syncContext, tempDir, testApp, testLogger } from '../../support/harness.js';
+
+type App = ReturnType<typeof testApp>;
+
+const FEED = `query($after: String, $first: Int, $entities: [EntityType!], $mbids: [ID!], $since: DateTime, $until: DateTime) {
+  changeFeed(after: $after, first: $first, entities: $entities, mbids: $mbids, since: $since, until: $until) {
+    edges { cursor }
+    nodes {
+      __typename
+      ... on EntityChange { mbid entity packet position timestamp }
+      ... on EntityRemoval { mbid entity packet kind mergedInto timestamp }
+    }
+    pageInfo { hasNextPage hasPreviousPage endCursor }
+  }
+}`;
+
+interface FeedNode {
+  __typename: 'EntityChange' | 'EntityRemoval';
+  mbid: string;
+  packet: number;
+  kind?: string;
+  timestamp: string | null;
+}
+
+const label = (n: FeedNode) => `${n.packet} ${n.__typename === 'EntityChange' ? 'change' : n.kind} ${n.mbid}`;
+
+/** A client following the stream with a stored cursor, a page of `first` at a time. */
+async function follow(app: App, stored: string | null, variables: Record<string, unknown> = {}, first = 4) {
+  let cursor = stored;
+  const seen: FeedNode[] = [];
+  for (;;) {
+    const answer: GqlResult = await gql(app, FEED, { ...variables, first, after: cursor });
+    expect(answer.errors).toBeUndefined();
+    const page = answer.data!.changeFeed;
+    seen.push(...page.nodes);
+    expect(page.edges).toHaveLength(page.nodes.length);
+    cursor = page.pageInfo.endCursor ?? cursor;
+    if (!page.pageInfo.hasNextPage) return { seen, cursor };
+  }
+}
+
+describe('changeFeed: a client follows the stream across syncs (real sync, replication packets)', () => {
+  let dir: Awaited<ReturnType<typeof tempDir>>;
+  let growing: GrowingFeed;
+  let feed: SampleFeed;
+  let app: App;
+  const sync = async () => {
+    const ctx = await syncContext({ feedRoot: feed.feedRoot, dataDir: dir.dir, replicationPackets: true });
+    try {
+      const { problems } = await syncOnce(ctx, { from: growing.manifest.firstPacket });
+      expect(problems).toEqual([]);
+    } finally {
+      ctx.store.close();
+      await ctx.feed.client.close();
+    }
+  };
+
+  beforeAll(async () => {
+    dir = await tempDir('lf-feed-');
+    growing = new GrowingFeed(`${dir.dir}/feed`);
+    await growing.publishUpTo(growing.manifest.firstPacket + 7);
+    feed = await startSampleFeed({ root: growing.root });
+    await sync();
+    app = testApp(`${dir.dir}/livefeed.db`, dir.dir);
+  }, 120_000);
+  afterAll(async () => {
+    app?.store.close();
+    await feed?.close();
+    await dir?.cleanup();
+  });
+
+  it('sees every change and removal exactly once, in stream order, and never a packet still settling', async () => {
+    const { firstPacket, lastPacket } = growing.manifest;
+    // Sync 1 held 186100..186107: the newest packet waits for a later packet's JSON dumps (settled
+    // only by --settle-after so far), so the stream stops before it.
+    let { seen, cursor } = await follow(app, null);
+    expect(seen.map(label)).toEqual(growing.expectedEvents(firstPacket, firstPacket + 6));
+    expect((await follow(app, cursor)).seen).toEqual([]);
+
+    const all = [...seen];
+    for (const last of [firstPacket + 15, lastPacket]) {
+      await growing.publishUpTo(last);
+      await sync();
+      ({ seen, cursor } = await follow(app, cursor));
+      all.push(...seen);
+      expect((await follow(app, cursor)).seen).toEqual([]);
+    }
+    // The last packet has no later packet's dumps: not served yet.
+    expect(all.map(label)).toEqual(growing.expectedEvents(firstPacket, lastPacket - 1));
+    expect(new Set(all.map(label)).size).toBe(all.length);
+    expect(all.filter((n) => n.__typename === 'EntityRemoval').map((n) => n.kind)).toEqual([
+      'MERGED',
+      'DELETED',
+    ]);
+    expect(all.every((n) => typeof n.timestamp === 'string')).toBe(true);
+  }, 120_000);
+
+  it('filters by entity type, MBID and time, and binds the cursor to its filters', async () => {
+    const { firstPacket } = growing.manifest;
+    const artists = await follow(app, null, { entities: ['ARTIST'] }, 500);
+    expect(artists.seen.map(label)).toEqual(
+      growing.expectedEvents(firstPacket, firstPacket + 22, ['artist']),
+    );
+    expect(artists.seen.length).toBeGreaterThan(1);
+    expect(artists.seen.every((n) => (n as unknown as { entity: string }).entity === 'ARTIST')).toBe(true);
+
+    const removed = growing.manifest.packets.find((p) => p.replication?.removals.length)!.replication!
+      .removals[0]!;
+    const byMbid = await follow(app, null, { mbids: [removed.mbid.toUpperCase()] }, 500);
+    expect(byMbid.seen.map(label)).toEqual(
+      growing.expectedEvents(firstPacket, firstPacket + 22).filter((e) => e.endsWith(removed.mbid)),
+    );
+    expect(byMbid.seen.map((n) => n.__typename)).toContain('EntityRemoval');
+
+    const packets = growing.manifest.packets;
+    const since = (await gql(app, `{ packet(number: ${firstPacket + 3}) { timestamp } }`)).data!.packet
+      .timestamp;
+    const until = (await gql(app, `{ packet(number: ${firstPacket + 5}) { timestamp } }`)).data!.packet
+      .timestamp;
+    const window = await follow(app, null, { since, until }, 500);
+    expect(window.seen.map(label)).toEqual(growing.expectedEvents(firstPacket + 3, firstPacket + 5));
+    expect(packets.length).toBeGreaterThan(6);
+
+    const other = await gql(app, FEED, { after: artists.cursor, entities: ['LABEL'] });
+    expect(other.errors?.[0]?.extensions?.code).toBe('BAD_CURSOR');
+    const garbage = await gql(app, FEED, { after: 'not-a-cursor' });
+    expect(garbage.errors?.[0]?.extensions?.code).toBe('BAD_CURSOR');
+    const tooMany = await gql(app, FEED, { first: 501 });
+    expect(tooMany.errors?.[0]?.extensions?.code).toBe('PAGE_SIZE_EXCEEDED');
+  });
+
+  it('a cursor before pruned history gets HISTORY_PRUNED, never a silent gap', async () => {
+    const { firstPacket } = growing.manifest;
+    const early = await gql(app, FEED, { first: 1 });
+    const earlyCursor = early.data!.changeFeed.pageInfo.endCursor as string;
+    const late = await follow(app, null, { until: undefined }, 500);
+    const store = openStore(`${dir.dir}/livefeed.db`);
+    try {
+      await pruneHistory(store, { kind: 'packets', count: 10 }, new Date(), testLogger());
+    } finally {
+      store.close();
+    }
+    const historyFrom = (await gql(app, '{ service { historyFrom } }')).data!.service.historyFrom as number;
+    expect(historyFrom).toBeGreaterThan(firstPacket);
+    const pruned = await gql(app, FEED, { after: earlyCursor });
+    expect(pruned.errors?.[0]?.extensions).toMatchObject({ code: 'HISTORY_PRUNED', historyFrom });
+    expect(pruned.errors?.[0]?.message).toContain('README');
+    // A cursor at the head is unaffected; a new client starts at the oldest packet held.
+    expect((await follow(app, late.cursor)).seen).toEqual([]);
+    const fresh = await follow(app, null, {}, 500);
+    expect(fresh.seen[0]!.packet).toBeGreaterThanOrEqual(historyFrom);
+    const beforeHistory = await gql(app, FEED, { since: '2000-01-01T00:00:00Z' });
+    expect(beforeHistory.errors?.[0]?.extensions?.code).toBe('HISTORY_PRUNED');
+  });
+});
