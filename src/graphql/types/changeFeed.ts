@@ -1,4 +1,5 @@
 import { createHash } from 'node:crypto';
+import { getArgumentValues } from 'graphql';
 import {
   type FeedEvent,
   type FeedPage,
@@ -85,18 +86,29 @@ export function decodeFeedCursor(
   return position;
 }
 
-/**
- * {@link readFeedEvents}, with its HistoryPrunedError as the GraphQL error HISTORY_PRUNED
- * (`extensions.historyFrom`: the oldest packet still held).
- */
+/** A HistoryPrunedError as the GraphQL error HISTORY_PRUNED (`extensions.historyFrom`); other errors as they are. */
+function historyPrunedAsGraphQL(error: unknown): unknown {
+  if (!(error instanceof HistoryPrunedError)) return error;
+  return userError('HISTORY_PRUNED', `${error.message}. See "Change stream" in the README.`, {
+    historyFrom: error.historyFrom,
+  });
+}
+
+/** {@link readFeedEvents}, with its HistoryPrunedError as HISTORY_PRUNED. */
 export function readFeed(store: Store, query: FeedQuery): FeedPage {
   try {
     return readFeedEvents(store, query);
   } catch (error) {
-    if (!(error instanceof HistoryPrunedError)) throw error;
-    throw userError('HISTORY_PRUNED', `${error.message}. See "Change stream" in the README.`, {
-      historyFrom: error.historyFrom,
-    });
+    throw historyPrunedAsGraphQL(error);
+  }
+}
+
+/** {@link followChangeStream}, with its HistoryPrunedError as HISTORY_PRUNED. */
+async function* followFeed(...args: Parameters<typeof followChangeStream>): AsyncGenerator<FeedEvent> {
+  try {
+    yield* followChangeStream(...args);
+  } catch (error) {
+    throw historyPrunedAsGraphQL(error);
   }
 }
 
@@ -181,7 +193,15 @@ builder.subscriptionField('entityChanged', (t) =>
       entities: t.arg({ type: [EntityTypeEnum], required: false, description: 'Only these entity types.' }),
       mbids: t.arg.idList({ required: false, description: 'Only these MBIDs (at most 500).' }),
     },
-    subscribe: (_root, args, ctx) => followChangeStream(ctx.store, ctx.events, feedFilters(args)),
+    // graphql-jit hands `subscribe` the operation's variables as its arguments (graphql-jit
+    // compileSubscriptionOperation); the field's own arguments are read from the AST instead.
+    subscribe: (_root, _args, ctx, info) => {
+      const field = info.parentType.getFields()[info.fieldName]!;
+      const args = getArgumentValues(field, info.fieldNodes[0]!, info.variableValues) as Parameters<
+        typeof feedFilters
+      >[0];
+      return followFeed(ctx.store, ctx.events, feedFilters(args));
+    },
     resolve: (event: FeedEvent) => event,
   }),
 );
