@@ -46,8 +46,12 @@ export const DEFAULT_QUERY_LIMITS: QueryLimits = {
   maxCost: 50_000,
 };
 
-/** Items a list field without `first` is assumed to return (`Packet.dumps` has exactly eleven). */
-const LIST_SIZE: Record<string, number> = { 'Packet.dumps': 11 };
+/**
+ * Items a list field without `first` is assumed to return (`Packet.dumps` has exactly eleven; an
+ * `EntityChange.diff` holds the few fields an edit touches, so that a 500-event page of the change
+ * stream with diffs stays within the default cost).
+ */
+const LIST_SIZE: Record<string, number> = { 'Packet.dumps': 11, 'EntityChange.diff': 10 };
 const DEFAULT_LIST_SIZE = 20;
 
 function limitError(code: string, message: string, extra: Record<string, unknown> = {}): GraphQLError {

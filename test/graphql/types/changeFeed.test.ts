@@ -135,6 +135,25 @@ describe('changeFeed: a client follows the stream across syncs (real sync, repli
     expect(tooMany.errors?.[0]?.extensions?.code).toBe('PAGE_SIZE_EXCEEDED');
   });
 
+  it("a day's changes of one entity type fit one request within the cost limit", async () => {
+    const day = `{
+      changeFeed(first: 500, entities: [RECORDING]) {
+        pageInfo { hasNextPage endCursor }
+        nodes {
+          ... on EntityChange { mbid entity packet position timestamp name data diff { op path from value } }
+          ... on EntityRemoval { mbid entity packet kind mergedInto timestamp }
+        }
+      }
+    }`;
+    const answer = await gql(app, day);
+    expect(answer.errors).toBeUndefined();
+    const { firstPacket, lastPacket } = growing.manifest;
+    expect(answer.data!.changeFeed.nodes).toHaveLength(
+      growing.expectedEvents(firstPacket, lastPacket - 1, ['recording']).length,
+    );
+    expect(answer.data!.changeFeed.pageInfo.hasNextPage).toBe(false);
+  });
+
   it('a cursor before pruned history gets HISTORY_PRUNED, never a silent gap', async () => {
     const { firstPacket } = growing.manifest;
     const early = await gql(app, FEED, { first: 1 });
