@@ -15,6 +15,7 @@ import { fileURLToPath } from 'node:url';
 import Database from 'better-sqlite3';
 import { entitySlot } from '../src/db/keys.js';
 import type { EntityType } from '../src/feed/entities.js';
+import { CHANGE_FEED_CASE, changeFeedTarget, settleBenchPacket } from './changeFeed.js';
 import { type BenchInputs, buildInputs, type DumpInput } from './inputs.js';
 import { type Timed, timed } from './timed.js';
 
@@ -225,8 +226,11 @@ async function graphqlLoad(
       `{ changes(packet: ${big.packet}, entity: RECORDING, first: 50) { nodes { mbid data } } }`,
     ],
     ['entity(mbid) { latest { data } }', `{ entity(mbid: "${sample.mbid}") { mbid latest { data } } }`],
+    CHANGE_FEED_CASE,
     ['{ __typename }', '{ __typename }'],
   ];
+  // The change stream serves complete packets only (issue 15).
+  settleBenchPacket(dbPath, big.packet);
   try {
     const bestOf = new Map<string, LoadResult>();
     const rounds: LoadResult[][] = [];
@@ -523,6 +527,7 @@ async function main(): Promise<void> {
             pass: pageRatio >= 0.5,
           },
         ]),
+    ...changeFeedTarget(graphql),
   ];
 
   const lines: string[] = [];
