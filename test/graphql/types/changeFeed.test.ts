@@ -79,6 +79,8 @@ describe('changeFeed: a client follows the stream across syncs (real sync, repli
     const { firstPacket, lastPacket } = growing.manifest;
     // Sync 1 held 186100..186107: the newest packet waits for a later packet's JSON dumps (settled
     // only by --settle-after so far), so the stream stops before it.
+    const held = await gql(app, '{ latestPacket { number } }');
+    expect(held.data!.latestPacket.number).toBe(firstPacket + 7);
     let { seen, cursor } = await follow(app, null);
     expect(seen.map(label)).toEqual(growing.expectedEvents(firstPacket, firstPacket + 6));
     expect((await follow(app, cursor)).seen).toEqual([]);
