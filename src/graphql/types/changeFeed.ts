@@ -1,6 +1,7 @@
 import { createHash } from 'node:crypto';
 import { getArgumentValues } from 'graphql';
 import {
+  countFeedEvents,
   type FeedEvent,
   type FeedPage,
   type FeedQuery,
@@ -137,6 +138,11 @@ const ChangeFeedConnection = builder.objectRef<FeedConnectionShape>('ChangeFeedC
         c.page.events.map((node) => ({ cursor: encodeFeedCursor(c.filters, positionOfEvent(node)), node })),
     }),
     nodes: t.field({ type: [FeedEventUnion], resolve: (c) => c.page.events }),
+    totalCount: t.int({
+      description:
+        'Events from `after` on (the page included) up to the newest packet served: what is waiting now.',
+      resolve: ({ filters, after }, _a, ctx) => countFeedEvents(ctx.store, { ...filters, after }),
+    }),
     pageInfo: t.field({
       type: PageInfo,
       resolve: ({ page, filters, after }) => ({

@@ -81,9 +81,15 @@ describe('changeFeed: a client follows the stream across syncs (real sync, repli
     // only by --settle-after so far), so the stream stops before it.
     const held = await gql(app, '{ latestPacket { number } }');
     expect(held.data!.latestPacket.number).toBe(firstPacket + 7);
+    const waiting = await gql(app, '{ changeFeed(first: 2) { totalCount } }');
+    expect(waiting.data!.changeFeed.totalCount).toBe(
+      growing.expectedEvents(firstPacket, firstPacket + 6).length,
+    );
     let { seen, cursor } = await follow(app, null);
     expect(seen.map(label)).toEqual(growing.expectedEvents(firstPacket, firstPacket + 6));
     expect((await follow(app, cursor)).seen).toEqual([]);
+    const none = await gql(app, 'query($c: String) { changeFeed(after: $c) { totalCount } }', { c: cursor });
+    expect(none.data!.changeFeed.totalCount).toBe(0);
 
     const all = [...seen];
     for (const last of [firstPacket + 15, lastPacket]) {
