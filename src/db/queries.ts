@@ -136,7 +136,7 @@ export function changesOfMbid(store: Store, mbid: string): ChangeRow[] {
  * instead of a Buffer per row took a 50-change page from about 115 to 47 µs (bench/RESULTS.md): the
  * per-value Buffer, not SQLite, was the cost. One statement is one snapshot, so the lists agree.
  */
-function aggregateChanges(where: string): string {
+export function aggregateChanges(where: string): string {
   return `SELECT group_concat(id), group_concat(mbid), group_concat(length(CAST(data AS BLOB))),
       CAST(group_concat(data, '') AS BLOB)
     FROM (SELECT id, mbid, data FROM changes ${where})`;
@@ -149,7 +149,7 @@ type AggregateRow = [string | null, string, string, Buffer];
  * BLOB. SQLite feeds the ordered subquery to the aggregates in order; should it not, the rows are
  * sorted here (never observed), so the order never depends on it.
  */
-function changeRows(statement: Statement, ...params: unknown[]): ChangeRow[] {
+export function changeRows(statement: Statement, ...params: unknown[]): ChangeRow[] {
   const [ids, mbids, lengths, data] = statement.raw(true).get(...params) as AggregateRow;
   if (ids === null) return [];
   const idList = ids.split(',');

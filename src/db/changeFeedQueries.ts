@@ -1,0 +1,250 @@
+import type { EntityType } from '../feed/entities.js';
+import type { Store } from './client.js';
+import {
+  changeIdBeforePacket,
+  compareFeedPositions,
+  type FeedPosition,
+  nextPacketOf,
+  type RemovalKind,
+} from './feedPosition.js';
+import { historyFrom, prunedBefore } from './historyQueries.js';
+import { aggregateChanges, type ChangeRow, changeRows, latestPacket } from './queries.js';
+import type { RemovalRow } from './replicationQueries.js';
+import { cachedStatement, limitClause } from './statements.js';
+
+/**
+ * The change stream (issue 15): JSON dump changes and removals of every packet held, in the order
+ * of db/feedPosition.ts, read by `changeFeed`, the `entityChanged` subscription and webhooks.
+ *
+ * What "new" means: the stream serves only packets up to its **frontier**, the newest packet that
+ * is complete with every packet before it (`latestPacket`) and before the first packet whose
+ * content may still change: a JSON dump settled by `--settle-after` alone (asked again once a later
+ * packet's dump is seen; it may exist after all) or a replication packet still MISSING (asked
+ * again on every poll). Nothing can be stored before a position already handed out, so a position
+ * stays valid across syncs: the next read starts exactly after it. (Only an operator's explicit
+ * `livefeed import` or `bootstrap` into an old packet rewrites history behind the frontier.)
+ */
+
+/** A JSON dump change in the stream, with its packet's TIMESTAMP (ISO 8601, null when unknown). */
+export interface FeedChange extends ChangeRow {
+  timestamp: string | null;
+}
+
+/** One event of the stream: a JSON dump change, or a removal (deletion or merge). */
+export type FeedEvent = FeedChange | RemovalRow;
+
+/** True when `event` is a removal (a RemovalRow has `kind`, a change has `data`). */
+export function isRemovalEvent(event: FeedEvent): event is RemovalRow {
+  return 'kind' in event;
+}
+
+/** The position just after `event`. */
+export function positionOfEvent(event: FeedEvent): FeedPosition {
+  return isRemovalEvent(event)
+    ? { at: 'removal', packet: event.packet, mbid: event.mbid, kind: event.kind }
+    : { at: 'change', id: event.id };
+}
+
+/** What {@link readFeedEvents} reads. Filters combine with AND; empty lists are no filter. */
+export interface FeedQuery {
+  /** Read after this position; from the start of the history held when undefined. */
+  after?: FeedPosition;
+  /** Most events returned (a non-negative integer; the API caps it at 500). */
+  first: number;
+  entities?: readonly EntityType[];
+  /** Lower-case MBIDs. */
+  mbids?: readonly string[];
+  /** Only packets whose TIMESTAMP is at or after this instant (ISO 8601). */
+  since?: string;
+  /** Only packets whose TIMESTAMP is at or before this instant (ISO 8601). */
+  until?: string;
+}
+
+/** One read of the stream. */
+export interface FeedPage {
+  events: FeedEvent[];
+  /**
+   * Where the next read starts: after the last event when more follow, else after the newest packet
+   * read (so that an empty or filtered page still moves on); `after` when nothing could be read.
+   * Undefined only when `after` was and the stream served nothing.
+   */
+  next: FeedPosition | undefined;
+  /** True when more events follow now (`first` were returned and one more exists). */
+  hasMore: boolean;
+}
+
+/** Thrown when a position or `since` lies before the history held: events after it were pruned. */
+export class HistoryPrunedError extends Error {
+  /** @param historyFrom the oldest packet whose changes are still held */
+  constructor(readonly historyFrom: number) {
+    super(
+      `the change stream's history before packet ${historyFrom} was pruned (--keep-history): ` +
+        'events after this position are gone; start again without a cursor (from packet ' +
+        `${historyFrom}) and reload the entities you follow (entity, entities)`,
+    );
+    this.name = 'HistoryPrunedError';
+  }
+}
+
+const frontiers = new WeakMap<Store['sqlite'], { version: string; frontier: number | undefined }>();
+
+/**
+ * The newest packet the stream serves (see the module comment), or undefined when none is.
+ * Cached per connection until a commit (this connection's or another's) changes the database.
+ */
+export function feedFrontier(store: Store): number | undefined {
+  const version = `${cachedStatement(store, 'PRAGMA data_version').pluck().get()}:${cachedStatement(
+    store,
+    'SELECT total_changes()',
+  )
+    .pluck()
+    .get()}`;
+  const cached = frontiers.get(store.sqlite);
+  if (cached?.version === version) return cached.frontier;
+  const latest = latestPacket(store)?.number;
+  const blocker = cachedStatement(
+    store,
+    `SELECT min(packet) FROM (
+       SELECT packet FROM dumps WHERE status = 'NO_CHANGES' AND settled_by = 'TIME'
+       UNION ALL SELECT packet FROM replication_packets WHERE status = 'MISSING')`,
+  )
+    .pluck()
+    .get() as number | null;
+  const frontier = latest === undefined || blocker === null ? latest : Math.min(latest, blocker - 1);
+  const value = frontier !== undefined && frontier > 0 ? frontier : undefined;
+  frontiers.set(store.sqlite, { version, frontier: value });
+  return value;
+}
+
+/**
+ * Up to `first` events after `query.after`, in stream order, within the filters and the frontier.
+ * Without `after` the stream starts at the oldest packet whose history is held (`historyFrom`).
+ * @throws HistoryPrunedError when `after` (or, without it, `since`) lies before pruned history
+ * @throws RangeError when `first` is not a non-negative safe integer
+ */
+export function readFeedEvents(store: Store, query: FeedQuery): FeedPage {
+  const pruned = prunedBefore(store);
+  const firstWanted = query.after ? nextPacketOf(query.after) : undefined;
+  if (pruned !== undefined && firstWanted !== undefined && firstWanted < pruned) {
+    throw new HistoryPrunedError(pruned);
+  }
+  const sincePacket = query.since === undefined ? undefined : firstPacketSince(store, query.since);
+  if (pruned !== undefined && !query.after && sincePacket !== undefined && sincePacket < pruned) {
+    throw new HistoryPrunedError(pruned);
+  }
+  const startPacket = Math.max(firstWanted ?? historyFrom(store) ?? 1, sincePacket ?? 1);
+  const frontier = feedFrontier(store);
+  const until = query.until === undefined ? frontier : lastPacketUntil(store, query.until);
+  const bound = frontier === undefined || until === undefined ? undefined : Math.min(frontier, until);
+  const nothing: FeedPage = { events: [], next: query.after, hasMore: false };
+  if (bound === undefined || query.first === 0) return nothing;
+  const lower: FeedPosition =
+    query.after && nextPacketOf(query.after) === startPacket
+      ? query.after
+      : { at: 'packetEnd', packet: startPacket - 1 };
+  const limit = query.first + 1;
+  const merged = mergeEvents(
+    readChanges(store, lower, bound, query, limit),
+    readRemovals(store, lower, bound, query, limit),
+    limit,
+  );
+  const hasMore = merged.length > query.first;
+  const events = hasMore ? merged.slice(0, query.first) : merged;
+  const end: FeedPosition = { at: 'packetEnd', packet: bound };
+  const reached = hasMore ? positionOfEvent(events.at(-1)!) : end;
+  const next = query.after && compareFeedPositions(query.after, reached) > 0 ? query.after : reached;
+  return { events, next, hasMore };
+}
+
+/** The first packet whose TIMESTAMP is at or after `since`; one past the newest when none is. */
+function firstPacketSince(store: Store, since: string): number {
+  const row = cachedStatement(
+    store,
+    `SELECT (SELECT min(number) FROM packets WHERE julianday(timestamp) >= julianday(?1)) AS first,
+       (SELECT max(number) FROM packets) AS newest`,
+  ).get(since) as { first: number | null; newest: number | null };
+  return row.first ?? (row.newest ?? 0) + 1;
+}
+
+/** The newest packet whose TIMESTAMP is at or before `until`; undefined when none is. */
+function lastPacketUntil(store: Store, until: string): number | undefined {
+  const value = cachedStatement(
+    store,
+    'SELECT max(number) FROM packets WHERE julianday(timestamp) <= julianday(?)',
+  )
+    .pluck()
+    .get(until) as number | null;
+  return value ?? undefined;
+}
+
+// Filters as json_each lists (one statement text per combination, prepared once).
+function filterSql(query: FeedQuery, params: unknown[]): string {
+  let sql = '';
+  if (query.entities && query.entities.length > 0) {
+    sql += ' AND entity IN (SELECT value FROM json_each(?))';
+    params.push(JSON.stringify(query.entities));
+  }
+  if (query.mbids && query.mbids.length > 0) {
+    sql += ' AND mbid IN (SELECT value FROM json_each(?))';
+    params.push(JSON.stringify(query.mbids));
+  }
+  return sql;
+}
+
+function readChanges(
+  store: Store,
+  lower: FeedPosition,
+  bound: number,
+  query: FeedQuery,
+  limit: number,
+): FeedChange[] {
+  const after = lower.at === 'change' ? lower.id : changeIdBeforePacket(nextPacketOf(lower));
+  const params: unknown[] = [after, changeIdBeforePacket(bound + 1)];
+  const where = `WHERE id > ? AND id <= ?${filterSql(query, params)} ORDER BY id ${limitClause(limit)}`;
+  const rows = changeRows(cachedStatement(store, aggregateChanges(where)), ...params);
+  const timestamp = cachedStatement(store, 'SELECT timestamp FROM packets WHERE number = ?').pluck();
+  const byPacket = new Map<number, string | null>();
+  return rows.map((row) => {
+    let at = byPacket.get(row.packet);
+    if (at === undefined) {
+      at = (timestamp.get(row.packet) as string | null | undefined) ?? null;
+      byPacket.set(row.packet, at);
+    }
+    return Object.assign(row, { timestamp: at });
+  });
+}
+
+function readRemovals(
+  store: Store,
+  lower: FeedPosition,
+  bound: number,
+  query: FeedQuery,
+  limit: number,
+): RemovalRow[] {
+  // (packet, mbid, kind) after the lower position: '' sorts before every MBID.
+  const key: [number, string, RemovalKind | ''] =
+    lower.at === 'removal' ? [lower.packet, lower.mbid, lower.kind] : [nextPacketOf(lower), '', ''];
+  const params: unknown[] = [...key, bound];
+  const filters = filterSql(query, params);
+  return cachedStatement(
+    store,
+    `SELECT mbid, entity, packet, kind, merged_into AS mergedInto,
+       (SELECT r.timestamp FROM replication_packets r WHERE r.packet = removals.packet) AS timestamp
+     FROM removals WHERE (packet, mbid, kind) > (?, ?, ?) AND packet <= ?${filters}
+     ORDER BY packet, mbid, kind ${limitClause(limit)}`,
+  ).all(...params) as RemovalRow[];
+}
+
+/** The first `limit` events of two lists each in stream order, merged in stream order. */
+function mergeEvents(changes: FeedChange[], removals: RemovalRow[], limit: number): FeedEvent[] {
+  const events: FeedEvent[] = [];
+  let c = 0;
+  let r = 0;
+  while (events.length < limit && (c < changes.length || r < removals.length)) {
+    // Within a packet every change comes before every removal.
+    const takeChange =
+      r >= removals.length || (c < changes.length && changes[c]!.packet <= removals[r]!.packet);
+    events.push(takeChange ? changes[c++]! : removals[r++]!);
+  }
+  return events;
+}
