@@ -91,6 +91,7 @@ function networkError(error: unknown, timeoutMs: number): string {
   if (e.name === 'TimeoutError') return `no answer within ${timeoutMs / 1000} s`;
   const code = e.cause?.code;
   if (code === 'ECONNREFUSED') return 'connection refused (ECONNREFUSED)';
+  if (code === 'UND_ERR_SOCKET') return 'the receiver closed the connection (UND_ERR_SOCKET)';
   if (code) return `${code}${e.cause?.message ? `: ${e.cause.message}` : ''}`;
   return e.cause?.message ?? e.message;
 }
