@@ -4,14 +4,15 @@ function clip(text: string, width: number): string {
   return text.length <= width ? text : `${text.slice(0, Math.max(0, width - 1))}…`;
 }
 
-function describe(w: WebhookState): string {
+/** The lines under a webhook's name: how it stands, and its last error while it fails. */
+function describe(w: WebhookState): string[] {
   const through = w.deliveredPacket === null ? 'nothing yet' : `through packet ${w.deliveredPacket}`;
   const delivered = `${w.deliveredEvents} events delivered (${through})`;
-  if (w.attempts > 0) {
-    const error = (w.lastError ?? '').replace(/\s+/g, ' ');
-    return `FAILING: attempts ${w.attempts}, next retry ${w.nextRetryAt ?? '-'}, last error at ${w.lastErrorAt}: ${error}; ${delivered}`;
-  }
-  return `ok: ${delivered}; last success ${w.lastSuccessAt ?? 'never'}`;
+  if (w.attempts === 0) return [`ok: ${delivered}; last success ${w.lastSuccessAt ?? 'never'}`];
+  return [
+    `FAILING: attempts ${w.attempts}, next retry ${w.nextRetryAt ?? '-'}; ${delivered}`,
+    `last error at ${w.lastErrorAt}: ${(w.lastError ?? '').replace(/\s+/g, ' ')}`,
+  ];
 }
 
 /**
@@ -24,7 +25,10 @@ export function webhookLines(states: readonly WebhookState[], width: number): st
   const active = states.filter((w) => w.retiredAt === null);
   const failing = active.filter((w) => w.attempts > 0).length;
   const lines = [`  webhooks   ${active.length} configured, ${failing} failing`];
-  for (const w of active) lines.push(clip(`    ${w.name}  ${w.url}  ${describe(w)}`, width));
+  for (const w of active) {
+    lines.push(clip(`    ${w.name}  ${w.url}`, width));
+    for (const line of describe(w)) lines.push(clip(`      ${line}`, width));
+  }
   const retired = states.filter((w) => w.retiredAt !== null);
   if (retired.length > 0)
     lines.push(
