@@ -32,8 +32,8 @@ export const RETRY_SCHEDULE_MS: readonly number[] = [
 ];
 
 /** Delay before the next attempt after `attempts` failures in a row, in milliseconds. */
-export function retryDelayMs(attempts: number): number {
-  return RETRY_SCHEDULE_MS[Math.min(Math.max(attempts, 1), RETRY_SCHEDULE_MS.length) - 1]!;
+export function retryDelayMs(attempts: number, schedule: readonly number[] = RETRY_SCHEDULE_MS): number {
+  return schedule[Math.min(Math.max(attempts, 1), schedule.length) - 1]!;
 }
 
 /** How delivery runs. */
@@ -58,6 +58,8 @@ export interface DeliveryContext {
   honorNextRetry?: boolean;
   /** Most milliseconds of one POST (default request.ts POST_TIMEOUT_MS). */
   timeoutMs?: number;
+  /** Delays after 1, 2, ... failures in a row before the next retry time; default RETRY_SCHEDULE_MS. */
+  retryScheduleMs?: readonly number[];
 }
 
 /** How one run of a webhook ended. */
@@ -163,7 +165,7 @@ function acknowledge(ctx: DeliveryContext, endpoint: WebhookEndpoint, page: Webh
 
 function fail(ctx: DeliveryContext, endpoint: WebhookEndpoint, state: WebhookState, error: string, at: Date) {
   const attempts = state.attempts + 1;
-  const nextRetryAt = new Date(at.getTime() + retryDelayMs(attempts)).toISOString();
+  const nextRetryAt = new Date(at.getTime() + retryDelayMs(attempts, ctx.retryScheduleMs)).toISOString();
   recordFailed(ctx.store, endpoint.name, { error, at: at.toISOString(), nextRetryAt });
   ctx.logger.warn(
     {
