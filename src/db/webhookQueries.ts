@@ -2,7 +2,7 @@ import { and, asc, eq, isNull, notInArray, sql } from 'drizzle-orm';
 import type { EntityType } from '../feed/entities.js';
 import { feedFrontier } from './changeFeedQueries.js';
 import type { Store } from './client.js';
-import { feedPositionText } from './feedPosition.js';
+import { feedPositionText, nextPacketOf, parseFeedPosition } from './feedPosition.js';
 import { webhooks } from './schema.js';
 import { tableExists } from './status.js';
 
@@ -141,4 +141,20 @@ export function recordFailed(
     })
     .where(eq(webhooks.name, name))
     .run();
+}
+
+/**
+ * The oldest packet whose events a webhook still listed in the webhooks file has not been sent
+ * (`--keep-history` keeps it, sync/prune.ts); 0 when one has been sent nothing yet from the start
+ * of the history; undefined when no active webhook waits for anything held.
+ */
+export function oldestPacketAwaited(store: Store): number | undefined {
+  let oldest: number | undefined;
+  for (const w of webhookStates(store)) {
+    if (w.retiredAt !== null) continue;
+    const position = w.cursor === null ? undefined : parseFeedPosition(w.cursor);
+    const packet = position === undefined ? 0 : nextPacketOf(position);
+    oldest = oldest === undefined ? packet : Math.min(oldest, packet);
+  }
+  return oldest;
 }
