@@ -1,4 +1,5 @@
 import type { EntityType } from '../feed/entities.js';
+import { packetTimestamp } from './changeVersionQueries.js';
 import type { Store } from './client.js';
 import {
   changeIdBeforePacket,
@@ -116,13 +117,17 @@ export function feedFrontier(store: Store): number | undefined {
   return value;
 }
 
+/** The part of the stream a query reads: after `lower`, up to the end of packet `bound`. */
+interface FeedWindow {
+  lower: FeedPosition;
+  bound: number;
+}
+
 /**
- * Up to `first` events after `query.after`, in stream order, within the filters and the frontier.
- * Without `after` the stream starts at the oldest packet whose history is held (`historyFrom`).
+ * The window of `query`, or undefined when the stream serves nothing for it yet.
  * @throws HistoryPrunedError when `after` (or, without it, `since`) lies before pruned history
- * @throws RangeError when `first` is not a non-negative safe integer
  */
-export function readFeedEvents(store: Store, query: FeedQuery): FeedPage {
+function feedWindow(store: Store, query: Omit<FeedQuery, 'first'>): FeedWindow | undefined {
   const pruned = prunedBefore(store);
   const firstWanted = query.after ? nextPacketOf(query.after) : undefined;
   if (pruned !== undefined && firstWanted !== undefined && firstWanted < pruned) {
@@ -135,32 +140,61 @@ export function readFeedEvents(store: Store, query: FeedQuery): FeedPage {
   const startPacket = Math.max(firstWanted ?? historyFrom(store) ?? 1, sincePacket ?? 1);
   const frontier = feedFrontier(store);
   const until = query.until === undefined ? frontier : lastPacketUntil(store, query.until);
-  const bound = frontier === undefined || until === undefined ? undefined : Math.min(frontier, until);
-  const nothing: FeedPage = { events: [], next: query.after, hasMore: false };
-  if (bound === undefined || query.first === 0) return nothing;
+  if (frontier === undefined || until === undefined) return undefined;
   const lower: FeedPosition =
-    query.after && nextPacketOf(query.after) === startPacket
-      ? query.after
-      : { at: 'packetEnd', packet: startPacket - 1 };
+    query.after && firstWanted === startPacket ? query.after : { at: 'packetEnd', packet: startPacket - 1 };
+  return { lower, bound: Math.min(frontier, until) };
+}
+
+/**
+ * Up to `first` events after `query.after`, in stream order, within the filters and the frontier.
+ * Without `after` the stream starts at the oldest packet whose history is held (`historyFrom`).
+ * @throws HistoryPrunedError when `after` (or, without it, `since`) lies before pruned history
+ * @throws RangeError when `first` is not a non-negative safe integer
+ */
+export function readFeedEvents(store: Store, query: FeedQuery): FeedPage {
+  const window = feedWindow(store, query);
+  if (window === undefined || query.first === 0) return { events: [], next: query.after, hasMore: false };
   const limit = query.first + 1;
   const merged = mergeEvents(
-    readChanges(store, lower, bound, query, limit),
-    readRemovals(store, lower, bound, query, limit),
+    readChanges(store, window, query, limit),
+    readRemovals(store, window, query, limit),
     limit,
   );
   const hasMore = merged.length > query.first;
   const events = hasMore ? merged.slice(0, query.first) : merged;
-  const end: FeedPosition = { at: 'packetEnd', packet: bound };
-  const reached = hasMore ? positionOfEvent(events.at(-1)!) : end;
+  const reached: FeedPosition = hasMore
+    ? positionOfEvent(events.at(-1)!)
+    : { at: 'packetEnd', packet: window.bound };
   const next = query.after && compareFeedPositions(query.after, reached) > 0 ? query.after : reached;
   return { events, next, hasMore };
+}
+
+/**
+ * Number of events {@link readFeedEvents} would return from `query.after` on with no page limit
+ * (what is waiting now). Two counts over the same ranges as the read.
+ * @throws HistoryPrunedError as {@link readFeedEvents}
+ */
+export function countFeedEvents(store: Store, query: Omit<FeedQuery, 'first'>): number {
+  const window = feedWindow(store, query);
+  if (window === undefined) return 0;
+  const changes = changesWhere(window, query);
+  const removals = removalsWhere(window, query);
+  const count = (sql: string, params: unknown[]) =>
+    cachedStatement(store, sql)
+      .pluck()
+      .get(...params) as number;
+  return (
+    count(`SELECT count(*) FROM changes WHERE ${changes.sql}`, changes.params) +
+    count(`SELECT count(*) FROM removals WHERE ${removals.sql}`, removals.params)
+  );
 }
 
 /** The first packet whose TIMESTAMP is at or after `since`; one past the newest when none is. */
 function firstPacketSince(store: Store, since: string): number {
   const row = cachedStatement(
     store,
-    `SELECT (SELECT min(number) FROM packets WHERE julianday(timestamp) >= julianday(?1)) AS first,
+    `SELECT (SELECT min(number) FROM packets WHERE julianday(timestamp) >= julianday(?)) AS first,
        (SELECT max(number) FROM packets) AS newest`,
   ).get(since) as { first: number | null; newest: number | null };
   return row.first ?? (row.newest ?? 0) + 1;
@@ -178,7 +212,7 @@ function lastPacketUntil(store: Store, until: string): number | undefined {
 }
 
 // Filters as json_each lists (one statement text per combination, prepared once).
-function filterSql(query: FeedQuery, params: unknown[]): string {
+function filterSql(query: Omit<FeedQuery, 'first'>, params: unknown[]): string {
   let sql = '';
   if (query.entities && query.entities.length > 0) {
     sql += ' AND entity IN (SELECT value FROM json_each(?))';
@@ -191,47 +225,54 @@ function filterSql(query: FeedQuery, params: unknown[]): string {
   return sql;
 }
 
-function readChanges(
-  store: Store,
-  lower: FeedPosition,
-  bound: number,
-  query: FeedQuery,
-  limit: number,
-): FeedChange[] {
+/** WHERE terms and parameters of the changes in `window` that pass the filters. */
+function changesWhere(
+  window: FeedWindow,
+  query: Omit<FeedQuery, 'first'>,
+): { sql: string; params: unknown[] } {
+  const { lower, bound } = window;
   const after = lower.at === 'change' ? lower.id : changeIdBeforePacket(nextPacketOf(lower));
   const params: unknown[] = [after, changeIdBeforePacket(bound + 1)];
-  const where = `WHERE id > ? AND id <= ?${filterSql(query, params)} ORDER BY id ${limitClause(limit)}`;
-  const rows = changeRows(cachedStatement(store, aggregateChanges(where)), ...params);
-  const timestamp = cachedStatement(store, 'SELECT timestamp FROM packets WHERE number = ?').pluck();
+  return { sql: `id > ? AND id <= ?${filterSql(query, params)}`, params };
+}
+
+/** WHERE terms and parameters of the removals in `window` that pass the filters. */
+function removalsWhere(
+  window: FeedWindow,
+  query: Omit<FeedQuery, 'first'>,
+): { sql: string; params: unknown[] } {
+  const { lower, bound } = window;
+  // (packet, mbid, kind) after the lower position: '' sorts before every MBID.
+  const key: [number, string, RemovalKind | ''] =
+    lower.at === 'removal' ? [lower.packet, lower.mbid, lower.kind] : [nextPacketOf(lower), '', ''];
+  const params: unknown[] = [...key, bound];
+  return { sql: `(packet, mbid, kind) > (?, ?, ?) AND packet <= ?${filterSql(query, params)}`, params };
+}
+
+function readChanges(store: Store, window: FeedWindow, query: FeedQuery, limit: number): FeedChange[] {
+  const { sql, params } = changesWhere(window, query);
+  const rows = changeRows(
+    cachedStatement(store, aggregateChanges(`WHERE ${sql} ORDER BY id ${limitClause(limit)}`)),
+    ...params,
+  );
   const byPacket = new Map<number, string | null>();
   return rows.map((row) => {
     let at = byPacket.get(row.packet);
     if (at === undefined) {
-      at = (timestamp.get(row.packet) as string | null | undefined) ?? null;
+      at = packetTimestamp(store, row.packet);
       byPacket.set(row.packet, at);
     }
     return Object.assign(row, { timestamp: at });
   });
 }
 
-function readRemovals(
-  store: Store,
-  lower: FeedPosition,
-  bound: number,
-  query: FeedQuery,
-  limit: number,
-): RemovalRow[] {
-  // (packet, mbid, kind) after the lower position: '' sorts before every MBID.
-  const key: [number, string, RemovalKind | ''] =
-    lower.at === 'removal' ? [lower.packet, lower.mbid, lower.kind] : [nextPacketOf(lower), '', ''];
-  const params: unknown[] = [...key, bound];
-  const filters = filterSql(query, params);
+function readRemovals(store: Store, window: FeedWindow, query: FeedQuery, limit: number): RemovalRow[] {
+  const { sql, params } = removalsWhere(window, query);
   return cachedStatement(
     store,
     `SELECT mbid, entity, packet, kind, merged_into AS mergedInto,
        (SELECT r.timestamp FROM replication_packets r WHERE r.packet = removals.packet) AS timestamp
-     FROM removals WHERE (packet, mbid, kind) > (?, ?, ?) AND packet <= ?${filters}
-     ORDER BY packet, mbid, kind ${limitClause(limit)}`,
+     FROM removals WHERE ${sql} ORDER BY packet, mbid, kind ${limitClause(limit)}`,
   ).all(...params) as RemovalRow[];
 }
 
