@@ -4,9 +4,11 @@ import type { SyncContext, SyncReport } from '../sync/context.js';
 import { acquireWriterLock } from '../sync/lock.js';
 import { combineObservers } from '../sync/observer.js';
 import { follow, syncOnce } from '../sync/worker.js';
+import type { DeliveryRun } from '../webhooks/deliver.js';
+import { syncWebhooks } from '../webhooks/wiring.js';
 import type { CliCommand } from './command.js';
 import { EXIT } from './exit.js';
-import { openSession, type Session } from './session.js';
+import { openSession, type Session, VERSION } from './session.js';
 import { syncContext } from './targets.js';
 
 /** Prints the files that failed and the quarantined lines; exit 1 when a file failed, else 0. */
@@ -30,6 +32,15 @@ function summarize(report: SyncReport, logger: Logger): number {
     'sync caught up',
   );
   return report.problems.length > 0 ? EXIT.failedFiles : EXIT.ok;
+}
+
+/** Names on stderr each webhook `sync --once` could not deliver to; its events wait for the next run. */
+function reportWebhooks(runs: DeliveryRun[]): void {
+  for (const run of runs.filter((r) => r.outcome === 'failed')) {
+    process.stderr.write(
+      `livefeed: webhook ${run.name}: not delivered: ${run.error}; its events wait for the next run (livefeed status)\n`,
+    );
+  }
 }
 
 /**
@@ -66,11 +77,27 @@ export async function runSync(session: Session, graphiqlUrl?: string): Promise<n
       ops,
       logger,
     );
-    const ctx = graphiqlUrl
-      ? announceWhenSynced(instrumented, graphiqlUrl, logger, target.demo)
-      : instrumented;
-    if (config.once) return summarize(await syncOnce(ctx, config), logger);
-    await follow(ctx, { pollIntervalMs: config.pollIntervalMs, from: config.from, to: config.to });
+    const webhooks = syncWebhooks({
+      store,
+      endpoints: config.webhooks,
+      logger,
+      signal,
+      userAgent: `livefeed/${VERSION}`,
+    });
+    const ctx = webhooks.watch(
+      graphiqlUrl ? announceWhenSynced(instrumented, graphiqlUrl, logger, target.demo) : instrumented,
+    );
+    if (config.once) {
+      const report = await syncOnce(ctx, config);
+      reportWebhooks(await webhooks.deliverNow());
+      return summarize(report, logger);
+    }
+    webhooks.follow();
+    try {
+      await follow(ctx, { pollIntervalMs: config.pollIntervalMs, from: config.from, to: config.to });
+    } finally {
+      await webhooks.stop();
+    }
     return EXIT.ok;
   } finally {
     lock.release();

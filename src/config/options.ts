@@ -6,6 +6,7 @@ import { DEFAULT_FEED_ROOTS, type Deployment } from '../feed/protocol/urls.js';
 import { defaultLogFormat } from '../log/format.js';
 import * as parse from './parsers.js';
 import { ALL, type OptionRow, row, SERVING, SYNCING, VERIFYING } from './row.js';
+import { SAMPLE_FEED_OPTIONS } from './sampleFeedOptions.js';
 
 /** Every option, one row each, in `--help` order. Adding an option is adding a row here. */
 export const OPTIONS = {
@@ -147,6 +148,14 @@ export const OPTIONS = {
     commands: VERIFYING,
     schema: parse.switchText,
   }),
+  webhooks: row({
+    flag: '--webhooks-file <file>',
+    env: 'LIVEFEED_WEBHOOKS_FILE',
+    shown: '(none)',
+    help: 'YAML or JSON list of webhooks { url, secret, entities, mbids } that get the change stream after each synced packet (README, Webhooks)',
+    commands: SYNCING,
+    schema: parse.webhooksFile,
+  }),
   port: row({
     flag: '--port <port>',
     env: 'LIVEFEED_PORT',
@@ -272,26 +281,5 @@ export const OPTIONS = {
     hidden: true,
     schema: z.string(),
   }),
-  sampleFeedPort: row({
-    flag: '--port <port>',
-    env: 'LIVEFEED_SAMPLE_FEED_PORT',
-    fallback: 8080,
-    help: 'port',
-    commands: ['sample-feed'],
-    schema: parse.intText.min(0).max(65535),
-  }),
-  sampleFeedHost: row({
-    flag: '--host <host>',
-    fallback: '127.0.0.1',
-    help: 'address',
-    commands: ['sample-feed'],
-    schema: z.string().min(1),
-  }),
-  sampleFeedRoot: row({
-    flag: '--root <dir>',
-    shown: 'the bundled feed',
-    help: 'folder laid out like the feed root',
-    commands: ['sample-feed'],
-    schema: z.string().min(1).optional(),
-  }),
+  ...SAMPLE_FEED_OPTIONS,
 } satisfies Record<string, OptionRow>;

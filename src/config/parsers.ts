@@ -3,6 +3,7 @@ import { userInfo } from 'node:os';
 import { z } from 'zod';
 import { parseEntityList } from '../feed/entities.js';
 import { parseKeepFiles } from '../files/retentionPolicy.js';
+import { readWebhooksFile } from './webhooksFile.js';
 
 /** Raised when the configuration is invalid; `message` names every bad value, one per line. */
 export class ConfigError extends Error {
@@ -88,6 +89,22 @@ export const entityList = parsedBy(parseEntityList);
 
 /** `--keep-files`: all, a count or an age. */
 export const keepFilesPolicy = parsedBy(parseKeepFiles);
+
+/** `--webhooks-file`: the webhooks it lists, validated (README, Webhooks); none when not given. */
+export const webhooksFile = z
+  .string()
+  .optional()
+  .transform((path, ctx) => {
+    if (path === undefined || path === '') return [];
+    try {
+      return readWebhooksFile(path);
+    } catch (error) {
+      // One issue per problem: each becomes a line naming the file (`LIVEFEED_WEBHOOKS_FILE=hooks.yaml: ...`).
+      for (const line of (error as Error).message.split('\n'))
+        ctx.addIssue({ code: 'custom', message: line });
+      return z.NEVER;
+    }
+  });
 
 /** `--settle-after`: hours in milliseconds, or null for none/off. */
 export const settleHours = z.preprocess(

@@ -218,3 +218,42 @@ export const meta = sqliteTable('meta', {
   key: text('key').primaryKey(),
   value: text('value').notNull(),
 });
+
+/**
+ * One row per webhook (README, Webhooks), named as in the webhooks file: where its delivery stands
+ * in the change stream and how its last attempts went. Never holds the secret or the URL's
+ * credentials or query (`url` is the URL without them). Times are ISO 8601 UTC.
+ */
+export const webhooks = sqliteTable('webhooks', {
+  name: text('name').primaryKey(),
+  url: text('url').notNull(),
+  /** Entity types sent, as a JSON array in upstream spelling; null: all. */
+  entities: text('entities'),
+  /** MBIDs sent, as a JSON array; null: all. */
+  mbids: text('mbids'),
+  /**
+   * Change stream position (db/feedPosition.ts, as text) after the last event a 2xx acknowledged,
+   * or where the webhook started (after the newest packet the stream served when it was added);
+   * null: from the start of the history held.
+   */
+  cursor: text('cursor'),
+  /** Packet of the last event acknowledged. */
+  deliveredPacket: integer('delivered_packet'),
+  /** Failed attempts since the last 2xx. */
+  attempts: integer('attempts').notNull().default(0),
+  lastError: text('last_error'),
+  lastErrorAt: text('last_error_at'),
+  /** When follow mode tries again after a failure (`sync --once` tries at once). */
+  nextRetryAt: text('next_retry_at'),
+  lastAttemptAt: text('last_attempt_at'),
+  lastSuccessAt: text('last_success_at'),
+  /** Events acknowledged (2xx), over the webhook's life. */
+  deliveredEvents: integer('delivered_events').notNull().default(0),
+  /** POSTs answered 2xx, over the webhook's life. */
+  deliveries: integer('deliveries').notNull().default(0),
+  /** POSTs that failed (not 2xx, refused, timed out), over the webhook's life. */
+  failedDeliveries: integer('failed_deliveries').notNull().default(0),
+  addedAt: text('added_at').notNull(),
+  /** Set when a sync ran with a webhooks file that no longer lists it; cleared when it is back. */
+  retiredAt: text('retired_at'),
+});

@@ -11,6 +11,7 @@ import { quarantinedLineCount, unfinishedFiles } from '../db/status.js';
 import type { SyncObserver } from '../sync/observer.js';
 import type { Verifier } from '../sync/verifier.js';
 import { DEFAULT_FRESHNESS, freshness } from './freshness.js';
+import { registerWebhookMetrics } from './webhookMetrics.js';
 
 /** Kind of a fetched feed file, from its path (FEED.md, Deployments and URLs). */
 export type FetchedKind = 'json-dump' | 'replication-packet' | 'signature' | 'other';
@@ -109,6 +110,7 @@ export function createMetrics(options: MetricsOptions = {}): Metrics {
       this.set({ status: 'failed' }, counts.failed);
     },
   });
+  registerWebhookMetrics(registry, () => store);
   const info = new Gauge({
     name: 'livefeed_info',
     help: 'This instance',

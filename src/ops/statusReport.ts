@@ -11,6 +11,7 @@ import {
   type UnfinishedFile,
   unfinishedFiles,
 } from '../db/status.js';
+import { type WebhookState, webhookStates } from '../db/webhookQueries.js';
 import {
   describeWait,
   type Freshness,
@@ -18,6 +19,7 @@ import {
   formatInterval,
   freshness,
 } from './freshness.js';
+import { webhookLines } from './webhookStatus.js';
 
 /** The upstream position as `livefeed status` found it. */
 export type UpstreamAnswer =
@@ -35,6 +37,8 @@ export interface StatusFacts {
   files: { pending: number; failed: number; files: UnfinishedFile[] };
   quarantined: number;
   lock: LockHolder | undefined;
+  /** Every webhook's delivery state (README, Webhooks). */
+  webhooks: WebhookState[];
 }
 
 /** Reads the facts from `store`; `listLimit` caps the unfinished files listed. */
@@ -66,6 +70,7 @@ export function collectStatus(
     files: unfinishedFiles(store, options.listLimit ?? 8),
     quarantined: quarantinedLineCount(store),
     lock: tableExists(store, 'sync_lock') ? lockHolder(store) : undefined,
+    webhooks: webhookStates(store),
   };
 }
 
@@ -124,6 +129,7 @@ export function renderStatus(facts: StatusFacts, width = 100): string {
   }
   const more = files.pending + files.failed - files.files.length;
   if (more > 0) lines.push(`    … and ${more} more`);
+  lines.push(...webhookLines(facts.webhooks, width));
   if (facts.lock) {
     lines.push(
       `  sync       pid ${facts.lock.pid} on ${facts.lock.host} since ${facts.lock.acquiredAt} (heartbeat ${facts.lock.heartbeatAt})`,

@@ -2,6 +2,7 @@ import { setImmediate as yieldToLoop } from 'node:timers/promises';
 import type { Store } from '../db/client.js';
 import { recordHistoryFrom } from '../db/historyQueries.js';
 import { changeId } from '../db/keys.js';
+import { oldestPacketAwaited } from '../db/webhookQueries.js';
 import type { KeepFiles } from '../files/retentionPolicy.js';
 import type { Logger } from '../logger.js';
 
@@ -57,7 +58,7 @@ export async function pruneHistory(
   now: Date,
   logger: Logger,
 ): Promise<PruneResult> {
-  const cutoff = historyCutoff(store, keep, now);
+  const cutoff = webhookHold(store, historyCutoff(store, keep, now), logger);
   const result: PruneResult = { historyFrom: cutoff, changes: 0, rowChanges: 0, freedPages: 0 };
   if (cutoff === undefined || cutoff <= 0) return result;
   ensureIncrementalVacuum(store, logger);
@@ -72,6 +73,17 @@ export async function pruneHistory(
     );
   }
   return result;
+}
+
+/** `cutoff`, or an older packet a webhook has not been sent yet: pruning never loses its events. */
+function webhookHold(store: Store, cutoff: number | undefined, logger: Logger): number | undefined {
+  const awaited = cutoff === undefined ? undefined : oldestPacketAwaited(store);
+  if (cutoff === undefined || awaited === undefined || awaited >= cutoff) return cutoff;
+  logger.info(
+    { event: 'history-held', cutoff, heldFrom: awaited },
+    `history from packet ${awaited} kept for webhooks not yet sent it (--keep-history alone would keep from ${cutoff})`,
+  );
+  return awaited;
 }
 
 async function pruneChanges(store: Store, cutoff: number): Promise<number> {

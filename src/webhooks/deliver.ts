@@ -1,0 +1,199 @@
+import { setTimeout as sleep } from 'node:timers/promises';
+import type { Store } from '../db/client.js';
+import {
+  recordDelivered,
+  recordFailed,
+  recordSkipped,
+  type WebhookState,
+  webhookState,
+} from '../db/webhookQueries.js';
+import type { EntityType } from '../feed/entities.js';
+import type { Logger } from '../logger.js';
+import { deliveryId, postBatch, webhookBody } from './request.js';
+import { type WebhookEventPage, type WebhookEventSource, WebhookSourceError } from './source.js';
+
+/** A webhook as delivery needs it: the webhooks file's entry (config/webhooksFile.ts). */
+export interface WebhookEndpoint {
+  name: string;
+  url: string;
+  displayUrl: string;
+  secret: string;
+  entities: readonly EntityType[] | null;
+  mbids: readonly string[] | null;
+  batchSize: number;
+}
+
+/**
+ * Milliseconds from the n-th failed attempt in a row (1-based, index n − 1) to the next one in follow
+ * mode; past the end, the last. README, Webhooks.
+ */
+export const RETRY_SCHEDULE_MS: readonly number[] = [
+  10_000, 30_000, 60_000, 300_000, 900_000, 1_800_000, 3_600_000,
+];
+
+/** Delay before the next attempt after `attempts` failures in a row, in milliseconds. */
+export function retryDelayMs(attempts: number, schedule: readonly number[] = RETRY_SCHEDULE_MS): number {
+  return schedule[Math.min(Math.max(attempts, 1), schedule.length) - 1]!;
+}
+
+/** How delivery runs. */
+export interface DeliveryContext {
+  /** The database: the webhooks table and the change stream. */
+  store: Store;
+  source: WebhookEventSource;
+  logger: Logger;
+  /** `livefeed/<version>`. */
+  userAgent: string;
+  /** Stops delivery (SIGTERM); a POST in flight is abandoned, its events sent again next time. */
+  signal?: AbortSignal;
+  now?: () => Date;
+  /**
+   * Resolves when `store` may be read and written: follow mode shares the sync's connection and
+   * waits until no sync transaction is open (a read inside one would see a dump not yet committed).
+   */
+  idle?: () => Promise<void>;
+  /** Pauses between attempts within one run (`sync --once`); after them the run gives up. Default none. */
+  retryPausesMs?: readonly number[];
+  /** Leave a failing webhook alone until its stored next retry time (follow mode). */
+  honorNextRetry?: boolean;
+  /** Most milliseconds of one POST (default request.ts POST_TIMEOUT_MS). */
+  timeoutMs?: number;
+  /** Delays after 1, 2, ... failures in a row before the next retry time; default RETRY_SCHEDULE_MS. */
+  retryScheduleMs?: readonly number[];
+}
+
+/** How one run of a webhook ended. */
+export interface DeliveryRun {
+  name: string;
+  /** `caught-up`: nothing left to send now; `failed`: gave up for this run; `waiting`: its retry time has not come. */
+  outcome: 'caught-up' | 'failed' | 'waiting';
+  /** Events acknowledged in this run. */
+  delivered: number;
+  /** The last failure of this run. */
+  error?: string;
+}
+
+/**
+ * Sends `endpoint` every event after its stored position, in batches of `batchSize`, in stream
+ * order; the position moves only after a 2xx, so a failed or abandoned POST is sent again (at least
+ * once). Failures are stored (attempts, last error, next retry) and logged without the secret.
+ * @throws the signal's reason when stopped; Error when the webhook is not registered
+ */
+export async function deliverWebhook(ctx: DeliveryContext, endpoint: WebhookEndpoint): Promise<DeliveryRun> {
+  const now = ctx.now ?? (() => new Date());
+  const run: DeliveryRun = { name: endpoint.name, outcome: 'caught-up', delivered: 0 };
+  let failuresThisRun = 0;
+  for (;;) {
+    ctx.signal?.throwIfAborted();
+    await ctx.idle?.();
+    const state = webhookState(ctx.store, endpoint.name);
+    if (!state) throw new Error(`webhook ${endpoint.name} is not registered`);
+    if (ctx.honorNextRetry && state.nextRetryAt && Date.parse(state.nextRetryAt) > now().getTime())
+      return { ...run, outcome: 'waiting' };
+    const read = readPage(ctx, endpoint, state);
+    let error: string;
+    if ('page' in read) {
+      const { page } = read;
+      if (page.events.length === 0) {
+        if (page.next !== null && page.next !== state.cursor)
+          recordSkipped(ctx.store, endpoint.name, page.next);
+        return run;
+      }
+      const outcome = await postBatch({
+        url: endpoint.url,
+        secret: endpoint.secret,
+        body: webhookBody(endpoint.name, page.events, page.hasMore),
+        delivery: deliveryId(endpoint.name, page.events),
+        userAgent: ctx.userAgent,
+        signal: ctx.signal,
+        timeoutMs: ctx.timeoutMs,
+      });
+      await ctx.idle?.();
+      if (outcome.ok) {
+        acknowledge(ctx, endpoint, page, now().toISOString());
+        run.delivered += page.events.length;
+        failuresThisRun = 0;
+        continue;
+      }
+      error = outcome.error;
+    } else error = read.error;
+    run.error = error;
+    fail(ctx, endpoint, state, error, now());
+    const pause = ctx.retryPausesMs?.[failuresThisRun++];
+    if (pause === undefined) return { ...run, outcome: 'failed' };
+    await sleep(pause, undefined, { signal: ctx.signal });
+  }
+}
+
+/** The next page for `endpoint`, or why it cannot be read (history pruned). */
+function readPage(
+  ctx: DeliveryContext,
+  endpoint: WebhookEndpoint,
+  state: WebhookState,
+): { page: WebhookEventPage } | { error: string } {
+  try {
+    return {
+      page: ctx.source(ctx.store, {
+        after: state.cursor,
+        first: endpoint.batchSize,
+        entities: endpoint.entities,
+        mbids: endpoint.mbids,
+      }),
+    };
+  } catch (error) {
+    if (error instanceof WebhookSourceError) return { error: error.message };
+    throw error;
+  }
+}
+
+function acknowledge(ctx: DeliveryContext, endpoint: WebhookEndpoint, page: WebhookEventPage, at: string) {
+  const last = page.events.at(-1)!;
+  // Past the last event, `next` also skips what the filters left out up to the stream's frontier.
+  const cursor = page.hasMore ? last.id : (page.next ?? last.id);
+  recordDelivered(ctx.store, endpoint.name, { cursor, packet: last.packet, events: page.events.length, at });
+  ctx.logger.info(
+    {
+      event: 'webhook-delivered',
+      webhook: endpoint.name,
+      url: endpoint.displayUrl,
+      events: page.events.length,
+      position: cursor,
+    },
+    `webhook ${endpoint.name}: ${page.events.length} event(s) delivered`,
+  );
+}
+
+function fail(ctx: DeliveryContext, endpoint: WebhookEndpoint, state: WebhookState, error: string, at: Date) {
+  const attempts = state.attempts + 1;
+  const nextRetryAt = new Date(at.getTime() + retryDelayMs(attempts, ctx.retryScheduleMs)).toISOString();
+  recordFailed(ctx.store, endpoint.name, { error, at: at.toISOString(), nextRetryAt });
+  ctx.logger.warn(
+    {
+      event: 'webhook-failed',
+      webhook: endpoint.name,
+      url: endpoint.displayUrl,
+      attempts,
+      err: error,
+      nextRetryAt,
+    },
+    `webhook ${endpoint.name} (${endpoint.displayUrl}): ${error}; attempt ${attempts}, events kept for the next try`,
+  );
+}
+
+/** Runs {@link deliverWebhook} for every endpoint at once (a slow receiver does not hold up the others). */
+export function deliverAll(
+  ctx: DeliveryContext,
+  endpoints: readonly WebhookEndpoint[],
+): Promise<DeliveryRun[]> {
+  return Promise.all(endpoints.map((endpoint) => deliverWebhook(ctx, endpoint)));
+}
+
+/**
+ * Resolves once `store`'s connection has no transaction open (checked every 20 ms): the sync's
+ * transactions span awaits (sync/transaction.ts), and delivery must neither read a dump before its
+ * COMMIT nor write inside it.
+ * @throws the signal's reason when `signal` aborts while waiting
+ */
+export async function outsideTransaction(store: Store, signal?: AbortSignal): Promise<void> {
+  while (store.sqlite.inTransaction) await sleep(20, undefined, { signal });
+}

@@ -1,0 +1,84 @@
+import { HistoryPrunedError, positionOfEvent, readFeedEvents } from '../db/changeFeedQueries.js';
+import type { Store } from '../db/client.js';
+import { feedEventJson } from '../db/feedEventJson.js';
+import { feedPositionText, parseFeedPosition } from '../db/feedPosition.js';
+import type { EntityType } from '../feed/entities.js';
+
+/** What a webhook delivery asks of the change stream. */
+export interface WebhookEventQuery {
+  /** Stream position (text) after the last event delivered; null: from the start of the history held. */
+  after: string | null;
+  /** Most events (1 to 500). */
+  first: number;
+  /** Entity types (upstream spelling); null: all. */
+  entities: readonly EntityType[] | null;
+  /** Lower-case MBIDs; null: all. */
+  mbids: readonly string[] | null;
+}
+
+/** One event for a webhook body. */
+export interface WebhookEvent {
+  /** The stream position just after the event, as text: unique and stable, the receiver's idempotency key. */
+  id: string;
+  packet: number;
+  /** The event as JSON, with the GraphQL field names (`__typename`, `mbid`, `entity`, ...). */
+  json: string;
+}
+
+/** One read of the stream for a webhook. */
+export interface WebhookEventPage {
+  events: WebhookEvent[];
+  /** Position (text) where the next read starts; null when the stream served nothing yet. */
+  next: string | null;
+  /** True when more events follow now. */
+  hasMore: boolean;
+}
+
+/**
+ * Reads the change stream for webhooks: given the stored position, filters and a batch size, the
+ * events and the next position. A function type so that delivery does not depend on how the stream
+ * is stored. @throws WebhookSourceError when the position cannot be read from.
+ */
+export type WebhookEventSource = (store: Store, query: WebhookEventQuery) => WebhookEventPage;
+
+/** The stored position cannot be read from (history pruned, or not a position): delivery stops there. */
+export class WebhookSourceError extends Error {
+  override name = 'WebhookSourceError';
+}
+
+/**
+ * The change stream of this database (db/changeFeedQueries.ts, `readFeedEvents`), up to its
+ * frontier: nothing is served that a later sync could still insert before it.
+ * @throws WebhookSourceError when the history after the stored position was pruned, or the stored
+ *   position is not one
+ */
+export const changeStreamSource: WebhookEventSource = (store, query) => {
+  const after = query.after === null ? undefined : parseFeedPosition(query.after);
+  if (query.after !== null && after === undefined)
+    throw new WebhookSourceError(
+      `stored position ${JSON.stringify(query.after)} is not a change stream position`,
+    );
+  try {
+    const page = readFeedEvents(store, {
+      after,
+      first: query.first,
+      entities: query.entities ?? undefined,
+      mbids: query.mbids ?? undefined,
+    });
+    return {
+      events: page.events.map((event) => ({
+        id: feedPositionText(positionOfEvent(event)),
+        packet: event.packet,
+        json: feedEventJson(event),
+      })),
+      next: page.next ? feedPositionText(page.next) : null,
+      hasMore: page.hasMore,
+    };
+  } catch (error) {
+    if (!(error instanceof HistoryPrunedError)) throw error;
+    throw new WebhookSourceError(
+      `events after its position were pruned (--keep-history; history now starts at packet ${error.historyFrom}) ` +
+        'and cannot be sent; see the README, Webhooks',
+    );
+  }
+};
