@@ -4,7 +4,7 @@ import type { SyncContext, SyncReport } from '../sync/context.js';
 import { acquireWriterLock } from '../sync/lock.js';
 import { combineObservers } from '../sync/observer.js';
 import { follow, syncOnce } from '../sync/worker.js';
-import type { CliCommand } from './command.js';
+import type { CommandImplementation } from './command.js';
 import { EXIT } from './exit.js';
 import { openSession, type Session } from './session.js';
 import { syncContext } from './targets.js';
@@ -78,12 +78,7 @@ export async function runSync(session: Session, graphiqlUrl?: string): Promise<n
 }
 
 /** `livefeed sync`: catch up from the feed into the database; follow unless `--once`. */
-export const syncCommand: CliCommand = {
-  name: 'sync',
-  usage: 'sync',
-  description: 'catch up from the feed into the database; follow unless --once',
-  flags: [{ flag: '--demo', help: 'sync the bundled sample feed (what start does without a token)' }],
-  exitAtOnce: true,
+export const syncCommand: CommandImplementation = {
   async run(ctx) {
     const session = await openSession('sync', ctx);
     try {
