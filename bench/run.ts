@@ -5,7 +5,8 @@
  * and prints the table. Options: `--runs N` (timed runs of each ingest, interleaved; the best
  * counts, default 5), `--rebuild` (fresh inputs), `--graphql-seconds S` (per query, default 5),
  * `--graphql-rounds N` (interleaved rounds of the three queries, the best counts, default 5),
- * `--skip-graphql`, `--bootstrap [--lines N]` (only the full dump bootstrap, bench/bootstrap.ts). Needs xz, tar, sqlite3, python3 and bzip2 on PATH; loopback only.
+ * `--skip-graphql`, `--bootstrap [--lines N]` (only the full dump bootstrap, bench/bootstrap.ts),
+ * `--sync-process [--scale S]` (only `sync --once` as a process, bench/syncProcess.ts). Needs xz, tar, sqlite3, python3 and bzip2 on PATH; loopback only.
  */
 import { type ChildProcess, execFileSync, spawn, spawnSync } from 'node:child_process';
 import { existsSync, rmSync, writeFileSync } from 'node:fs';
@@ -17,6 +18,7 @@ import { entitySlot } from '../src/db/keys.js';
 import type { EntityType } from '../src/feed/entities.js';
 import { CHANGE_FEED_CASE, changeFeedTarget, settleBenchPacket } from './changeFeed.js';
 import { type BenchInputs, buildInputs, type DumpInput } from './inputs.js';
+import { benchSyncProcess, syncProcessReport } from './syncProcess.js';
 import { type Timed, timed } from './timed.js';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
@@ -391,6 +393,12 @@ async function main(): Promise<void> {
     if (tool(cmd, [...args]) === 'missing' && cmd !== 'bzip2')
       throw new Error(`npm run bench needs ${cmd} on PATH`);
   }
+  // Issue 16: only `sync --once` as a process (bench/syncProcess.ts).
+  if (flag('--sync-process')) {
+    const results = await benchSyncProcess(OUT, { runs: RUNS, scale: option('--scale', 1), log });
+    log(syncProcessReport(results).lines.join('\n'));
+    return;
+  }
   // Issue 14: the full dump bootstrap section (bench/bootstrap.ts), on its own inputs.
   if (flag('--bootstrap')) {
     await (await import('./bootstrap.js')).main(argv);
@@ -468,6 +476,10 @@ async function main(): Promise<void> {
   removeDb(db('packet'));
   log(`  bzip2 -dc ${s(bzip2Alone)}, unbzip2-stream ${s(unbzip2!.ms)}, store ${s(packetRun.ms)}`);
 
+  // Issue 16: what users run, `sync --once` as a process (bench/syncProcess.ts).
+  const syncProcess = await benchSyncProcess(OUT, { runs: Math.min(RUNS, 3), log });
+  const syncSection = syncProcessReport(syncProcess);
+
   let graphql: LoadResult[] = [];
   let graphqlRounds: LoadResult[][] = [];
   if (!flag('--skip-graphql')) {
@@ -528,6 +540,7 @@ async function main(): Promise<void> {
           },
         ]),
     ...changeFeedTarget(graphql),
+    ...syncSection.targets,
   ];
 
   const lines: string[] = [];
@@ -620,6 +633,7 @@ async function main(): Promise<void> {
     add(`Page ÷ \`__typename\` within each round: ${roundRatios.join(', ')}.`);
     add();
   }
+  for (const line of syncSection.lines) add(line);
   add('| target | measured | |');
   add('|---|---:|---|');
   for (const t of targets) {
@@ -661,6 +675,7 @@ async function main(): Promise<void> {
     packet: { bzip2AloneMs: bzip2Alone, unbzip2Stream: unbzip2, bzip2Process, store: packetRun },
     graphql,
     graphqlRounds,
+    syncProcess,
     targets,
   };
   writeFileSync(join(OUT, 'report.json'), `${JSON.stringify(report, null, 2)}\n`);

@@ -10,7 +10,7 @@ import { createProgress, type Progress } from '../ops/progress.js';
 import { BUNDLED_FEED_ROOT, SAMPLE_TOKEN, type SampleFeed, startSampleFeed } from '../samplefeed/server.js';
 import { type BootstrapOptions, type BootstrapResult, bootstrapFromFullDumps } from '../sync/bootstrap.js';
 import { createVerifier } from '../sync/verifier.js';
-import type { CliCommand } from './command.js';
+import type { CommandImplementation } from './command.js';
 import { EXIT } from './exit.js';
 import { commandLogger, withWriterLock } from './session.js';
 import { BUNDLED_SIGNING_KEY, chooseDatabase, feedClient } from './targets.js';
@@ -110,14 +110,7 @@ async function checkContinuation(
  * already stored stay and the next run continues. Throws ConfigError, LockHeldError,
  * SignatureError, ArchiveError, feed and SQLite errors (src/cli/exit.ts maps them).
  */
-export const bootstrapCommand: CliCommand = {
-  name: 'bootstrap',
-  usage: 'bootstrap',
-  description: 'first import: the full JSON dumps, verified, then `start` continues at the following packet',
-  flags: [
-    { flag: '--dump <name>', help: 'dump directory (YYYYMMDD-NNN; default: the one LATEST names)' },
-    { flag: '--demo', help: 'bootstrap the demo database from the bundled sample feed' },
-  ],
+export const bootstrapCommand: CommandImplementation = {
   async run({ config, flags }) {
     const dump = flags.dump === undefined ? undefined : String(flags.dump);
     if (dump !== undefined && !isFullDumpName(dump))

@@ -18,9 +18,17 @@ export interface CommandContext<C = Config> {
   forceExit: (code: number) => never;
 }
 
+/** A command's work, in the command's own file (e.g. src/cli/sync.ts). */
+export interface CommandImplementation<C = Config> {
+  /** Does the work; resolves with the exit code (src/cli/exit.ts); throws what reportError maps. */
+  run(ctx: CommandContext<C>): Promise<number>;
+}
+
 /**
- * One `livefeed` command: its own file in src/cli/, listed once in src/cli/main.ts. Its config
- * options come from the rows of src/config/options.ts that name it; `flags` are its own.
+ * One `livefeed` command as `--help` shows it, listed once in src/cli/commands.ts; its work is in
+ * its own file in src/cli/, loaded by {@link CliCommand.implementation} only when it runs, so that
+ * e.g. `sync` does not load the GraphQL server. Its config options come from the rows of
+ * src/config/options.ts that name it; `flags` are its own.
  */
 export interface CliCommand<C = Config> {
   name: CommandName;
@@ -36,6 +44,6 @@ export interface CliCommand<C = Config> {
    * print to stdout set the exit code instead, so a pipe gets all of it.
    */
   exitAtOnce?: boolean;
-  /** Does the work; resolves with the exit code (src/cli/exit.ts); throws what reportError maps. */
-  run(ctx: CommandContext<C>): Promise<number>;
+  /** Imports the command's own file (a dynamic import) and gives its work. */
+  implementation(): Promise<CommandImplementation<C>>;
 }

@@ -3,7 +3,7 @@ import { ENTITY_TYPES, type EntityType, isEntityType } from '../feed/entities.js
 import type { Logger } from '../logger.js';
 import { createProgress, type Progress } from '../ops/progress.js';
 import { type ImportResult, importJsonDump } from '../sync/import.js';
-import type { CliCommand } from './command.js';
+import type { CommandImplementation } from './command.js';
 import { EXIT } from './exit.js';
 import { commandLogger, withWriterLock } from './session.js';
 import { chooseDatabase } from './targets.js';
@@ -63,18 +63,7 @@ function importTarget(packetText: unknown, entityText: unknown): { packet: numbe
  * rolls the import back. Throws ConfigError, LockHeldError, ArchiveError, RangeError or SQLite
  * errors (src/cli/exit.ts maps them).
  */
-export const importCommand: CliCommand = {
-  name: 'import',
-  usage: 'import <file>',
-  description: 'load a local JSON dump (hourly or full, <entity>.tar.xz) through the sync pipeline',
-  flags: [
-    {
-      flag: '--packet <n>',
-      help: "the dump's packet (its REPLICATION_SEQUENCE must equal it)",
-      required: true,
-    },
-    { flag: '--entity <type>', help: 'entity type (default: from the member mbdump/<entity>)' },
-  ],
+export const importCommand: CommandImplementation = {
   async run({ config, flags, args }) {
     const file = args[0]!;
     const log = commandLogger(config);

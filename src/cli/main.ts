@@ -4,33 +4,16 @@
  */
 import { Command, Option } from 'commander';
 import { type Config, type Flags, flagsOf, loadConfig } from '../config.js';
-import { bootstrapCommand } from './bootstrap.js';
 import type { CliCommand } from './command.js';
+import { COMMANDS } from './commands.js';
 import { EXIT, reportError } from './exit.js';
-import { importCommand } from './import.js';
-import { sampleFeedCommand } from './sampleFeed.js';
-import { serveCommand } from './serve.js';
-import { VERSION } from './session.js';
-import { startCommand } from './start.js';
-import { statusCommand } from './status.js';
-import { syncCommand } from './sync.js';
-
-/** Every command, in `--help` order. Adding a command is one file and one line here. */
-// biome-ignore lint/suspicious/noExplicitAny: each command has its own config type
-const COMMANDS: CliCommand<any>[] = [
-  syncCommand,
-  serveCommand,
-  startCommand,
-  statusCommand,
-  importCommand,
-  bootstrapCommand,
-  sampleFeedCommand,
-];
+import { VERSION } from './version.js';
 
 const forceExit = (code: number): never => process.exit(code);
 
 /**
- * Loads the command's configuration and runs it; errors become exit codes, with the token (once
+ * Loads the command's configuration, then its implementation (src/cli/commands.ts), and runs it;
+ * errors become exit codes, with the token (once
  * known) scrubbed from every message.
  */
 async function execute<C>(command: CliCommand<C>, flags: Flags, args: string[]): Promise<number> {
@@ -38,7 +21,8 @@ async function execute<C>(command: CliCommand<C>, flags: Flags, args: string[]):
   try {
     const config = command.load ? command.load(flags) : (loadConfig(flags) as C);
     token = (config as Partial<Config>).token;
-    return await command.run({ config, flags, args, forceExit });
+    const implementation = await command.implementation();
+    return await implementation.run({ config, flags, args, forceExit });
   } catch (error) {
     return reportError(error, token);
   }

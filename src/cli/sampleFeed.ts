@@ -1,14 +1,10 @@
-import { loadSampleFeedConfig, type SampleFeedConfig } from '../config.js';
+import type { SampleFeedConfig } from '../config.js';
 import { BUNDLED_FEED_ROOT, SAMPLE_TOKEN, startSampleFeed } from '../samplefeed/server.js';
-import type { CliCommand } from './command.js';
+import type { CommandImplementation } from './command.js';
 import { EXIT } from './exit.js';
 
 /** `livefeed sample-feed`: serves the bundled sample feed (or a folder like it) until SIGINT/SIGTERM. */
-export const sampleFeedCommand: CliCommand<SampleFeedConfig> = {
-  name: 'sample-feed',
-  usage: 'sample-feed',
-  description: `serve the bundled sample feed (token ${SAMPLE_TOKEN})`,
-  load: (flags) => loadSampleFeedConfig(flags),
+export const sampleFeedCommand: CommandImplementation<SampleFeedConfig> = {
   async run({ config }) {
     const feed = await startSampleFeed({
       root: config.sampleFeedRoot ?? BUNDLED_FEED_ROOT,

@@ -4,8 +4,8 @@ import { safeMessage } from '../feed/errors.js';
 import { databaseName, redactUrl } from '../feed/protocol/urls.js';
 import type { ServiceInfo } from '../graphql/builder.js';
 import { createApp } from '../http/app.js';
-import { watchCompletedPackets } from '../ops/events.js';
-import type { CliCommand } from './command.js';
+import { createPacketEvents, watchCompletedPackets } from '../ops/events.js';
+import type { CommandImplementation } from './command.js';
 import { EXIT } from './exit.js';
 import { openSession, type Session, VERSION } from './session.js';
 import { upstreamClient } from './targets.js';
@@ -61,6 +61,7 @@ export async function startServer(session: Session): Promise<RunningServer> {
       { event: 'read-only', db: dbPath, reason: store.readOnly },
       `serving ${dbPath} read-only: ${store.readOnly}`,
     );
+  const events = ops.events ?? createPacketEvents();
   const app = createApp({
     store,
     service: serviceInfo(session),
@@ -70,11 +71,11 @@ export async function startServer(session: Session): Promise<RunningServer> {
     mirrorTokens: config.mirrorTokens,
     upstream: upstreamClient(config, session.target, logger),
     metrics: ops.metrics,
-    events: ops.events,
+    events,
     freshness: { warningMs: config.freshnessWarningMs, criticalMs: config.freshnessCriticalMs },
   });
   if (mode === 'serve') {
-    watchCompletedPackets(store, ops.events, {
+    watchCompletedPackets(store, events, {
       signal: session.signal,
       onError: (error) =>
         logger.warn({ event: 'watch-failed', err: safeMessage(error) }, 'cannot check for synced packets'),
@@ -94,17 +95,7 @@ export async function startServer(session: Session): Promise<RunningServer> {
 }
 
 /** `livefeed serve`: GraphQL from a database a sync wrote, until SIGINT/SIGTERM. */
-export const serveCommand: CliCommand = {
-  name: 'serve',
-  usage: 'serve',
-  description: 'serve GraphQL (GraphiQL for browsers) on /graphql from a database a sync wrote',
-  flags: [
-    {
-      flag: '--demo',
-      help: 'serve the demo database (<data-dir>/demo.db, what start syncs without a token)',
-    },
-  ],
-  exitAtOnce: true,
+export const serveCommand: CommandImplementation = {
   async run(ctx) {
     const session = await openSession('serve', ctx);
     let server: RunningServer | undefined;

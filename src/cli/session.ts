@@ -1,4 +1,3 @@
-import { readFileSync } from 'node:fs';
 import type { Config, Flags } from '../config.js';
 import { openStore, type Store } from '../db/client.js';
 import { markDemo } from '../db/status.js';
@@ -14,11 +13,9 @@ import {
   feedTarget,
   requireExistingDatabase,
 } from './targets.js';
+import { VERSION } from './version.js';
 
-/** livefeed's version (package.json). */
-export const VERSION = (
-  JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version: string }
-).version;
+export { VERSION } from './version.js';
 
 /** The logger of a command run: level and format from the config. */
 export function commandLogger(config: Config): Logger {
@@ -78,7 +75,9 @@ export async function openSession(mode: SessionMode, ctx: CommandContext): Promi
     mode === 'serve'
       ? { feedRoot: config.feedUrl, token: undefined, demo: database.demo }
       : await feedTarget(config, logger, mode === 'start' || !!flags.demo, !!flags.demo);
-  const ops = createOps({ version: VERSION, deployment: config.deployment, demo: target.demo });
+  // Only a process that serves GraphQL has subscribers: `sync` does not load graphql-yoga's pubsub.
+  const events = mode === 'sync' ? undefined : (await import('../ops/events.js')).createPacketEvents();
+  const ops = createOps({ version: VERSION, deployment: config.deployment, demo: target.demo }, events);
   const stores: Store[] = [];
   const adopt = (store: Store) => {
     stores.push(store);

@@ -1,15 +1,10 @@
-import type { CliCommand } from './command.js';
+import type { CommandImplementation } from './command.js';
 import { startServer } from './serve.js';
 import { openSession } from './session.js';
-import { runSync, syncCommand } from './sync.js';
+import { runSync } from './sync.js';
 
 /** `livefeed start`: sync (following) and serve in one process; the demo without a token. */
-export const startCommand: CliCommand = {
-  name: 'start',
-  usage: 'start',
-  description: 'sync (following) and serve in one process; a demo without a token',
-  flags: syncCommand.flags,
-  exitAtOnce: true,
+export const startCommand: CommandImplementation = {
   async run(ctx) {
     const session = await openSession('start', ctx);
     let server: Awaited<ReturnType<typeof startServer>> | undefined;

@@ -4,9 +4,9 @@ import { openStore } from '../db/client.js';
 import { safeMessage } from '../feed/errors.js';
 import { redactUrl } from '../feed/protocol/urls.js';
 import { collectStatus, renderStatus, type UpstreamAnswer } from '../ops/statusReport.js';
+import { BUNDLED_FEED_ROOT } from '../samplefeed/bundled.js';
 import { findLastPacket } from '../samplefeed/lastPacket.js';
-import { BUNDLED_FEED_ROOT } from '../samplefeed/server.js';
-import type { CliCommand } from './command.js';
+import type { CommandImplementation } from './command.js';
 import { EXIT } from './exit.js';
 import { chooseDatabase, feedClient } from './targets.js';
 
@@ -34,14 +34,7 @@ async function askUpstream(config: Config, demo: boolean, offline: boolean): Pro
  * with `--demo`). Asks upstream's `replication-info` once (unless `--offline`); the database is
  * only read. Exit 0, or 1 when there is no database yet.
  */
-export const statusCommand: CliCommand = {
-  name: 'status',
-  usage: 'status',
-  description: 'print the local and upstream position, unfinished files and freshness on one screen',
-  flags: [
-    { flag: '--offline', help: 'do not ask upstream; show the position the sync last recorded' },
-    { flag: '--demo', help: 'look at the demo database (what start uses without a token)' },
-  ],
+export const statusCommand: CommandImplementation = {
   async run({ config, flags }) {
     // The same database the other commands use: the demo's only with --demo.
     const { path: dbPath, demo } = chooseDatabase('status', config, flags);

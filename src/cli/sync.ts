@@ -6,7 +6,7 @@ import { combineObservers } from '../sync/observer.js';
 import { follow, syncOnce } from '../sync/worker.js';
 import type { DeliveryRun } from '../webhooks/deliver.js';
 import { syncWebhooks } from '../webhooks/wiring.js';
-import type { CliCommand } from './command.js';
+import type { CommandImplementation } from './command.js';
 import { EXIT } from './exit.js';
 import { openSession, type Session, VERSION } from './session.js';
 import { syncContext } from './targets.js';
@@ -105,12 +105,7 @@ export async function runSync(session: Session, graphiqlUrl?: string): Promise<n
 }
 
 /** `livefeed sync`: catch up from the feed into the database; follow unless `--once`. */
-export const syncCommand: CliCommand = {
-  name: 'sync',
-  usage: 'sync',
-  description: 'catch up from the feed into the database; follow unless --once',
-  flags: [{ flag: '--demo', help: 'sync the bundled sample feed (what start does without a token)' }],
-  exitAtOnce: true,
+export const syncCommand: CommandImplementation = {
   async run(ctx) {
     const session = await openSession('sync', ctx);
     try {

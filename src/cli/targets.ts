@@ -12,7 +12,8 @@ import { FeedClient, type FeedClientOptions } from '../feed/client.js';
 import { DEFAULT_FEED_ROOTS } from '../feed/protocol/urls.js';
 import type { Logger } from '../logger.js';
 import { feedClientHooks, type Ops } from '../ops/wiring.js';
-import { BUNDLED_FEED_ROOT, SAMPLE_TOKEN, type SampleFeed, startSampleFeed } from '../samplefeed/server.js';
+import { BUNDLED_FEED_ROOT, SAMPLE_TOKEN } from '../samplefeed/bundled.js';
+import type { SampleFeed } from '../samplefeed/server.js';
 import type { SyncContext } from '../sync/context.js';
 import { createVerifier } from '../sync/verifier.js';
 
@@ -55,6 +56,8 @@ export async function feedTarget(
       'no upstream token: set LIVEFEED_TOKEN or LIVEFEED_TOKEN_FILE (or --feed-url to a feed that needs none)',
     );
   }
+  // Loaded only for the demo: the sample feed's server is not needed to sync from upstream.
+  const { startSampleFeed } = await import('../samplefeed/server.js');
   const sampleFeed = await startSampleFeed({ root: BUNDLED_FEED_ROOT, host: '127.0.0.1', port: 0 });
   logger.warn(
     { event: 'demo', feedRoot: sampleFeed.feedRoot },

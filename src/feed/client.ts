@@ -5,6 +5,7 @@ import { Agent, type Dispatcher, request } from 'undici';
 import { FeedAuthError, FeedHttpError, FeedNetworkError, safeMessage } from './errors.js';
 import { PartialDownload, PartialRestart } from './partial.js';
 import { feedUrl, parseReplicationInfo, redactUrl } from './protocol/urls.js';
+import type { DownloadTap } from './streamedDownload.js';
 
 /** Retry policy for transient failures. Delays in milliseconds. */
 export interface RetryPolicy {
@@ -122,10 +123,16 @@ export class FeedClient {
    * its size equals Content-Length. An interrupted transfer (cut, idle timeout, abort, crash) is
    * resumed on the next attempt with `Range`/`If-Range` when the server announced
    * `Accept-Ranges: bytes` and a validator, else fetched again whole (src/feed/partial.ts).
-   * A 404 gives `{status: 'missing'}` (FEED.md, Errors).
+   * A 404 gives `{status: 'missing'}` (FEED.md, Errors). `tap` is told where each body goes and
+   * how far it got, so that readers can follow the file as it arrives (streamedDownload.ts).
    * @throws FeedAuthError on 400/403, FeedHttpError on other statuses, FeedNetworkError after retries.
    */
-  async download(path: string, tmpDir: string, signal?: AbortSignal): Promise<DownloadResult> {
+  async download(
+    path: string,
+    tmpDir: string,
+    signal?: AbortSignal,
+    tap?: DownloadTap,
+  ): Promise<DownloadResult> {
     await mkdir(tmpDir, { recursive: true });
     const partial = await PartialDownload.open(tmpDir, path);
     return this.#withRetry(path, signal, async (url) => {
@@ -147,7 +154,8 @@ export class FeedClient {
         await res.body.dump().catch(() => {});
         throw error instanceof PartialRestart ? new RetryableError(error.message) : error;
       }
-      await pipeline(res.body, partial.writer(), { signal });
+      tap?.begin(partial.path, partial.offset);
+      await pipeline(res.body, partial.writer(tap && ((offset) => tap.wrote(offset))), { signal });
       const done = await partial.complete().catch((error: unknown) => {
         throw error instanceof PartialRestart ? new RetryableError(error.message) : error;
       });

@@ -66,7 +66,8 @@ const METADATA_MEMBERS: Record<string, number> = {
 export const DEFAULT_MAX_BYTES = DEFAULT_MAX_ARCHIVE_BYTES;
 
 /**
- * Reads a JSON dump archive (`<entity>.tar.xz`, FEED.md, JSON dump archives) from `path` as a stream
+ * Reads a JSON dump archive (`<entity>.tar.xz`, FEED.md, JSON dump archives) from `path` (or from a
+ * stream of the archive's bytes, e.g. a download as it arrives) as a stream
  * and calls `onLine(line, lineNumber)` for every line of `mbdump/<entity>` (split on `\n` only;
  * lineNumber is 1-based; `line` is the line's bytes without the `\n`, a view valid only during the
  * call: see {@link LineSplitter}). `onLine` is synchronous so that storing keeps pace with
@@ -77,7 +78,7 @@ export const DEFAULT_MAX_BYTES = DEFAULT_MAX_ARCHIVE_BYTES;
  *   is absent, or the size limit is passed; decompression errors propagate.
  */
 export async function readJsonDump(
-  path: string,
+  path: string | Readable,
   options: ReadJsonDumpOptions,
   onLine: (line: Buffer, lineNumber: number) => void,
 ): Promise<JsonDumpSummary> {
@@ -158,10 +159,10 @@ export async function readJsonDump(
 
   const limiter = sizeLimit(options.maxBytes ?? DEFAULT_MAX_BYTES, where);
   let compressed = 0;
-  const file = createReadStream(path, { highWaterMark: 256 * 1024 });
+  const file = typeof path === 'string' ? createReadStream(path, { highWaterMark: 256 * 1024 }) : path;
   if (options.onProgress) {
     const report = options.onProgress;
-    file.on('data', (chunk) => {
+    file.on('data', (chunk: Buffer) => {
       compressed += chunk.length;
       report(compressed);
     });

@@ -87,6 +87,11 @@ export class PartialDownload {
     return partial;
   }
 
+  /** The file the bytes are appended to (renamed by {@link complete}). */
+  get path(): string {
+    return this.#file;
+  }
+
   /** Bytes kept so far. */
   get offset(): number {
     return this.#offset;
@@ -150,9 +155,10 @@ export class PartialDownload {
 
   /**
    * A sink for the body: appends to the kept file and hashes each chunk once it is written, so the
-   * offset and hash always match the bytes on disk, whatever interrupts the transfer.
+   * offset and hash always match the bytes on disk, whatever interrupts the transfer. `onWritten`
+   * is told the bytes on disk after each chunk.
    */
-  writer(): Writable {
+  writer(onWritten?: (offset: number) => void): Writable {
     let handle: FileHandle | undefined;
     return new Writable({
       construct: (callback) => {
@@ -165,6 +171,7 @@ export class PartialDownload {
         handle!.write(chunk).then(() => {
           this.#hash.update(chunk);
           this.#offset += chunk.length;
+          onWritten?.(this.#offset);
           callback();
         }, callback);
       },

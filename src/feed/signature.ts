@@ -55,11 +55,12 @@ const CLOCK_SKEW_MS = 60 * 60 * 1000;
  * Returns `INVALID` with a reason for a tampered file, a signature by a key not in `keys`, a
  * malformed or text-mode signature, a revoked key, a key that had expired when it signed, a
  * signature dated over an hour in the future, or an algorithm openpgp rejects by default (DSA,
- * SHA-1). A key that expired after signing still verifies, as with gpg.
+ * SHA-1). A key that expired after signing still verifies, as with gpg. `file` is a path, or a
+ * stream of the file's bytes (read to its end, e.g. a download as it arrives: issue 16).
  * @throws Error naming the file when it cannot be opened or read; `signal.reason` when aborted.
  */
 export async function verifyFileSignature(
-  filePath: string,
+  file: string | Readable,
   armoredSignature: string,
   keys: SigningKeys,
   signal?: AbortSignal,
@@ -76,7 +77,7 @@ export async function verifyFileSignature(
   // Only binary signatures by known keys go on: a text-mode one next to them must not count.
   const list = new openpgp.PacketList<openpgp.SignaturePacket>();
   list.push(...signed);
-  const results = await hashFile(filePath, new openpgp.Signature(list), keys, signal);
+  const results = await hashFile(file, new openpgp.Signature(list), keys, signal);
   let firstFailure: VerifyResult | undefined;
   for (const result of results) {
     const key = signingKeyFor(keys, result.keyID);
@@ -120,22 +121,29 @@ async function parseSignature(armored: string): Promise<openpgp.Signature | stri
   }
 }
 
+/** A stream of the file at `file` (a path), or `file` itself (a stream of its bytes). */
+async function openBytes(file: string | Readable): Promise<Readable> {
+  if (typeof file !== 'string') return file;
+  const handle = await open(file, 'r').catch((err: unknown) => {
+    throw new Error(`signature check of ${file}: cannot open the file (${errorMessage(err)})`, {
+      cause: err,
+    });
+  });
+  return handle.createReadStream({ highWaterMark: 1 << 20 });
+}
+
 /**
- * Streams `filePath` through openpgp and returns one verification per signature packet, their
+ * Streams `file` through openpgp and returns one verification per signature packet, their
  * `verified` promises settled: openpgp hashes while the data is read, so the data is drained here.
  */
 async function hashFile(
-  filePath: string,
+  file: string | Readable,
   signature: openpgp.Signature,
   keys: SigningKeys,
   signal: AbortSignal | undefined,
 ) {
-  const handle = await open(filePath, 'r').catch((err: unknown) => {
-    throw new Error(`signature check of ${filePath}: cannot open the file (${errorMessage(err)})`, {
-      cause: err,
-    });
-  });
-  const source = handle.createReadStream({ highWaterMark: 1 << 20 });
+  const filePath = typeof file === 'string' ? file : 'the download';
+  const source = await openBytes(file);
   if (signal) addAbortSignal(signal, source);
   try {
     // openpgp v6 takes web streams only; its node stream detection throws on a node Readable.

@@ -6,7 +6,7 @@
 import type { Logger } from '../logger.js';
 import type { SyncContext } from '../sync/context.js';
 import { combineObservers } from '../sync/observer.js';
-import { createPacketEvents, type PacketEvents } from './events.js';
+import type { PacketEvents } from './events.js';
 import {
   createMetrics,
   instrumentVerifier,
@@ -19,14 +19,18 @@ import { syncProgressObserver } from './syncProgress.js';
 /** What the sync and the server of one process share. */
 export interface Ops {
   metrics: Metrics;
-  events: PacketEvents;
+  /** The `packetSynced` pubsub; none in a process that does not serve GraphQL (`sync`). */
+  events?: PacketEvents;
 }
 
-/** Creates the process's metrics (with `livefeed_info`) and pubsub. */
-export function createOps(info: { version: string; deployment: string; demo: boolean }): Ops {
+/** Creates the process's metrics (with `livefeed_info`), with `events` when the process serves GraphQL. */
+export function createOps(
+  info: { version: string; deployment: string; demo: boolean },
+  events?: PacketEvents,
+): Ops {
   const metrics = createMetrics();
   metrics.setInfo(info);
-  return { metrics, events: createPacketEvents() };
+  return { metrics, events };
 }
 
 /** FeedClient callbacks that count retries and fetched files; `onRetry` also logs, as the CLI did. */
@@ -59,7 +63,7 @@ export function instrumentSync<T extends SyncContext>(ctx: T, ops: Ops, logger: 
       onPacketSynced: (packet: number) => {
         previous?.(packet);
         ops.metrics.packetsSynced.inc();
-        ops.events.publish('packetSynced', packet);
+        ops.events?.publish('packetSynced', packet);
       },
     },
   };

@@ -7,7 +7,6 @@ import {
   type ServerResponse,
 } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { fileURLToPath } from 'node:url';
 import { DUMPS_URL_PATH } from '../feed/fullDumps.js';
 import {
   ERROR_BODIES,
@@ -19,21 +18,13 @@ import {
 import { type FileRoute, matchRoute } from '../feed/protocol/routes.js';
 import { type OpenFeedFile, openFeedFile, resolveInside } from '../files/local.js';
 import { sendFile as sendFileBody } from '../http/fileBody.js';
+import { SAMPLE_TOKEN } from './bundled.js';
 import { answerFault, FaultPlan, withBodyFault } from './faults.js';
 import { answerFullDump } from './fullDumps.js';
 import { findLastPacket } from './lastPacket.js';
 
-/**
- * Token the bundled sample feed accepts by default. It has upstream's token shape (40 characters of
- * `[A-Za-z0-9]`, FEED.md, Errors) so clients validate it like a real one; it grants nothing upstream.
- */
-export const SAMPLE_TOKEN = 'LivefeedSampleFeedTokenNotASecret0000000';
-
-/**
- * Folder of the bundled demo feed, `fixtures/feed` (production naming, built by `npm run fixtures`).
- * Resolved from this module, so it is the same from `src/samplefeed/` and `dist/samplefeed/`.
- */
-export const BUNDLED_FEED_ROOT: string = fileURLToPath(new URL('../../fixtures/feed', import.meta.url));
+/** The bundled feed's token and folder (in bundled.ts, which the CLI loads without this server). */
+export { BUNDLED_FEED_ROOT, SAMPLE_TOKEN } from './bundled.js';
 
 /** What the sample feed serves and to whom. */
 export interface SampleFeedOptions {

@@ -5,6 +5,7 @@ import type { Deployment } from '../feed/protocol/urls.js';
 import type { KeepFiles } from '../files/retentionPolicy.js';
 import type { Logger } from '../logger.js';
 import type { SyncObserver } from './observer.js';
+import type { Prefetcher } from './prefetch.js';
 import type { Verifier } from './verifier.js';
 
 /**
@@ -62,6 +63,8 @@ export interface SyncContext {
   signal?: AbortSignal;
   /** The clock; tests pass their own. Default `new Date()`. */
   now?: () => Date;
+  /** Downloads begun ahead of their turn during a pass (prefetch.ts); set by the pass. */
+  prefetch?: Prefetcher;
 }
 
 /** A file the sync could not store, with the reason (packet and file named). */

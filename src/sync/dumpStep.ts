@@ -8,6 +8,7 @@ import { markPending, recordFailure } from './fileRecords.js';
 import { runFileStep } from './fileStep.js';
 import { ingestJsonDump } from './ingest.js';
 import { EXPECTED_JSON_DUMPS_SCHEMA_NUMBER } from './packetFacts.js';
+import type { StreamedFile } from './streamedFetch.js';
 
 /**
  * What is particular to a JSON dump in the pass's {@link runFileStep}: how it is stored (ingest.ts),
@@ -47,8 +48,8 @@ export async function askDump(
       packet,
       name,
       label: name,
-      store: (fetched, beforeCommit) =>
-        storeDump(ctx, { packet, entity, fetched, beforeCommit }, now, report),
+      storeStreamed: (file, keepOnCommit) =>
+        storeDump(ctx, { packet, entity, file, keepOnCommit }, now, report),
       notThere: () => {
         markPending(ctx.store, packet, entity, now().toISOString());
         return false;
@@ -61,25 +62,43 @@ export async function askDump(
   return stored === true;
 }
 
-/** Stores a fetched JSON dump, logs it and tells the observer; checkpoints a WAL grown too large. */
+/**
+ * Stores a JSON dump as it downloads, in its transaction, committed once the whole file arrived and
+ * its signature verified (streamedFetch.ts); a check that fails early stops the read at once. Logs
+ * it and tells the observer; checkpoints a WAL grown too large.
+ */
 async function storeDump(
   ctx: SyncContext,
-  dump: { packet: number; entity: EntityType; fetched: FetchedFile; beforeCommit: () => void },
+  dump: {
+    packet: number;
+    entity: EntityType;
+    file: StreamedFile;
+    keepOnCommit: (fetched: FetchedFile) => void;
+  },
   now: () => Date,
   report: SyncReport,
 ): Promise<true> {
-  const { packet, entity, fetched } = dump;
-  const name = fetched.record.name;
+  const { packet, entity, file } = dump;
+  const name = jsonDumpPath(packet, entity);
+  const failed = new AbortController();
+  file.settled.catch((error: unknown) => failed.abort(error));
+  let fetched: FetchedFile | undefined;
   const result = await ingestJsonDump(ctx.store, {
     packet,
     entity,
-    archivePath: fetched.tmpPath,
-    file: fetched.record,
-    signal: ctx.signal,
+    archivePath: name,
+    archive: file.archive,
+    file: null,
+    signal: ctx.signal ? AbortSignal.any([ctx.signal, failed.signal]) : failed.signal,
     maxBytes: ctx.feed.maxDumpBytes,
     now,
-    beforeCommit: dump.beforeCommit,
+    settle: async () => {
+      fetched = await file.settled;
+      return fetched.record;
+    },
+    beforeCommit: () => dump.keepOnCommit(fetched!),
   });
+  const { record } = await file.settled;
   report.quarantined += result.quarantineCount;
   const schemaNumber = result.metadata.jsonDumpsSchemaNumber;
   if (schemaNumber !== null && schemaNumber !== EXPECTED_JSON_DUMPS_SCHEMA_NUMBER) {
@@ -93,10 +112,10 @@ async function storeDump(
   const counts = {
     changes: result.changeCount,
     quarantined: result.quarantineCount,
-    bytes: fetched.record.size,
+    bytes: record.size,
   };
   ctx.observe.logger[level](
-    { event: 'dump-stored', packet, entity, ...counts, signature: fetched.record.signature },
+    { event: 'dump-stored', packet, entity, ...counts, signature: record.signature },
     `stored ${name}: ${result.changeCount} changes${result.quarantineCount ? `, ${result.quarantineCount} lines quarantined` : ''}`,
   );
   ctx.observe.observer?.dumpStored?.({ packet, entity, ...counts });

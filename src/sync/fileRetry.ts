@@ -45,6 +45,8 @@ export function isUnreadableDownload(error: unknown): boolean {
   if (error instanceof SignatureError) return error.transient;
   if (!(error instanceof Error) || error.name === 'AbortError') return false;
   if (/^LZMA_/.test(error.name) || error.name === 'Bzip2Error') return true;
+  // A body that started over while the store read it (streamedDownload.ts): read a fresh download.
+  if (error.name === 'DownloadRestartedError') return true;
   if (error.cause !== undefined && isUnreadableDownload(error.cause)) return true;
   // A decoder that stops on bad input can tear its pipeline down before its own error is seen.
   const code = (error as NodeJS.ErrnoException).code;

@@ -3,6 +3,7 @@ import type { SyncContext, SyncReport } from './context.js';
 import { discard, type FetchedFile, fetchFile, keep } from './fetchFile.js';
 import type { FailureRecord } from './fileRecords.js';
 import { noteFileOutcome, withRedownload } from './fileRetry.js';
+import { type StreamedFile, streamFile } from './streamedFetch.js';
 
 /**
  * The one step every archive of a pass goes through, JSON dump and replication packet alike:
@@ -21,8 +22,16 @@ export interface FileStep<T> {
   label: string;
   /** True when the archive is stored already: nothing is fetched. Default false. */
   stored?(): boolean;
-  /** Stores the verified archive at `archivePath`; must call `beforeCommit` just before its COMMIT. */
-  store(fetched: FetchedFile, beforeCommit: () => void): Promise<T>;
+  /**
+   * Stores the verified archive at `fetched.tmpPath`; must call `beforeCommit` just before its
+   * COMMIT. Used when the step has no {@link storeStreamed}.
+   */
+  store?(fetched: FetchedFile, beforeCommit: () => void): Promise<T>;
+  /**
+   * Stores the archive while it downloads and its signature is checked (streamedFetch.ts): must
+   * COMMIT only after `file.settled` resolved, calling `keepOnCommit` with it just before.
+   */
+  storeStreamed?(file: StreamedFile, keepOnCommit: (fetched: FetchedFile) => void): Promise<T>;
   /** Records a 404 and gives the step's result for it; may throw to report it as a problem. */
   notThere(): T;
   /**
@@ -55,6 +64,7 @@ export async function runFileStep<T>(
 /** Fetches, verifies and stores one archive (one download); the download is gone afterwards. */
 async function fetchVerifyStore<T>(ctx: SyncContext, step: FileStep<T>, now: () => Date): Promise<T> {
   const { feed } = ctx;
+  if (step.storeStreamed) return streamVerifyStore(ctx, step, step.storeStreamed, now);
   const fetched = await fetchFile(feed.client, feed.verifier, {
     name: step.name,
     packet: step.packet,
@@ -64,9 +74,40 @@ async function fetchVerifyStore<T>(ctx: SyncContext, step: FileStep<T>, now: () 
   });
   if (!fetched) return step.notThere();
   try {
-    return await step.store(fetched, () => keep(feed.dataDir, fetched));
+    return await step.store!(fetched, () => keep(feed.dataDir, fetched));
   } finally {
     discard(fetched);
+  }
+}
+
+/**
+ * Stores one archive while it downloads and is verified (streamedFetch.ts), taking the download
+ * the prefetcher began for it if any. A failure reports the signature's verdict first (a bad
+ * signature, not the store's error from reading unverified bytes), then the download's.
+ */
+async function streamVerifyStore<T>(
+  ctx: SyncContext,
+  step: FileStep<T>,
+  store: NonNullable<FileStep<T>['storeStreamed']>,
+  now: () => Date,
+): Promise<T> {
+  const { feed } = ctx;
+  const streamed = await streamFile(feed.client, feed.verifier, {
+    name: step.name,
+    packet: step.packet,
+    dataDir: feed.dataDir,
+    signal: ctx.signal,
+    now,
+    download: ctx.prefetch?.take(step.name),
+  });
+  if (!streamed) return step.notThere();
+  try {
+    return await store(streamed, (fetched) => keep(feed.dataDir, fetched));
+  } catch (error) {
+    if (ctx.signal?.aborted) throw error;
+    throw await streamed.explain(error);
+  } finally {
+    await streamed.discard();
   }
 }
 

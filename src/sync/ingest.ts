@@ -1,4 +1,5 @@
 import { isUtf8 } from 'node:buffer';
+import type { Readable } from 'node:stream';
 import type { Database, Statement } from 'better-sqlite3';
 import type { Store } from '../db/client.js';
 import { prepareCurrentFromChanges } from '../db/currentQueries.js';
@@ -29,8 +30,16 @@ export interface IngestJsonDumpOptions {
   entity: EntityType;
   /** Local copy of the verified archive. */
   archivePath: string;
+  /** The archive's bytes as they arrive, read instead of `archivePath` (issue 16). */
+  archive?: Readable;
   /** The file's record, written in the same transaction; null for a local import. */
   file: FeedFileRecord | null;
+  /**
+   * Awaited after the last line, before anything is recorded: the streamed archive's signature
+   * check (issue 16). It gives the file's record (replacing `file`); when it rejects, the dump is
+   * rolled back and nothing of it is visible.
+   */
+  settle?: () => Promise<FeedFileRecord>;
   signal?: AbortSignal;
   now?: () => Date;
   /** Called in the transaction just before COMMIT (e.g. to move the archive into place). */
@@ -179,7 +188,7 @@ export async function ingestJsonDump(store: Store, options: IngestJsonDumpOption
     store.sqlite.prepare('DELETE FROM quarantine WHERE packet = ? AND entity = ?').run(packet, entity);
     const writer = new ChangeWriter(store.sqlite, packet, entity);
     const summary = await readJsonDump(
-      options.archivePath,
+      options.archive ?? options.archivePath,
       {
         packet,
         entity,
@@ -195,7 +204,12 @@ export async function ingestJsonDump(store: Store, options: IngestJsonDumpOption
     writer.flush();
     writer.makeCurrent();
     const { changeCount, quarantineCount } = writer;
-    recordDump(store, options, { changeCount, quarantineCount, now, metadata: summary.metadata });
+    const file = options.settle ? await options.settle() : options.file;
+    recordDump(
+      store,
+      { ...options, file },
+      { changeCount, quarantineCount, now, metadata: summary.metadata },
+    );
     options.beforeCommit?.();
     return { ...summary, changeCount, quarantineCount };
   });

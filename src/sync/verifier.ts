@@ -1,3 +1,4 @@
+import type { Readable } from 'node:stream';
 import { describeStrength, keyStrength } from '../feed/keyStrength.js';
 import {
   type SignatureFailureKind,
@@ -56,10 +57,16 @@ export interface Verifier {
   readonly mode: VerifyMode;
   readonly enabled: boolean;
   /**
+   * @param file the archive's path, or a stream of its bytes (read to its end when checked)
    * @param signature the `.asc` text, null when the feed had none (404)
    * @throws SignatureError in `fail` mode for INVALID or MISSING
    */
-  check(filePath: string, fileName: string, signature: string | null, signal?: AbortSignal): Promise<Verdict>;
+  check(
+    file: string | Readable,
+    fileName: string,
+    signature: string | null,
+    signal?: AbortSignal,
+  ): Promise<Verdict>;
 }
 
 /** Operator choices that loosen verification for named files or one key (issue 11). */
@@ -165,7 +172,7 @@ interface VerifyState {
 
 async function verify(
   state: VerifyState,
-  filePath: string,
+  file: string | Readable,
   fileName: string,
   signature: string | null,
   signal?: AbortSignal,
@@ -190,7 +197,7 @@ async function verify(
           reason: 'no signature file (.asc) on the feed',
           kind: 'missing' as const,
         }
-      : await verifyFileSignature(filePath, signature, state.keys, signal);
+      : await verifyFileSignature(file, signature, state.keys, signal);
   const verdict: Verdict = {
     status: result.status,
     fingerprint: 'fingerprint' in result ? (result.fingerprint ?? null) : null,

@@ -5,10 +5,12 @@ import type { Store } from '../db/client.js';
 import { packetPosition, recordUpstream } from '../db/status.js';
 import { FeedAuthError, safeMessage } from '../feed/errors.js';
 import { removeStaleDownloads } from '../feed/partial.js';
+import { jsonDumpPath } from '../feed/protocol/urls.js';
 import type { SyncContext, SyncReport } from './context.js';
 import { askDump, runCheckpoint } from './dumpStep.js';
 import { retryDeferred } from './fileRecords.js';
 import type { PassOutcome } from './observer.js';
+import { Prefetcher } from './prefetch.js';
 import { pruneHistory } from './prune.js';
 import { askReplicationPacket, recheckMissingPackets } from './replicationStep.js';
 import { applyRetention } from './retention.js';
@@ -103,11 +105,7 @@ async function syncPassDeferred(
     { event: 'sync-start', latest, from: range.from, to: range.to },
     `syncing packets ${range.from}..${range.to}`,
   );
-  for (let packet = range.from; packet <= range.to; packet++) {
-    ctx.signal?.throwIfAborted();
-    await syncPacket(ctx, packet, report, now);
-    ctx.observe.observer?.packetVisited?.(packet);
-  }
+  await syncPackets(ctx, range, report, now);
   await settle(ctx, range, report, now);
   await recheckTimeSettled(ctx, report, now);
   await recheckMissingPackets(ctx, range.from, report, now);
@@ -139,6 +137,42 @@ async function syncPassDeferred(
     'sync pass finished',
   );
   return report;
+}
+
+/**
+ * The packets of the range in order, with the next JSON dumps downloading while one is stored
+ * (prefetch.ts); each file is still stored and committed in its turn.
+ */
+async function syncPackets(
+  ctx: SyncContext,
+  range: { from: number; to: number },
+  report: SyncReport,
+  now: () => Date,
+): Promise<void> {
+  const prefetch = new Prefetcher(ctx.feed.client, ctx.feed.dataDir, ctx.signal);
+  prefetch.plan(dumpsToAsk(ctx, range));
+  const passCtx = { ...ctx, prefetch };
+  try {
+    for (let packet = range.from; packet <= range.to; packet++) {
+      ctx.signal?.throwIfAborted();
+      await syncPacket(passCtx, packet, report, now);
+      ctx.observe.observer?.packetVisited?.(packet);
+    }
+  } finally {
+    prefetch.close();
+  }
+}
+
+/** The JSON dumps of the range not stored yet, in the order the pass asks for them. */
+function dumpsToAsk(ctx: SyncContext, range: { from: number; to: number }): string[] {
+  const names: string[] = [];
+  for (let packet = range.from; packet <= range.to; packet++) {
+    for (const entity of ctx.policy.entities) {
+      const status = dumpStatus(ctx.store, packet, entity);
+      if (status !== 'SYNCED' && status !== 'NO_CHANGES') names.push(jsonDumpPath(packet, entity));
+    }
+  }
+  return names;
 }
 
 async function syncPacket(

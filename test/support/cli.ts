@@ -23,13 +23,18 @@ export interface CliProcess {
 
 /**
  * Starts `node --import tsx src/cli/main.ts ...args` with `env` added to this process's environment
- * (LIVEFEED_* variables of the test runner are removed first).
+ * (LIVEFEED_* variables of the test runner are removed first); `nodeArgs` go to node before the
+ * script (e.g. another `--import`).
  */
-export function startCli(args: readonly string[], env: Record<string, string> = {}): CliProcess {
+export function startCli(
+  args: readonly string[],
+  env: Record<string, string> = {},
+  nodeArgs: readonly string[] = [],
+): CliProcess {
   const base = Object.fromEntries(
     Object.entries(process.env).filter(([key]) => !key.startsWith('LIVEFEED_')),
   );
-  const child = spawn(process.execPath, ['--import', 'tsx', 'src/cli/main.ts', ...args], {
+  const child = spawn(process.execPath, ['--import', 'tsx', ...nodeArgs, 'src/cli/main.ts', ...args], {
     cwd: REPO_ROOT,
     env: { ...base, ...env },
     stdio: ['ignore', 'pipe', 'pipe'],

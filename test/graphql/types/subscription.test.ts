@@ -84,7 +84,7 @@ describe('subscription packetSynced', () => {
   });
 
   it('fires from the sync in the same process (livefeed start shares one pubsub)', async () => {
-    const ops = createOps({ version: 'test', deployment: 'production', demo: false });
+    const ops = createOps({ version: 'test', deployment: 'production', demo: false }, createPacketEvents());
     const target = await tempDir();
     const appStore = openStore(`${target.dir}/livefeed.db`);
     const app = createApp({

@@ -1,0 +1,163 @@
+import { randomBytes } from 'node:crypto';
+import { existsSync } from 'node:fs';
+import { copyFile, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import Database from 'better-sqlite3';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { EntityType } from '../../src/feed/entities.js';
+import { jsonDumpPath } from '../../src/feed/protocol/urls.js';
+import { type SampleFeed, startSampleFeed } from '../../src/samplefeed/server.js';
+import { Prefetcher } from '../../src/sync/prefetch.js';
+import { createVerifier } from '../../src/sync/verifier.js';
+import { syncOnce } from '../../src/sync/worker.js';
+import { createTestKeyHome, signFile, TEST_PUBLIC_KEY_FILE, writeJsonDump } from '../support/archives.js';
+import { syncContext, tempDir, testLogger } from '../support/harness.js';
+
+/**
+ * Issue 16, "overlap the stages": a JSON dump is stored while it downloads and its signature is
+ * checked, and committed only once the signature verified; the next dumps download while one is
+ * stored (prefetch), committed in file order.
+ */
+
+const FIRST = 500;
+const PACKETS = [FIRST, FIRST + 1, FIRST + 2];
+const ENTITIES: EntityType[] = ['area', 'artist'];
+/** Packet FIRST's artist dump: big, signed over other bytes (a well-formed signature that never matches). */
+const BAD = jsonDumpPath(FIRST, 'artist');
+/** Packet FIRST + 1's area dump: a prefetched file whose signature does not match either. */
+const BAD_PREFETCHED = jsonDumpPath(FIRST + 1, 'area');
+const BIG_LINES = 8_000;
+
+const mbid = (n: number) => `00000000-0000-4000-8000-${String(n).padStart(12, '0')}`;
+/** A line of about 300 bytes that xz cannot shrink much. */
+const bigLine = (n: number) =>
+  JSON.stringify({ id: mbid(n), name: `E${n}`, noise: randomBytes(120).toString('hex') });
+
+let work: Awaited<ReturnType<typeof tempDir>>;
+let feed: SampleFeed;
+
+beforeAll(async () => {
+  work = await tempDir('lf-streamed-');
+  const root = join(work.dir, 'feed');
+  const keyHome = await createTestKeyHome();
+  try {
+    let n = 1;
+    for (const packet of PACKETS) {
+      for (const entity of ENTITIES) {
+        const name = jsonDumpPath(packet, entity);
+        const lines =
+          name === BAD
+            ? Array.from({ length: BIG_LINES }, () => bigLine(n++))
+            : [JSON.stringify({ id: mbid(n++) })];
+        const built = await writeJsonDump(root, { packet, entity, lines });
+        if (name !== BAD && name !== BAD_PREFETCHED)
+          await signFile(built.path, keyHome, { fingerprint: keyHome.fingerprint });
+      }
+    }
+    const other = join(work.dir, 'other.bin');
+    await writeFile(other, 'not the archive');
+    await signFile(other, keyHome, { fingerprint: keyHome.fingerprint });
+    await copyFile(`${other}.asc`, join(root, `${BAD}.asc`));
+    await copyFile(`${other}.asc`, join(root, `${BAD_PREFETCHED}.asc`));
+  } finally {
+    await keyHome.close();
+  }
+  feed = await startSampleFeed({ root });
+}, 120_000);
+afterAll(async () => {
+  await feed?.close();
+  await work?.cleanup();
+});
+
+describe('streamed store', () => {
+  it('a big dump with a bad signature leaves nothing visible, at any time, and is recorded FAILED; the other dumps are stored in file order', async () => {
+    const logger = testLogger();
+    const dataDir = join(work.dir, 'data');
+    const ctx = await syncContext({
+      feedRoot: feed.feedRoot,
+      dataDir,
+      entities: ENTITIES,
+      logger,
+      verifier: await createVerifier(TEST_PUBLIC_KEY_FILE, 'fail', logger),
+    });
+    // Another connection, as the GraphQL server has, watches while the sync stores the dump.
+    const reader = new Database(ctx.store.path, { readonly: true });
+    const visible = reader.prepare('SELECT count(*) FROM changes WHERE packet = ? AND entity = ?').pluck();
+    let seen = 0;
+    const watch = setInterval(() => {
+      seen = Math.max(seen, visible.get(FIRST, 'artist') as number);
+    }, 5);
+    try {
+      const report = await syncOnce(ctx, { from: FIRST, to: FIRST + 2 });
+      clearInterval(watch);
+      expect(seen).toBe(0);
+      expect(visible.get(FIRST, 'artist')).toBe(0);
+      expect(report.problems.map((p) => [p.file, p.reason])).toEqual([
+        [BAD, `signature of ${BAD} is INVALID: file does not match signature`],
+        [BAD_PREFETCHED, `signature of ${BAD_PREFETCHED} is INVALID: file does not match signature`],
+      ]);
+      const failed = ctx.store.sqlite
+        .prepare("SELECT packet, entity, error FROM dumps WHERE status = 'FAILED' ORDER BY packet, entity")
+        .all();
+      expect(failed).toEqual([
+        {
+          packet: FIRST,
+          entity: 'artist',
+          error: `signature of ${BAD} is INVALID: file does not match signature`,
+        },
+        {
+          packet: FIRST + 1,
+          entity: 'area',
+          error: `signature of ${BAD_PREFETCHED} is INVALID: file does not match signature`,
+        },
+      ]);
+      // Not kept, not recorded, no download left behind.
+      expect(existsSync(join(dataDir, 'files', BAD))).toBe(false);
+      const files = ctx.store.sqlite.prepare('SELECT name FROM feed_files ORDER BY rowid').pluck().all();
+      // feed_files rows are inserted at each COMMIT: their order is the order of commits.
+      const stored = PACKETS.flatMap((p) => ENTITIES.map((e) => jsonDumpPath(p, e))).filter(
+        (name) => name !== BAD && name !== BAD_PREFETCHED,
+      );
+      expect(files).toEqual(stored);
+      for (const name of stored) expect(existsSync(join(dataDir, 'files', name))).toBe(true);
+      expect(ctx.store.sqlite.prepare('SELECT count(*) FROM changes').pluck().get()).toBe(stored.length);
+    } finally {
+      clearInterval(watch);
+      reader.close();
+      ctx.store.close();
+    }
+  }, 120_000);
+
+  it('prefetches at most two files ahead of the one taken, in plan order', async () => {
+    const dir = await tempDir('lf-prefetch-');
+    const ctx = await syncContext({ feedRoot: feed.feedRoot, dataDir: dir.dir, entities: ENTITIES });
+    const prefetch = new Prefetcher(ctx.feed.client, dir.dir);
+    const names = PACKETS.flatMap((p) => ENTITIES.map((e) => jsonDumpPath(p, e)));
+    const asked = () =>
+      feed.requests
+        .map((r) => r.path.replace('/api/musicbrainz/', ''))
+        .filter((path) => names.includes(path));
+    try {
+      prefetch.plan(names);
+      const before = asked().length;
+      // The first file is fetched by its step; taking it starts the next two.
+      expect(prefetch.take(names[0]!)).toBeUndefined();
+      const second = prefetch.take(names[1]!);
+      expect(second?.name).toBe(names[1]);
+      expect((await second!.done).status).toBe('ok');
+      const third = prefetch.take(names[2]!);
+      expect(third?.name).toBe(names[2]);
+      expect((await third!.done).status).toBe('ok');
+      // Taking the third started the fourth and fifth at most; the sixth waits for its turn.
+      const requested = asked().slice(before);
+      expect(requested).toContain(names[1]);
+      expect(requested).toContain(names[2]);
+      expect(requested).not.toContain(names[0]);
+      expect(requested).not.toContain(names[5]);
+    } finally {
+      prefetch.close();
+      ctx.store.close();
+      await dir.cleanup();
+    }
+  });
+});
