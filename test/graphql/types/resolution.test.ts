@@ -120,7 +120,7 @@ describe('entity, entities and resolve over the current state (yoga.fetch)', () 
     const a = 'c0000000-0000-4000-8000-00000000000a';
     const b = 'c0000000-0000-4000-8000-00000000000b';
     const insert = store.sqlite.prepare(
-      `INSERT INTO current_state (mbid, entity, status, packet, merged_into) VALUES (?, 'artist', 'MERGED', 20, ?)`,
+      `INSERT INTO removals (mbid, entity, packet, kind, merged_into) VALUES (?, 'artist', 20, 'MERGED', ?)`,
     );
     insert.run(a, b);
     insert.run(b, a);
