@@ -10,7 +10,8 @@ import { cachedStatement } from './statements.js';
  * behind the stored changes and costs the ingest nothing beyond the MBID index it already had:
  * - the newest JSON dump line: the largest change id of the MBID in `changes_mbid` (ids grow with
  *   packet, then position: a later line of the same packet wins over an earlier one);
- * - the newest removal: the MBID's `removals` row of the largest packet (`removals_mbid`).
+ * - the newest removal: the MBID's `removals` row of the largest packet (`removals_mbid`, on
+ *   mbid, packet, kind: one seek, no sort).
  * Order is by packet, and within one packet a removal wins over a JSON dump line (a JSON dump never
  * shows a removed entity, FEED.md): a JSON dump of a later packet makes a removed MBID current again,
  * an older packet's dump stored late never does. An earlier version kept a `current_state` table,

@@ -176,7 +176,10 @@ export const removals = sqliteTable(
     kind: text('kind').notNull(),
     mergedInto: text('merged_into'),
   },
-  (t) => [primaryKey({ columns: [t.packet, t.mbid, t.kind] }), index('removals_mbid').on(t.mbid)],
+  (t) => [
+    primaryKey({ columns: [t.packet, t.mbid, t.kind] }),
+    index('removals_mbid').on(t.mbid, t.packet, t.kind),
+  ],
 );
 
 /** Notable sync events (schema sequence changes, ...), newest last. */
