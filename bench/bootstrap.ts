@@ -20,6 +20,7 @@ import { startSampleFeed } from '../src/samplefeed/server.js';
 import { TEST_PUBLIC_KEY_FILE } from '../test/support/archives.js';
 import { testLogger, testService } from '../test/support/harness.js';
 import { BENCH_OUT, type BootstrapInput, bootstrapInput } from './bootstrapInput.js';
+import { LOAD_GENERATOR, type LoadResult, load, startServer } from './load.js';
 import { timed } from './timed.js';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
@@ -139,6 +140,33 @@ async function readFigures(dbPath: string, dataDir: string, mbids: string[], req
   return best;
 }
 
+/**
+ * The same three queries over loopback HTTP against `livefeed serve`'s app in its own process, as
+ * `npm run bench` measures GraphQL (wrk or autocannon, 10 connections, `seconds` each, interleaved
+ * rounds; the best of each counts). The body is fixed: one MBID, the first 100.
+ */
+async function httpFigures(dbPath: string, mbids: string[], seconds: number, rounds: number) {
+  const server = await startServer(dbPath);
+  const list = JSON.stringify(mbids.slice(0, 100));
+  const queries: [string, string][] = [
+    ['typename', '{ __typename }'],
+    ['entity', `{ entity(mbid: "${mbids[0]}") { mbid latest { data } } }`],
+    ['resolve100', `{ resolve(mbids: ${list}) { status target { mbid } } }`],
+  ];
+  const best: Record<string, LoadResult> = {};
+  try {
+    for (let round = 0; round < rounds; round++) {
+      for (const [name, query] of queries) {
+        const result = await load(server.port, name, query, seconds);
+        if (!best[name] || result.requestsPerSecond > best[name]!.requestsPerSecond) best[name] = result;
+      }
+    }
+  } finally {
+    server.child.kill('SIGTERM');
+  }
+  return best;
+}
+
 /** Runs the benchmark; resolves to the figures (also printed as one JSON line). */
 export async function main(argv: string[] = process.argv.slice(2)): Promise<Record<string, unknown>> {
   const { values } = parseArgs({
@@ -147,6 +175,8 @@ export async function main(argv: string[] = process.argv.slice(2)): Promise<Reco
       lines: { type: 'string', default: '1000000' },
       requests: { type: 'string', default: '2000' },
       runner: { type: 'string', default: 'dist' },
+      'graphql-seconds': { type: 'string', default: '5' },
+      'graphql-rounds': { type: 'string', default: '3' },
       bootstrap: { type: 'boolean' },
     },
     strict: false,
@@ -172,6 +202,10 @@ export async function main(argv: string[] = process.argv.slice(2)): Promise<Reco
   const dbBytes = statSync(dbPath).size;
   log('entity, resolve of 100 and { __typename } ...');
   const reads = await readFigures(dbPath, dataDir, input.mbids, Number(values.requests));
+  log(`the same over loopback HTTP (${LOAD_GENERATOR}) ...`);
+  const seconds = Number(values['graphql-seconds']);
+  const http = await httpFigures(dbPath, input.mbids, seconds, Number(values['graphql-rounds']));
+  const perSecond = (name: string) => http[name]!.requestsPerSecond;
   const figures = {
     date: new Date().toISOString(),
     lines,
@@ -188,6 +222,10 @@ export async function main(argv: string[] = process.argv.slice(2)): Promise<Reco
     reads,
     entityVsTypename: Number((reads.entity!.p50Ms / reads.typename!.p50Ms).toFixed(2)),
     resolve100VsTypename: Number((reads.resolve100!.p50Ms / reads.typename!.p50Ms).toFixed(2)),
+    http,
+    // Time per request against `{ __typename }`'s (the inverse of the throughput ratio).
+    httpEntityVsTypename: Number((perSecond('typename') / perSecond('entity')).toFixed(2)),
+    httpResolve100VsTypename: Number((perSecond('typename') / perSecond('resolve100')).toFixed(2)),
   };
   writeFileSync(join(BENCH_OUT, `bootstrap-${lines}.json`), `${JSON.stringify(figures, null, 2)}\n`);
   process.stdout.write(`${JSON.stringify(figures)}\n`);
