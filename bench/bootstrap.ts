@@ -70,11 +70,28 @@ async function bootstrapProcess(input: BootstrapInput, dataDir: string, runner: 
       '--signing-key',
       TEST_PUBLIC_KEY_FILE,
       '--log-level',
-      'warn',
+      'info',
     ]);
   } finally {
     await feed.close();
   }
+}
+
+/**
+ * Milliseconds from the start of the process to its signature check and to the entity type stored,
+ * from the times of its log lines (`bootstrap-verified`, `bootstrap-entity`).
+ */
+function phases(run: { stdout: string; stderr: string; ms: number }, startedAt: number) {
+  const at = (event: string) => {
+    const line = `${run.stdout}\n${run.stderr}`.split('\n').find((l) => l.includes(`"event":"${event}"`));
+    const time = line && (JSON.parse(line) as { time?: string }).time;
+    return time ? Math.round(Date.parse(time) - startedAt) : null;
+  };
+  return {
+    verifiedMs: at('bootstrap-verified'),
+    storedMs: at('bootstrap-entity'),
+    exitMs: Math.round(run.ms),
+  };
 }
 
 /** Latencies of `requests` POSTs through the app (in process, no network), one at a time. */
@@ -192,7 +209,10 @@ export async function main(argv: string[] = process.argv.slice(2)): Promise<Reco
   const dataDir = bootstrapDataDir(lines);
   await rm(dataDir, { recursive: true, force: true });
   log(`livefeed bootstrap of ${lines} lines (${runner}) ...`);
+  const startedAt = Date.now();
   const bootstrap = await bootstrapProcess(input, dataDir, runner);
+  const bootstrapPhases = phases(bootstrap, startedAt);
+  log(`  ${JSON.stringify(bootstrapPhases)}`);
   log('floor: xz -dc | tar -xO | sqlite3 .import ...');
   const floor = await floorMs(input, join(BENCH_OUT, 'bootstrap-floor.db'));
   const dbPath = bootstrapDbPath(lines);
@@ -215,6 +235,7 @@ export async function main(argv: string[] = process.argv.slice(2)): Promise<Reco
     bootstrapMs: Math.round(bootstrap.ms),
     floorMs: Math.round(floor),
     timeVsFloor: Number((bootstrap.ms / floor).toFixed(2)),
+    bootstrapPhases,
     peakRssMb: bootstrap.treeRssMb ?? null,
     dbPath,
     dbBytes,

@@ -12,6 +12,8 @@ const ROOT = fileURLToPath(new URL('..', import.meta.url));
 export interface Timed {
   ms: number;
   stdout: string;
+  /** Standard error, without GNU time's line. */
+  stderr: string;
   /** Largest RSS of the process and its children in MB (GNU time), when /usr/bin/time exists. */
   treeRssMb?: number;
 }
@@ -45,7 +47,13 @@ export function timed(
       const rss = /maxrss=(\d+)/.exec(stderr);
       if (code !== 0)
         reject(new Error(`${cmd} ${args.join(' ')} failed (${code}): ${stderr.trim().slice(-2000)}`));
-      else resolve({ ms, stdout, treeRssMb: rss ? Math.round(Number(rss[1]) / 1024) : undefined });
+      else
+        resolve({
+          ms,
+          stdout,
+          stderr: stderr.replace(/maxrss=\d+\n?/, ''),
+          treeRssMb: rss ? Math.round(Number(rss[1]) / 1024) : undefined,
+        });
     });
   });
 }
