@@ -1,12 +1,15 @@
 /**
- * `npm run bench -- --bootstrap [--lines N] [--requests N] [--runner dist|tsx]` (issue 14): a real
- * `livefeed bootstrap` process of a generated full dump of N real-shaped lines (default 1,000,000;
- * bench/bootstrapInput.ts, cached) from the sample feed over loopback, signatures verified with the
- * test key, against the floor (`xz -dc | tar -xO | sqlite3 .import` on the same archive); its peak
- * RSS; the database size against the uncompressed lines; and `entity(mbid)` and `resolve` of 100
- * MBIDs against `{ __typename }` on the database it made (in process, one request at a time).
- * The database stays at {@link bootstrapDbPath} for the benchmarks that read a large database.
- * Prints one JSON line and writes bench/out/bootstrap-<lines>.json.
+ * `npm run bench -- --bootstrap [--lines N] [--requests N] [--runner dist|tsx] [--graphql-seconds S]
+ * [--graphql-rounds R]` (issue 14): a real `livefeed bootstrap` process (the compiled `dist/`, as
+ * installed, by default) of a generated full dump of N real-shaped lines (default 1,000,000;
+ * bench/bootstrapInput.ts, cached) from the sample feed over loopback, its signature verified with
+ * the test key, against the floor (`xz -dc | tar -xO | sqlite3 .import` on the same archive); its
+ * peak RSS; the database size against the uncompressed lines; and `entity(mbid)` and `resolve` of
+ * 100 MBIDs against `{ __typename }` on the database it made: in process (p50 of one request at a
+ * time) and over loopback HTTP (bench/load.ts, throughput). The database stays at
+ * {@link bootstrapDbPath} for the benchmarks that read a large database ({@link BOOTSTRAP_1M_DB}).
+ * Prints one JSON line and writes bench/out/bootstrap-<lines>.json; the figures are copied into
+ * bench/RESULTS.md and the README by hand.
  */
 import { rmSync, statSync, writeFileSync } from 'node:fs';
 import { rm } from 'node:fs/promises';
