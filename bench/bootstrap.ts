@@ -1,7 +1,18 @@
-import { randomUUID } from 'node:crypto';
-import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
-import { mkdir, mkdtemp, rename, rm, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+/**
+ * `npm run bench -- --bootstrap [--lines N] [--requests N] [--runner dist|tsx] [--graphql-seconds S]
+ * [--graphql-rounds R]` (issue 14): a real `livefeed bootstrap` process (the compiled `dist/`, as
+ * installed, by default) of a generated full dump of N real-shaped lines (default 1,000,000;
+ * bench/bootstrapInput.ts, cached) from the sample feed over loopback, its signature verified with
+ * the test key, against the floor (`xz -dc | tar -xO | sqlite3 .import` on the same archive); its
+ * peak RSS; the database size against the uncompressed lines; and `entity(mbid)` and `resolve` of
+ * 100 MBIDs against `{ __typename }` on the database it made: in process (p50 of one request at a
+ * time) and over loopback HTTP (bench/load.ts, throughput). The database stays at
+ * {@link bootstrapDbPath} for the benchmarks that read a large database ({@link BOOTSTRAP_1M_DB}).
+ * Prints one JSON line and writes bench/out/bootstrap-<lines>.json; the figures are copied into
+ * bench/RESULTS.md and the README by hand.
+ */
+import { rmSync, statSync, writeFileSync } from 'node:fs';
+import { rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
@@ -9,67 +20,171 @@ import Database from 'better-sqlite3';
 import { openStore } from '../src/db/client.js';
 import { createApp } from '../src/http/app.js';
 import { startSampleFeed } from '../src/samplefeed/server.js';
-import { writeJsonDump } from '../test/support/archives.js';
+import { TEST_PUBLIC_KEY_FILE } from '../test/support/archives.js';
 import { testLogger, testService } from '../test/support/harness.js';
+import { BENCH_OUT, type BootstrapInput, bootstrapInput } from './bootstrapInput.js';
+import { LOAD_GENERATOR, type LoadResult, load, startServer } from './load.js';
 import { timed } from './timed.js';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
-const UUID = /[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}/g;
-const DUMP = '20260101-001';
-const PACKET = 190000;
 
-function sampleLines(): string[] {
-  const dir = existsSync('/work/shared/samples') ? '/work/shared/samples' : join(ROOT, 'fixtures/samples');
-  return readdirSync(dir)
-    .filter((name) => name.endsWith('.jsonl'))
-    .sort()
-    .flatMap((name) => readFileSync(join(dir, name), 'utf8').split('\n'))
-    .filter((line) => line.trim() !== '');
+/** Data directory of the database a bootstrap of `lines` lines makes (bench/out/bootstrap-1m for 1M). */
+export function bootstrapDataDir(lines = 1_000_000): string {
+  return join(BENCH_OUT, lines % 1_000_000 === 0 ? `bootstrap-${lines / 1_000_000}m` : `bootstrap-${lines}`);
 }
 
-/** `count` sample lines in a scrambled cycle, every UUID fresh; `counter` gets lines, bytes, MBIDs. */
-function* shapedLines(count: number, counter: { bytes: number; mbids: string[] }): Generator<string> {
-  const samples = sampleLines();
-  for (let i = 0; i < count; i++) {
-    const line = samples[(i * 7919) % samples.length]!.replace(UUID, () => randomUUID());
-    counter.bytes += Buffer.byteLength(line) + 1;
-    // Keep a spread of MBIDs for the GraphQL figures (the line's own `id`).
-    if (i % Math.max(1, Math.floor(count / 1000)) === 0)
-      counter.mbids.push((JSON.parse(line) as { id: string }).id);
-    yield line;
-  }
+/** The database a bootstrap of `lines` lines makes and leaves for other benchmarks (a 1M-entity database by default). */
+export function bootstrapDbPath(lines = 1_000_000): string {
+  return join(bootstrapDataDir(lines), 'livefeed.db');
 }
 
-async function floorMs(archive: string, db: string, lines: number): Promise<number> {
+/** The 1M-entity database of `npm run bench -- --bootstrap` (recordings; exists once that ran). */
+export const BOOTSTRAP_1M_DB = bootstrapDbPath();
+
+/** The floor: the archive's lines into a one-column SQLite table with the sqlite3 shell. */
+async function floorMs(input: BootstrapInput, db: string): Promise<number> {
+  for (const suffix of ['', '-wal', '-shm', '-journal']) rmSync(db + suffix, { force: true });
   const script =
     'xz -dc "$1" | tar -xO mbdump/recording | sqlite3 "$2" "CREATE TABLE t(line TEXT)" ".mode ascii" "$3" ".import /dev/stdin t"';
-  const run = await timed('sh', ['-c', script, 'sh', archive, db, '.separator "\x1f" "\\n"']);
-  const rows = new Database(db, { readonly: true }).prepare('SELECT count(*) FROM t').pluck().get();
-  if (rows !== lines) throw new Error(`floor stored ${rows} rows, expected ${lines}`);
+  const run = await timed('sh', ['-c', script, 'sh', input.archive, db, '.separator "\x1f" "\\n"']);
+  const check = new Database(db, { readonly: true });
+  const rows = check.prepare('SELECT count(*) FROM t').pluck().get();
+  check.close();
+  rmSync(db, { force: true });
+  if (rows !== input.lines) throw new Error(`floor stored ${rows} rows, expected ${input.lines}`);
   return run.ms;
 }
 
-/** Mean ms of `requests` POSTs of `query` through the app (in process, no network). */
-async function meanRequestMs(
+/** `livefeed bootstrap` as a process: the compiled `dist/` (as installed) or the sources through tsx. */
+async function bootstrapProcess(input: BootstrapInput, dataDir: string, runner: string) {
+  const feed = await startSampleFeed({ root: input.feedRoot });
+  const entry =
+    runner === 'tsx' ? ['--import', 'tsx', join(ROOT, 'src/cli/main.ts')] : [join(ROOT, 'bin/livefeed.js')];
+  try {
+    return await timed(process.execPath, [
+      ...entry,
+      'bootstrap',
+      '--dumps-url',
+      feed.dumpsUrl,
+      '--entities',
+      'recording',
+      '--data-dir',
+      dataDir,
+      '--signing-key',
+      TEST_PUBLIC_KEY_FILE,
+      '--log-level',
+      'info',
+    ]);
+  } finally {
+    await feed.close();
+  }
+}
+
+/**
+ * Milliseconds from the start of the process to its signature check and to the entity type stored,
+ * from the times of its log lines (`bootstrap-verified`, `bootstrap-entity`).
+ */
+function phases(run: { stdout: string; stderr: string; ms: number }, startedAt: number) {
+  const at = (event: string) => {
+    const line = `${run.stdout}\n${run.stderr}`.split('\n').find((l) => l.includes(`"event":"${event}"`));
+    const time = line && (JSON.parse(line) as { time?: string }).time;
+    return time ? Math.round(Date.parse(time) - startedAt) : null;
+  };
+  return {
+    verifiedMs: at('bootstrap-verified'),
+    storedMs: at('bootstrap-entity'),
+    exitMs: Math.round(run.ms),
+  };
+}
+
+/** Latencies of `requests` POSTs through the app (in process, no network), one at a time. */
+async function requestFigures(
   app: ReturnType<typeof createApp>,
   query: string,
-  variables: object,
+  variables: (i: number) => object,
   requests: number,
 ) {
-  const body = JSON.stringify({ query, variables });
-  const one = async () => {
+  const one = async (i: number) => {
     const response = await app.yoga.fetch('http://bench/graphql', {
       method: 'POST',
       headers: { 'content-type': 'application/json', accept: 'application/json' },
-      body,
+      body: JSON.stringify({ query, variables: variables(i) }),
     });
     const answer = (await response.json()) as { errors?: unknown[] };
     if (answer.errors) throw new Error(`${query}: ${JSON.stringify(answer.errors).slice(0, 500)}`);
   };
-  for (let i = 0; i < Math.min(50, requests); i++) await one();
+  for (let i = 0; i < Math.min(100, requests); i++) await one(i);
+  const times: number[] = [];
   const started = performance.now();
-  for (let i = 0; i < requests; i++) await one();
-  return (performance.now() - started) / requests;
+  for (let i = 0; i < requests; i++) {
+    const t = performance.now();
+    await one(i);
+    times.push(performance.now() - t);
+  }
+  const seconds = (performance.now() - started) / 1000;
+  times.sort((a, b) => a - b);
+  return {
+    p50Ms: Number(times[times.length >> 1]!.toFixed(3)),
+    p99Ms: Number(times[Math.floor(times.length * 0.99)]!.toFixed(3)),
+    perSecond: Math.round(requests / seconds),
+  };
+}
+
+/** `entity`, `resolve` of 100 and `{ __typename }`, interleaved rounds; the best p50 of each counts. */
+async function readFigures(dbPath: string, dataDir: string, mbids: string[], requests: number) {
+  const store = openStore(dbPath);
+  const app = createApp({ store, service: testService(), logger: testLogger(), dataDir });
+  const hundred = (i: number) => Array.from({ length: 100 }, (_, k) => mbids[(i * 100 + k) % mbids.length]!);
+  const queries = {
+    typename: ['{ __typename }', () => ({})],
+    entity: [
+      'query($m: ID!) { entity(mbid: $m) { mbid latest { data } } }',
+      (i: number) => ({ m: mbids[i % mbids.length] }),
+    ],
+    resolve100: [
+      'query($m: [ID!]!) { resolve(mbids: $m) { status target { mbid } } }',
+      (i: number) => ({ m: hundred(i) }),
+    ],
+  } as const;
+  const best: Record<string, { p50Ms: number; p99Ms: number; perSecond: number }> = {};
+  try {
+    for (let round = 0; round < 3; round++) {
+      for (const [name, [query, variables]] of Object.entries(queries)) {
+        const figures = await requestFigures(app, query, variables, requests);
+        if (!best[name] || figures.p50Ms < best[name]!.p50Ms) best[name] = figures;
+      }
+    }
+  } finally {
+    store.close();
+  }
+  return best;
+}
+
+/**
+ * The same three queries over loopback HTTP against `livefeed serve`'s app in its own process, as
+ * `npm run bench` measures GraphQL (wrk or autocannon, 10 connections, `seconds` each, interleaved
+ * rounds; the best of each counts). The body is fixed: one MBID, the first 100.
+ */
+async function httpFigures(dbPath: string, mbids: string[], seconds: number, rounds: number) {
+  const server = await startServer(dbPath);
+  const list = JSON.stringify(mbids.slice(0, 100));
+  const queries: [string, string][] = [
+    ['typename', '{ __typename }'],
+    ['entity', `{ entity(mbid: "${mbids[0]}") { mbid latest { data } } }`],
+    ['resolve100', `{ resolve(mbids: ${list}) { status target { mbid } } }`],
+  ];
+  const best: Record<string, LoadResult> = {};
+  try {
+    for (let round = 0; round < rounds; round++) {
+      for (const [name, query] of queries) {
+        const result = await load(server.port, name, query, seconds);
+        if (!best[name] || result.requestsPerSecond > best[name]!.requestsPerSecond) best[name] = result;
+      }
+    }
+  } finally {
+    server.child.kill('SIGTERM');
+  }
+  return best;
 }
 
 /** Runs the benchmark; resolves to the figures (also printed as one JSON line). */
@@ -78,93 +193,67 @@ export async function main(argv: string[] = process.argv.slice(2)): Promise<Reco
     args: argv,
     options: {
       lines: { type: 'string', default: '1000000' },
-      requests: { type: 'string', default: '500' },
+      requests: { type: 'string', default: '2000' },
+      runner: { type: 'string', default: 'dist' },
+      'graphql-seconds': { type: 'string', default: '5' },
+      'graphql-rounds': { type: 'string', default: '3' },
       bootstrap: { type: 'boolean' },
     },
     strict: false,
   });
-  const lineCount = Number(values.lines);
-  const work = await mkdtemp(join(tmpdir(), 'lf-bench-bootstrap-'));
-  try {
-    const log = (text: string) => process.stderr.write(`${text}\n`);
-    log(`building a full dump of ${lineCount} lines in ${work}`);
-    const counter = { bytes: 0, mbids: [] as string[] };
-    const built = await writeJsonDump(join(work, 'build'), {
-      packet: PACKET,
-      entity: 'recording',
-      lines: shapedLines(lineCount, counter),
-    });
-    const feedRoot = join(work, 'feed');
-    await mkdir(join(feedRoot, 'full-json-dumps', DUMP), { recursive: true });
-    const archive = join(feedRoot, 'full-json-dumps', DUMP, 'recording.tar.xz');
-    await rename(built.path, archive);
-    await writeFile(join(feedRoot, 'full-json-dumps', 'LATEST'), `${DUMP}\n`);
-    const feed = await startSampleFeed({ root: feedRoot });
-    const dataDir = join(work, 'data');
-    let bootstrap: Awaited<ReturnType<typeof timed>>;
-    try {
-      log('livefeed bootstrap ...');
-      bootstrap = await timed(process.execPath, [
-        '--import',
-        'tsx',
-        join(ROOT, 'src/cli/main.ts'),
-        'bootstrap',
-        '--dumps-url',
-        feed.dumpsUrl,
-        '--entities',
-        'recording',
-        '--data-dir',
-        dataDir,
-        '--log-level',
-        'warn',
-      ]);
-    } finally {
-      await feed.close();
-    }
-    log('floor: xz -dc | tar -xO | sqlite3 .import ...');
-    const floor = await floorMs(archive, join(work, 'floor.db'), lineCount);
-    const dbPath = join(dataDir, 'livefeed.db');
-    const store = openStore(dbPath);
-    store.sqlite.pragma('wal_checkpoint(TRUNCATE)');
-    const dbBytes = statSync(dbPath).size;
-    const app = createApp({ store, service: testService(), logger: testLogger(), dataDir });
-    const requests = Number(values.requests);
-    const hundred = counter.mbids.slice(0, 100);
-    const typename = await meanRequestMs(app, '{ __typename }', {}, requests);
-    const entity = await meanRequestMs(
-      app,
-      'query($m: ID!) { entity(mbid: $m) { mbid latest { data } } }',
-      { m: hundred[0] },
-      requests,
-    );
-    const resolve = await meanRequestMs(
-      app,
-      'query($m: [ID!]!) { resolve(mbids: $m) { status target { mbid } } }',
-      { m: hundred },
-      requests,
-    );
-    store.close();
-    const figures = {
-      lines: lineCount,
-      uncompressedBytes: counter.bytes,
-      archiveBytes: statSync(archive).size,
-      bootstrapMs: Math.round(bootstrap.ms),
-      floorMs: Math.round(floor),
-      timeVsFloor: Number((bootstrap.ms / floor).toFixed(2)),
-      peakRssMb: bootstrap.treeRssMb ?? null,
-      dbBytes,
-      dbVsLines: Number((dbBytes / counter.bytes).toFixed(2)),
-      typenameMs: Number(typename.toFixed(3)),
-      entityMs: Number(entity.toFixed(3)),
-      resolve100Ms: Number(resolve.toFixed(3)),
-      entityVsTypename: Number((entity / typename).toFixed(2)),
-      resolveVsTypename: Number((resolve / typename).toFixed(2)),
-    };
-    process.stdout.write(`${JSON.stringify(figures)}\n`);
-    return figures;
-  } finally {
-    await rm(work, { recursive: true, force: true });
+  const lines = Number(values.lines);
+  const runner = String(values.runner);
+  const log = (text: string) => process.stderr.write(`${text}\n`);
+  const input = await bootstrapInput(lines, log);
+  if (runner !== 'tsx') {
+    log('compiling dist/ (npm run build) ...');
+    await timed('npx', ['tsc', '-p', 'tsconfig.build.json']);
   }
+  const dataDir = bootstrapDataDir(lines);
+  await rm(dataDir, { recursive: true, force: true });
+  log(`livefeed bootstrap of ${lines} lines (${runner}) ...`);
+  const startedAt = Date.now();
+  const bootstrap = await bootstrapProcess(input, dataDir, runner);
+  const bootstrapPhases = phases(bootstrap, startedAt);
+  log(`  ${JSON.stringify(bootstrapPhases)}`);
+  log('floor: xz -dc | tar -xO | sqlite3 .import ...');
+  const floor = await floorMs(input, join(BENCH_OUT, 'bootstrap-floor.db'));
+  const dbPath = bootstrapDbPath(lines);
+  const db = new Database(dbPath);
+  db.pragma('wal_checkpoint(TRUNCATE)');
+  db.close();
+  const dbBytes = statSync(dbPath).size;
+  log('entity, resolve of 100 and { __typename } ...');
+  const reads = await readFigures(dbPath, dataDir, input.mbids, Number(values.requests));
+  log(`the same over loopback HTTP (${LOAD_GENERATOR}) ...`);
+  const seconds = Number(values['graphql-seconds']);
+  const http = await httpFigures(dbPath, input.mbids, seconds, Number(values['graphql-rounds']));
+  const perSecond = (name: string) => http[name]!.requestsPerSecond;
+  const figures = {
+    date: new Date().toISOString(),
+    lines,
+    runner,
+    uncompressedBytes: input.uncompressedBytes,
+    archiveBytes: input.archiveBytes,
+    bootstrapMs: Math.round(bootstrap.ms),
+    floorMs: Math.round(floor),
+    timeVsFloor: Number((bootstrap.ms / floor).toFixed(2)),
+    bootstrapPhases,
+    peakRssMb: bootstrap.treeRssMb ?? null,
+    dbPath,
+    dbBytes,
+    dbVsLines: Number((dbBytes / input.uncompressedBytes).toFixed(3)),
+    reads,
+    entityVsTypename: Number((reads.entity!.p50Ms / reads.typename!.p50Ms).toFixed(2)),
+    resolve100VsTypename: Number((reads.resolve100!.p50Ms / reads.typename!.p50Ms).toFixed(2)),
+    http,
+    // Time per request against `{ __typename }`'s (the inverse of the throughput ratio).
+    httpEntityVsTypename: Number((perSecond('typename') / perSecond('entity')).toFixed(2)),
+    httpResolve100VsTypename: Number((perSecond('typename') / perSecond('resolve100')).toFixed(2)),
+  };
+  writeFileSync(join(BENCH_OUT, `bootstrap-${lines}.json`), `${JSON.stringify(figures, null, 2)}\n`);
+  process.stdout.write(`${JSON.stringify(figures)}\n`);
+  return figures;
 }
 
 if (process.argv[1] && fileURLToPath(import.meta.url) === process.argv[1]) await main();

@@ -1,9 +1,10 @@
 /**
- * Quick in-process comparison of the JSON dump ingest with and without the current-state upsert
- * (issue 14): the same real-shaped lines (the sample lines with fresh MBIDs) into fresh databases,
- * this checkout's ingest against the one of `--baseline <checkout>` (a checkout from before
- * current_state), alternating runs. Usage: `nice -n 19 npx tsx bench/currentStateCost.ts
- * --baseline /path/to/old/checkout [--lines 5000] [--runs 3]`. Prints milliseconds per run.
+ * Quick in-process comparison of the JSON dump ingest of this checkout against other checkouts
+ * (issue 14: what keeping the current state adds): the same real-shaped lines (the sample lines
+ * with fresh MBIDs) into fresh databases, alternating runs. Usage: `npx tsx bench/currentStateCost.ts
+ * --baseline name=/path/to/checkout [--baseline ...] [--lines 5000] [--runs 3]` (a checkout from
+ * before the current state, one with an earlier design). Prints wall and CPU milliseconds per run;
+ * the results are in bench/RESULTS.md.
  */
 import { randomUUID } from 'node:crypto';
 import { readdirSync, readFileSync } from 'node:fs';
@@ -15,13 +16,13 @@ import { writeJsonDump } from '../test/support/archives.js';
 
 const { values } = parseArgs({
   options: {
-    baseline: { type: 'string' },
+    baseline: { type: 'string', multiple: true },
     lines: { type: 'string', default: '5000' },
     runs: { type: 'string', default: '3' },
     samples: { type: 'string', default: '/work/shared/samples' },
   },
 });
-if (!values.baseline) throw new Error('--baseline <checkout from before current_state> is required');
+if (!values.baseline?.length) throw new Error('--baseline name=<checkout> is required (one or more)');
 
 const samples = readdirSync(values.samples)
   .filter((name) => name.endsWith('.jsonl'))
@@ -39,18 +40,21 @@ console.log(
 
 type Variant = { name: string; root: string };
 const variants: Variant[] = [
-  { name: 'baseline', root: values.baseline },
-  { name: 'current_state', root: join(import.meta.dirname, '..') },
+  ...values.baseline.map((given, i) => {
+    const [name, root] = given.includes('=') ? given.split('=', 2) : [`baseline${i + 1}`, given];
+    return { name: name!, root: root! };
+  }),
+  { name: 'this checkout', root: join(import.meta.dirname, '..') },
 ];
 // Wall time and this process's CPU time (xz may run in a child process): CPU time varies less
 // when another job shares the machine.
-const times: Record<string, number[]> = { baseline: [], current_state: [] };
-const cpu: Record<string, number[]> = { baseline: [], current_state: [] };
+const times: Record<string, number[]> = Object.fromEntries(variants.map((v) => [v.name, []]));
+const cpu: Record<string, number[]> = Object.fromEntries(variants.map((v) => [v.name, []]));
 for (let run = 0; run < Number(values.runs); run++) {
   for (const variant of variants) {
     const { openStore } = await import(join(variant.root, 'src/db/client.ts'));
     const { ingestJsonDump } = await import(join(variant.root, 'src/sync/ingest.ts'));
-    const store = openStore(join(dir, `${variant.name}-${run}.db`));
+    const store = openStore(join(dir, `${variants.indexOf(variant)}-${run}.db`));
     const started = performance.now();
     const cpuStart = process.cpuUsage();
     await ingestJsonDump(store, { packet: 7, entity: 'recording', archivePath: built.path, file: null });

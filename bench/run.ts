@@ -8,8 +8,8 @@
  * `--skip-graphql`, `--bootstrap [--lines N]` (only the full dump bootstrap, bench/bootstrap.ts),
  * `--sync-process [--scale S]` (only `sync --once` as a process, bench/syncProcess.ts). Needs xz, tar, sqlite3, python3 and bzip2 on PATH; loopback only.
  */
-import { type ChildProcess, execFileSync, spawn, spawnSync } from 'node:child_process';
-import { existsSync, rmSync, writeFileSync } from 'node:fs';
+import { execFileSync } from 'node:child_process';
+import { existsSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { cpus, totalmem } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -19,6 +19,7 @@ import type { EntityType } from '../src/feed/entities.js';
 import { CHANGE_FEED_CASE, changeFeedTarget, settleBenchPacket } from './changeFeed.js';
 import { type BenchInputs, buildInputs, type DumpInput } from './inputs.js';
 import { benchSyncProcess, syncProcessReport } from './syncProcess.js';
+import { LOAD_GENERATOR, type LoadResult, load, startServer } from './load.js';
 import { type Timed, timed } from './timed.js';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
@@ -120,95 +121,6 @@ async function ours(dump: DumpInput, db: string, decoder = 'auto'): Promise<Inge
 // ------------------------------------------------------------------------------------------------
 // GraphQL
 
-interface LoadResult {
-  query: string;
-  requestsPerSecond: number;
-  p50Ms: number;
-  p99Ms: number;
-  requests: number;
-  errors: number;
-  non2xx: number;
-  responseBytes: number;
-}
-
-async function startServer(db: string): Promise<{ port: number; child: ChildProcess }> {
-  const child = spawn(process.execPath, ['--import', 'tsx', join(ROOT, 'bench', 'serverChild.ts'), db], {
-    cwd: ROOT,
-    // As bin/livefeed.js and the single binary run the server.
-    env: { ...process.env, NODE_ENV: 'production' },
-    stdio: ['ignore', 'pipe', 'inherit'],
-  });
-  const port = await new Promise<number>((resolve, reject) => {
-    let text = '';
-    child.stdout!.on('data', (c) => {
-      text += c;
-      const line = text.split('\n')[0];
-      if (text.includes('\n') && line) resolve((JSON.parse(line) as { port: number }).port);
-    });
-    child.once('exit', (code) => reject(new Error(`server exited (${code})`)));
-  });
-  return { port, child };
-}
-
-async function load(port: number, name: string, query: string, seconds: number): Promise<LoadResult> {
-  const url = `http://127.0.0.1:${port}/graphql`;
-  const body = JSON.stringify({ query });
-  // One request first: the answer must be right before its speed means anything.
-  const check = await fetch(url, { method: 'POST', headers: { 'content-type': 'application/json' }, body });
-  const text = await check.text();
-  const parsed = JSON.parse(text) as { errors?: unknown };
-  if (!check.ok || parsed.errors) throw new Error(`${name}: ${check.status} ${text.slice(0, 500)}`);
-  const responseBytes = Buffer.byteLength(text);
-  if (LOAD_GENERATOR === 'wrk') {
-    // wrk (C, Debian's package) costs the shared 2 cores far less per response byte than autocannon.
-    const args = ['-t1', '-c10', '--latency', '-s', WRK_SCRIPT, url];
-    const env = { BODY: body };
-    await timed('wrk', ['-d1s', ...args], { env }); // warm-up, not counted
-    const out = (await timed('wrk', [`-d${seconds}s`, ...args], { env })).stdout;
-    const ms = (label: string) => {
-      const m = new RegExp(`${label}\\s+([\\d.]+)(us|ms|s)\\b`).exec(out);
-      if (!m) throw new Error(`wrk output without ${label}: ${out}`);
-      return Number(m[1]) * (m[2] === 'us' ? 0.001 : m[2] === 's' ? 1000 : 1);
-    };
-    const num = (re: RegExp) => Number(re.exec(out)?.[1] ?? 0);
-    return {
-      query: name,
-      requestsPerSecond: Math.round(num(/Requests\/sec:\s+([\d.]+)/)),
-      p50Ms: Math.round(ms('50%') * 100) / 100,
-      p99Ms: Math.round(ms('99%') * 100) / 100,
-      requests: num(/(\d+) requests in/),
-      errors: num(/Socket errors: connect (\d+)/),
-      non2xx: num(/Non-2xx or 3xx responses: (\d+)/),
-      responseBytes,
-    };
-  }
-  const bin = join(ROOT, 'node_modules', '.bin', 'autocannon');
-  const common = ['-m', 'POST', '-H', 'content-type=application/json', '-b', body, '-c', '10', '--json'];
-  await timed(bin, [...common, '-d', '1', url]); // warm-up, not counted
-  const out = await timed(bin, [...common, '-d', String(seconds), url]);
-  const r = JSON.parse(out.stdout) as {
-    requests: { average: number; total: number };
-    latency: { p50: number; p99: number };
-    errors: number;
-    non2xx: number;
-  };
-  return {
-    query: name,
-    requestsPerSecond: Math.round(r.requests.average),
-    p50Ms: r.latency.p50,
-    p99Ms: r.latency.p99,
-    requests: r.requests.total,
-    errors: r.errors,
-    non2xx: r.non2xx,
-    responseBytes,
-  };
-}
-
-/** wrk when installed (`apt-get install wrk`), else autocannon (a devDependency). */
-const LOAD_GENERATOR: 'wrk' | 'autocannon' =
-  flag('--autocannon') || spawnSync('wrk', ['--version']).error ? 'autocannon' : 'wrk';
-const WRK_SCRIPT = join(OUT, 'post.lua');
-
 /**
  * Loads the GraphQL server on `dbPath` (the big dump ingested) with the three queries, in
  * GRAPHQL_ROUNDS interleaved rounds; each query keeps its best round (the machine is shared, as
@@ -273,6 +185,14 @@ function tool(cmd: string, args: string[]): string {
   } catch {
     return 'missing';
   }
+}
+
+/** Sections of RESULTS.md written by hand from the other benchmarks (from {@link KEPT_HEADING} on), kept. */
+const KEPT_HEADING = '\n## Full dump bootstrap';
+function keptSections(path: string): string {
+  const previous = existsSync(path) ? readFileSync(path, 'utf8') : '';
+  const at = previous.indexOf(KEPT_HEADING);
+  return at < 0 ? '' : previous.slice(at);
 }
 
 /** Evidence behind the design, kept with the table (issue 7: profile first, keep the evidence). */
@@ -405,10 +325,6 @@ async function main(): Promise<void> {
     return;
   }
   const inputs: BenchInputs = await buildInputs(OUT, { rebuild: flag('--rebuild'), log });
-  writeFileSync(
-    WRK_SCRIPT,
-    'wrk.method = "POST"\nwrk.headers["content-type"] = "application/json"\nwrk.body = os.getenv("BODY")\n',
-  );
   const { big, small, longLines, packet } = inputs;
   const db = (name: string) => join(OUT, `${name}.db`);
   if (flag('--graphql-only')) {
@@ -679,9 +595,10 @@ async function main(): Promise<void> {
     targets,
   };
   writeFileSync(join(OUT, 'report.json'), `${JSON.stringify(report, null, 2)}\n`);
+  const results = join(ROOT, 'bench', 'RESULTS.md');
   writeFileSync(
-    join(ROOT, 'bench', 'RESULTS.md'),
-    `# Benchmark results\n\nThe latest \`npm run bench\` (bench/run.ts; the JSON report is bench/out/report.json).\n\n${table}\n\n${NOTES}`,
+    results,
+    `# Benchmark results\n\nThe latest \`npm run bench\` (bench/run.ts; the JSON report is bench/out/report.json).\n\n${table}\n\n${NOTES}${keptSections(results)}`,
   );
   if (targets.some((t) => !t.pass && !t.reportedOnly)) process.exitCode = 1;
 }

@@ -12,7 +12,7 @@ const ROOT = fileURLToPath(new URL('..', import.meta.url));
 export interface Timed {
   ms: number;
   stdout: string;
-  /** The command's stderr (without GNU time's line). */
+  /** Standard error, without GNU time's line. */
   stderr: string;
   /** Largest RSS of the process and its children in MB (GNU time), when /usr/bin/time exists. */
   treeRssMb?: number;
@@ -51,7 +51,7 @@ export function timed(
         resolve({
           ms,
           stdout,
-          stderr: stderr.replace(/maxrss=\d+\n?$/, ''),
+          stderr: stderr.replace(/maxrss=\d+\n?/, ''),
           treeRssMb: rss ? Math.round(Number(rss[1]) / 1024) : undefined,
         });
     });

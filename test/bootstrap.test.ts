@@ -150,9 +150,9 @@ describe('livefeed bootstrap (real CLI processes, the sample feed over HTTP)', (
       const later = feed.requests.slice(requestsBefore);
       expect(later.find((r) => r.path.endsWith('/recording.tar.xz'))?.status).toBe(206);
       expect(later.some((r) => r.path.endsWith('/area.tar.xz'))).toBe(false);
-      expect(stored(dbPath, "SELECT count(*) AS n FROM current_state WHERE entity = 'recording'")).toEqual([
-        { n: full.entities.recording!.mbids.length },
-      ]);
+      expect(
+        stored(dbPath, "SELECT count(DISTINCT mbid) AS n FROM changes WHERE entity = 'recording'"),
+      ).toEqual([{ n: full.entities.recording!.mbids.length }]);
       expect(
         stored(dbPath, `SELECT synced_at IS NOT NULL AS done FROM packets WHERE number = ${full.packet}`),
       ).toEqual([{ done: 1 }]);

@@ -1,4 +1,3 @@
-import type { Database, Statement } from 'better-sqlite3';
 import type { EntityType } from '../feed/entities.js';
 import type { Store } from './client.js';
 import { changeKey } from './keys.js';
@@ -6,17 +5,24 @@ import type { ChangeRow } from './queries.js';
 import { cachedStatement } from './statements.js';
 
 /**
- * The current state (`current_state`, issue 14): per MBID its newest known version. Writers call
- * the two upserts inside the transaction that stores a JSON dump or a replication packet, so the
- * current state never runs ahead of or behind the stored changes. Order is by packet; within one
- * packet a removal wins over a JSON dump line (a JSON dump never shows a removed entity, FEED.md),
- * and a later line of the same packet wins over an earlier one (change ids grow with the position).
+ * The current state (issue 14): per MBID its newest known version, read from two indexes that the
+ * writers maintain in the same transaction as the rows they index, so it never runs ahead of or
+ * behind the stored changes and costs the ingest nothing beyond the MBID index it already had:
+ * - the newest JSON dump line: the largest change id of the MBID in `changes_mbid` (ids grow with
+ *   packet, then position: a later line of the same packet wins over an earlier one);
+ * - the newest removal: the MBID's `removals` row of the largest packet (`removals_mbid`, on
+ *   mbid, packet, kind: one seek, no sort).
+ * Order is by packet, and within one packet a removal wins over a JSON dump line (a JSON dump never
+ * shows a removed entity, FEED.md): a JSON dump of a later packet makes a removed MBID current again,
+ * an older packet's dump stored late never does. An earlier version kept a `current_state` table,
+ * one more B-tree of random-UUID keys written per line (+19 % ingest, bench/RESULTS.md); migration
+ * 0005 drops it.
  */
 
 /** CURRENT: the newest version is a JSON dump line; DELETED / MERGED: a replication packet removed it. */
 export type CurrentStatus = 'CURRENT' | 'DELETED' | 'MERGED';
 
-/** A `current_state` row, with the newest change when a JSON dump held the MBID. */
+/** The current state of one MBID, with the newest change when a JSON dump held it. */
 export interface CurrentRow {
   mbid: string;
   entity: EntityType;
@@ -29,94 +35,115 @@ export interface CurrentRow {
   latest: ChangeRow | null;
 }
 
-// Rows of `changes` in a rowid range become the MBID's newest version when their id is the
-// largest (ids grow with packet, then position, within an entity type); they make it CURRENT only
-// when their packet is newer than the one that removed it, so a JSON dump stored after a later
-// packet's deletion leaves it deleted. ORDER BY +mbid (sorted, not read through the MBID index):
-// the B-tree of random UUIDs is written in key order; then id: of two lines of one MBID, the later wins.
-// `WHERE` before ON CONFLICT also settles SQLite's upsert parsing ambiguity (sqlite.org/lang_upsert).
-const UPSERT_CHANGES = `
-  INSERT INTO current_state (mbid, entity, status, change_id, packet, merged_into)
-  SELECT mbid, entity, 'CURRENT', id, packet, NULL FROM changes WHERE id BETWEEN ? AND ? ORDER BY +mbid, id
-  ON CONFLICT (mbid) DO UPDATE SET entity = excluded.entity, change_id = excluded.change_id,
-    status = iif(excluded.packet > current_state.packet, 'CURRENT', current_state.status),
-    merged_into = iif(excluded.packet > current_state.packet, NULL, current_state.merged_into),
-    packet = max(excluded.packet, current_state.packet)
-  WHERE excluded.change_id >= coalesce(current_state.change_id, 0)`;
-
-// The removals of one packet win over anything of the same or an earlier packet; the newest
-// JSON dump line stays referenced (`Entity.latest` shows the last version before the removal).
-// The same statement (over all packets) fills the table in drizzle/0004_current_state.sql.
-const UPSERT_REMOVALS = `
-  INSERT INTO current_state (mbid, entity, status, change_id, packet, merged_into)
-  SELECT mbid, entity, kind, NULL, packet, merged_into FROM removals WHERE packet = ? ORDER BY kind
-  ON CONFLICT (mbid) DO UPDATE SET status = excluded.status, packet = excluded.packet,
-    merged_into = excluded.merged_into
-  WHERE excluded.packet >= current_state.packet`;
-
 /**
- * The prepared upsert that makes the changes with rowids `first..last` current (see the module
- * comment for the order). Prepare once per JSON dump; run once, after its last INSERT.
+ * SQL expression: the id of the newest change of the MBID `mbid` (an SQL expression), or NULL.
+ * One reverse seek in `changes_mbid` (its entries end with the rowid, so no sort).
  */
-export function prepareCurrentFromChanges(db: Database): Statement<[number, number]> {
-  return db.prepare(UPSERT_CHANGES);
+export function newestChangeIdSql(mbid: string): string {
+  return `(SELECT id FROM changes WHERE mbid = ${mbid} ORDER BY id DESC LIMIT 1)`;
 }
 
-/**
- * Marks the MBIDs that replication packet `packet` deleted or merged away (its `removals` rows,
- * already written) as DELETED / MERGED, unless a newer packet's JSON dump already shows them.
- * Run in the packet's transaction.
- */
-export function applyRemovalsToCurrent(db: Database, packet: number): void {
-  db.prepare(UPSERT_REMOVALS).run(packet);
-}
+// The newest removal of an MBID: of a deletion and a merge in one packet, the merge (which names
+// the target) wins.
+const NEWEST_REMOVAL = (mbid: string) =>
+  `(SELECT rowid FROM removals WHERE mbid = ${mbid} ORDER BY packet DESC, kind DESC LIMIT 1)`;
 
-const CURRENT_COLUMNS = `s.mbid, s.entity, s.status, s.packet, s.merged_into AS mergedInto, s.change_id AS changeId,
-  CAST(c.data AS BLOB) AS data`;
+// `m` is a relation of MBIDs (column `mbid`). With `data`, the newest line goes out as bytes (no
+// decode per request); without, only its id is read, from the index alone.
+const CURRENT_OF = (m: string, data: boolean) => `
+  SELECT m.mbid, ${data ? 'c.id' : newestChangeIdSql('m.mbid')} AS changeId,
+    ${data ? 'CAST(c.data AS BLOB)' : 'NULL'} AS data,
+    r.entity AS removedEntity, r.kind AS removal, r.packet AS removedPacket, r.merged_into AS mergedInto
+  FROM ${m} m
+  ${data ? `LEFT JOIN changes c ON c.id = ${newestChangeIdSql('m.mbid')}` : ''}
+  LEFT JOIN removals r ON r.rowid = ${NEWEST_REMOVAL('m.mbid')}`;
 
-interface RawCurrentRow extends Omit<CurrentRow, 'latest'> {
+interface RawCurrentRow {
+  mbid: string;
   changeId: number | null;
   data: Buffer | null;
+  removedEntity: EntityType | null;
+  removal: 'DELETED' | 'MERGED' | null;
+  removedPacket: number | null;
+  mergedInto: string | null;
 }
 
-function currentRowOf(raw: RawCurrentRow): CurrentRow {
-  const { changeId, data, ...rest } = raw;
-  // A change row can be missing only if it was replaced by a re-import that no longer holds the line.
-  if (changeId === null || data === null) return { ...rest, latest: null };
-  const { packet, entity, position } = changeKey(changeId);
-  return { ...rest, latest: { id: changeId, packet, entity, position, mbid: raw.mbid, data } };
+/** Change `id` of `mbid` whose `data` is read on first use (one rowid seek), for reads that may not need it. */
+function changeWithLazyData(store: Store, id: number, mbid: string): ChangeRow {
+  let data: Buffer | undefined;
+  return {
+    id,
+    ...changeKey(id),
+    mbid,
+    get data(): Buffer {
+      if (data === undefined) {
+        const read = cachedStatement(store, 'SELECT CAST(data AS BLOB) AS data FROM changes WHERE id = ?');
+        data = (read.get(id) as { data: Buffer }).data;
+      }
+      return data;
+    },
+  };
 }
 
-/** The current state of `mbid` (lower case): one primary key read plus its newest change; undefined when not held. */
+function currentRowOf(store: Store, raw: RawCurrentRow): CurrentRow | undefined {
+  const { mbid, changeId, data } = raw;
+  const latest =
+    changeId === null
+      ? null
+      : data === null
+        ? changeWithLazyData(store, changeId, mbid)
+        : { id: changeId, ...changeKey(changeId), mbid, data };
+  if (raw.removal !== null && (latest === null || raw.removedPacket! >= latest.packet)) {
+    const entity = raw.removedEntity!;
+    return {
+      mbid,
+      entity,
+      status: raw.removal,
+      packet: raw.removedPacket!,
+      mergedInto: raw.mergedInto,
+      latest,
+    };
+  }
+  if (latest === null) return undefined;
+  return { mbid, entity: latest.entity, status: 'CURRENT', packet: latest.packet, mergedInto: null, latest };
+}
+
+/** The current state of `mbid` (lower case): two index seeks plus its newest change; undefined when not held. */
 export function currentOfMbid(store: Store, mbid: string): CurrentRow | undefined {
-  const raw = cachedStatement(
-    store,
-    `SELECT ${CURRENT_COLUMNS} FROM current_state s LEFT JOIN changes c ON c.id = s.change_id WHERE s.mbid = ?`,
-  ).get(mbid) as RawCurrentRow | undefined;
-  return raw && currentRowOf(raw);
+  const raw = cachedStatement(store, CURRENT_OF('(SELECT ? AS mbid)', true)).get(mbid) as RawCurrentRow;
+  return currentRowOf(store, raw);
 }
 
 /**
  * The current state of each of `mbids` (lower case) in one statement, in the order given;
- * undefined where not held. Duplicates answer the same row.
+ * undefined where not held. Duplicates answer the same row. `data: false` reads only the two
+ * indexes and leaves each newest line's `data` to be read when first used (`resolve`, which
+ * mostly needs statuses and MBIDs: about half the time of reading every line).
  */
-export function currentOfMbids(store: Store, mbids: readonly string[]): (CurrentRow | undefined)[] {
+export function currentOfMbids(
+  store: Store,
+  mbids: readonly string[],
+  { data = true }: { data?: boolean } = {},
+): (CurrentRow | undefined)[] {
   if (mbids.length === 0) return [];
-  const rows = cachedStatement(
-    store,
-    `SELECT ${CURRENT_COLUMNS} FROM current_state s LEFT JOIN changes c ON c.id = s.change_id
-     WHERE s.mbid IN (SELECT value FROM json_each(?))`,
-  ).all(JSON.stringify(mbids)) as RawCurrentRow[];
-  const byMbid = new Map(rows.map((raw) => [raw.mbid, currentRowOf(raw)]));
+  const sql = CURRENT_OF('(SELECT DISTINCT value AS mbid FROM json_each(?))', data);
+  const rows = cachedStatement(store, sql).all(JSON.stringify(mbids)) as RawCurrentRow[];
+  const byMbid = new Map(rows.map((raw) => [raw.mbid, currentRowOf(store, raw)]));
   return mbids.map((mbid) => byMbid.get(mbid));
 }
 
-/** Number of MBIDs held in the current state, per status. */
+/**
+ * Number of MBIDs held in the current state, per status. Reads every MBID of `changes` and
+ * `removals` (seconds on millions of entities): for reports and tests, not for a request path.
+ */
 export function currentCounts(store: Store): Record<CurrentStatus, number> {
   const counts: Record<CurrentStatus, number> = { CURRENT: 0, DELETED: 0, MERGED: 0 };
-  const rows = store.sqlite
-    .prepare('SELECT status, count(*) AS n FROM current_state GROUP BY status')
-    .all() as { status: CurrentStatus; n: number }[];
-  for (const row of rows) counts[row.status] = row.n;
+  const all = store.sqlite.prepare(
+    CURRENT_OF('(SELECT mbid FROM changes UNION SELECT mbid FROM removals)', false),
+  );
+  for (const raw of all.iterate() as IterableIterator<RawCurrentRow>) {
+    const row = currentRowOf(store, raw);
+    if (row) counts[row.status]++;
+  }
   return counts;
 }

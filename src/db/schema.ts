@@ -162,7 +162,10 @@ export const rowChanges = sqliteTable(
   ],
 );
 
-/** Entities deleted or merged away, derived from replication packets. */
+/**
+ * Entities deleted or merged away, derived from replication packets. With `changes_mbid` it is the
+ * current state (src/db/currentQueries.ts): the newest removal of an MBID against its newest line.
+ */
 export const removals = sqliteTable(
   'removals',
   {
@@ -173,27 +176,11 @@ export const removals = sqliteTable(
     kind: text('kind').notNull(),
     mergedInto: text('merged_into'),
   },
-  (t) => [primaryKey({ columns: [t.packet, t.mbid, t.kind] }), index('removals_mbid').on(t.mbid)],
+  (t) => [
+    primaryKey({ columns: [t.packet, t.mbid, t.kind] }),
+    index('removals_mbid').on(t.mbid, t.packet, t.kind),
+  ],
 );
-
-/**
- * Current state: per MBID of a tracked entity type, its newest known version, kept in the same
- * transaction as the JSON dump or replication packet that changes it (src/db/currentQueries.ts).
- * Ordered by packet: a removal wins over a JSON dump line of the same packet. WITHOUT ROWID in the
- * migration (drizzle cannot declare it): the row lives in the MBID's primary key b-tree.
- */
-export const currentState = sqliteTable('current_state', {
-  mbid: text('mbid').primaryKey(),
-  entity: text('entity').notNull(),
-  /** CURRENT | DELETED | MERGED */
-  status: text('status').notNull(),
-  /** The newest `changes` row of the MBID (kept when it is removed); null when no JSON dump held it. */
-  changeId: integer('change_id'),
-  /** Packet of the newest event: the JSON dump line, or the replication packet that removed it. */
-  packet: integer('packet').notNull(),
-  /** For MERGED: the MBID it was merged into, when known. */
-  mergedInto: text('merged_into'),
-});
 
 /** Notable sync events (schema sequence changes, ...), newest last. */
 export const events = sqliteTable('events', {

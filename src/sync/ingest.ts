@@ -2,7 +2,6 @@ import { isUtf8 } from 'node:buffer';
 import type { Readable } from 'node:stream';
 import type { Database, Statement } from 'better-sqlite3';
 import type { Store } from '../db/client.js';
-import { prepareCurrentFromChanges } from '../db/currentQueries.js';
 import { changeId, dumpIdRange } from '../db/keys.js';
 import type { EntityType } from '../feed/entities.js';
 import { type JsonDumpMetadata, readJsonDump } from '../feed/jsonDump.js';
@@ -72,10 +71,9 @@ const BATCH_BYTES = 1 << 20;
  * are, cast to TEXT by SQLite: no JS string, no JSON.parse, no second parse by SQLite. Rows go in
  * batches of {@link BATCH_ROWS} through one prepared multi-row INSERT with positional parameters.
  * Lines the fast path refuses go to `diagnoseLine`: stored re-escaped, or quarantined with the reason.
- * At the end of the dump one set-based upsert over its rowid range keeps the current state
- * (db/currentQueries.ts) in the same transaction: the line is written once, `current_state` holds
- * only its id. The check runs on this thread: on the 2-core reference machine xz keeps the other core busy, and
- * moving the check to a worker thread or the reader to a process measured slower (bench/RESULTS.md).
+ * The current state needs no write of its own: it is read from the MBID index these INSERTs keep
+ * (db/currentQueries.ts), so a line is written once. The check runs on this thread: on the 2-core
+ * reference machine xz keeps the other core busy, and moving the check to a worker thread or the reader to a process measured slower (bench/RESULTS.md).
  */
 class ChangeWriter {
   changeCount = 0;
@@ -85,9 +83,6 @@ class ChangeWriter {
   private readonly one: Statement;
   private readonly checked: Statement;
   private readonly quarantine: Statement;
-  private readonly current: Statement;
-  /** Rowids written since the last current-state upsert: [first, last], or first > last when none. */
-  private unapplied: [number, number] = [1, 0];
   private readonly args: unknown[] = [];
   private heldBytes = 0;
 
@@ -112,7 +107,6 @@ class ChangeWriter {
     this.quarantine = db.prepare(
       'INSERT INTO quarantine (packet, entity, line, raw, reason) VALUES (?, ?, ?, ?, ?)',
     );
-    this.current = prepareCurrentFromChanges(db);
   }
 
   /** Stores line `position` (its bytes without `\n`; not kept past {@link flush}). */
@@ -135,26 +129,8 @@ class ChangeWriter {
     else
       for (let i = 0; i < args.length; i += 4) this.one.run(args[i], args[i + 1], args[i + 2], args[i + 3]);
     this.changeCount += args.length / 4;
-    if (args.length > 0) this.wrote(args[0] as number, args[args.length - 4] as number);
     args.length = 0;
     this.heldBytes = 0;
-  }
-
-  /**
-   * Makes the dump's lines the current state in one set-based upsert at the end of the dump, in
-   * MBID order: random-UUID keys inserted one batch at a time touched a page of `current_state`
-   * per row (ingest 1.77 × the floor, `npm run bench`); sorted, the B-tree is written in order.
-   */
-  makeCurrent(): void {
-    const [first, last] = this.unapplied;
-    if (first <= last) this.current.run(first, last);
-    this.unapplied = [1, 0];
-  }
-
-  private wrote(first: number, last: number): void {
-    const range = this.unapplied;
-    this.unapplied =
-      range[0] <= range[1] ? [Math.min(range[0], first), Math.max(range[1], last)] : [first, last];
   }
 
   private slowPath(line: Buffer, position: number): void {
@@ -162,7 +138,6 @@ class ChangeWriter {
     const diagnosis = diagnoseLine(text);
     if (diagnosis.ok) {
       this.checked.run(this.base + position, position, diagnosis.mbid, diagnosis.json);
-      this.wrote(this.base + position, this.base + position);
       this.changeCount++;
     } else {
       this.quarantine.run(this.packet, this.entity, position, text, diagnosis.reason);
@@ -202,7 +177,6 @@ export async function ingestJsonDump(store: Store, options: IngestJsonDumpOption
       (line, n) => writer.add(line, n),
     );
     writer.flush();
-    writer.makeCurrent();
     const { changeCount, quarantineCount } = writer;
     const file = options.settle ? await options.settle() : options.file;
     recordDump(

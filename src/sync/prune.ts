@@ -1,5 +1,6 @@
 import { setImmediate as yieldToLoop } from 'node:timers/promises';
 import type { Store } from '../db/client.js';
+import { newestChangeIdSql } from '../db/currentQueries.js';
 import { recordHistoryFrom } from '../db/historyQueries.js';
 import { changeId } from '../db/keys.js';
 import { oldestPacketAwaited } from '../db/webhookQueries.js';
@@ -45,7 +46,7 @@ export function historyCutoff(store: Store, keep: KeepHistory, now: Date): numbe
 
 /**
  * Prunes history older than the `keep` window (`--keep-history`): JSON dump changes of packets
- * below the cutoff, except each MBID's current version (its `current_state` change), and the row
+ * below the cutoff, except each MBID's current version (its newest change), and the row
  * changes of replication packets below it; removals and the current state stay whole. Works in
  * transactions of at most {@link BATCH_ROWS} rows, yielding between them, so readers (WAL) and the
  * sync's own steps are never held up long; then records `history_from` and gives free pages back
@@ -90,7 +91,7 @@ async function pruneChanges(store: Store, cutoff: number): Promise<number> {
   // Ids pack the packet first (db/keys.ts): every change of a packet below the cutoff has a smaller id.
   const end = changeId(cutoff, 'area', 0);
   const page = store.sqlite.prepare(
-    `SELECT c.id, s.change_id IS c.id AS keep FROM changes c LEFT JOIN current_state s ON s.mbid = c.mbid
+    `SELECT c.id, c.id = ${newestChangeIdSql('c.mbid')} AS keep FROM changes c
      WHERE c.id > ? AND c.id < ? ORDER BY c.id LIMIT ${BATCH_ROWS}`,
   );
   const remove = store.sqlite.prepare('DELETE FROM changes WHERE id = ?');

@@ -1,7 +1,6 @@
 import { basename } from 'node:path';
 import type Database from 'better-sqlite3';
 import type { Store } from '../db/client.js';
-import { applyRemovalsToCurrent } from '../db/currentQueries.js';
 import { type RowChangeRow, type TableChangesRow, tableChangesOf } from '../db/replicationQueries.js';
 import { packetLabel, readReplicationArchive } from '../feed/replication/archive.js';
 import type { ReplicationArchiveInfo, ReplicationFormat, RowChange } from '../feed/replication/types.js';
@@ -104,7 +103,6 @@ function writePacket(
   const rowCount = staging.finish(info, packet, where);
   upsertReplicationPacket(sqlite, packet, info, rowCount, fileName, at);
   const removals = deriveRemovals(sqlite, packet, where);
-  applyRemovalsToCurrent(sqlite, packet);
   recordUnresolved(sqlite, packet, removals.unresolved, at);
   const schemaChange = recordPacketFacts(sqlite, packet, info, at);
   return {

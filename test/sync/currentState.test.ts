@@ -1,7 +1,7 @@
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openStore, type Store } from '../../src/db/client.js';
-import { currentCounts, currentOfMbid } from '../../src/db/currentQueries.js';
+import { currentCounts, currentOfMbid, currentOfMbids } from '../../src/db/currentQueries.js';
 import { changeId } from '../../src/db/keys.js';
 import { buildCurrentStateHistory, FILLER, MBID } from '../support/currentStateFeed.js';
 import { tempDir } from '../support/harness.js';
@@ -17,12 +17,22 @@ type StateRow = {
 describe('current state, kept by the JSON dump and replication packet writers', () => {
   let dir: Awaited<ReturnType<typeof tempDir>>;
   let store: Store;
-  const state = (mbid: string) =>
-    store.sqlite
-      .prepare('SELECT mbid, status, packet, change_id, merged_into FROM current_state WHERE mbid = ?')
-      .get(mbid) as StateRow;
-  const allState = () =>
-    store.sqlite.prepare('SELECT * FROM current_state ORDER BY mbid').all() as Record<string, unknown>[];
+  const stateRow = (row: NonNullable<ReturnType<typeof currentOfMbid>>): StateRow => ({
+    mbid: row.mbid,
+    status: row.status,
+    packet: row.packet,
+    change_id: row.latest?.id ?? null,
+    merged_into: row.mergedInto,
+  });
+  const state = (mbid: string) => stateRow(currentOfMbid(store, mbid)!);
+  // Every MBID a change or a removal names, with its current state.
+  const allState = () => {
+    const mbids = store.sqlite
+      .prepare('SELECT mbid FROM changes UNION SELECT mbid FROM removals ORDER BY mbid')
+      .pluck()
+      .all() as string[];
+    return currentOfMbids(store, mbids).map((row) => row && stateRow(row));
+  };
 
   beforeAll(async () => {
     dir = await tempDir('lf-current-');
@@ -34,14 +44,18 @@ describe('current state, kept by the JSON dump and replication packet writers', 
     await dir?.cleanup();
   });
 
-  it('holds each MBID once, pointing at its newest change row (the line itself is not copied)', () => {
+  it('holds each MBID once, read from its newest change row (the line is stored once, nothing repeats it)', () => {
     const distinct = store.sqlite.prepare('SELECT count(DISTINCT mbid) FROM changes').pluck().get();
     expect(distinct).toBe(9 + FILLER);
     // The merge target no JSON dump held is not an entity of the current state by itself.
-    expect(store.sqlite.prepare('SELECT count(*) FROM current_state').pluck().get()).toBe(9 + FILLER);
-    const columns = store.sqlite.prepare("SELECT name FROM pragma_table_info('current_state')").pluck().all();
-    expect(columns).not.toContain('data');
     expect(currentCounts(store)).toEqual({ CURRENT: 3 + FILLER, DELETED: 2, MERGED: 4 });
+    expect(currentOfMbid(store, MBID.notInDumps)).toBeUndefined();
+    expect(currentOfMbid(store, MBID.unknown)).toBeUndefined();
+    const tables = store.sqlite.prepare("SELECT name FROM sqlite_master WHERE type = 'table'").pluck().all();
+    expect(tables).not.toContain('current_state');
+    // One statement answers many MBIDs in the order asked, duplicates and unknowns included.
+    const many = currentOfMbids(store, [MBID.middle, MBID.unknown, MBID.replaced, MBID.middle]);
+    expect(many.map((row) => row?.status)).toEqual(['MERGED', undefined, 'CURRENT', 'MERGED']);
   });
 
   it('a newer JSON dump line replaces the version', () => {
@@ -92,13 +106,19 @@ describe('current state, kept by the JSON dump and replication packet writers', 
     expect(allState()).toEqual(before);
   });
 
-  it('the migration fills the current state of a database made by an earlier version', () => {
+  it('the migration drops the current_state table of a database made by an earlier version; the state stays', () => {
     const before = allState();
     const path = store.path;
     store.close();
     const old = openStore(path);
-    // What an earlier version left: no current_state table and no record of its migration.
-    old.sqlite.exec('DROP TABLE current_state');
+    // What the earlier version left: its table (rows derived from changes and removals) and no record of 0005.
+    old.sqlite.exec(
+      'CREATE TABLE current_state (mbid text PRIMARY KEY NOT NULL, entity text NOT NULL, status text NOT NULL, ' +
+        'change_id integer, packet integer NOT NULL, merged_into text) WITHOUT ROWID',
+    );
+    old.sqlite.exec(
+      "INSERT INTO current_state SELECT mbid, entity, 'CURRENT', max(id), packet, NULL FROM changes GROUP BY mbid",
+    );
     old.sqlite
       .prepare(
         'DELETE FROM __drizzle_migrations WHERE created_at = (SELECT max(created_at) FROM __drizzle_migrations)',
@@ -106,11 +126,9 @@ describe('current state, kept by the JSON dump and replication packet writers', 
       .run();
     old.close();
     store = openStore(path);
+    expect(
+      store.sqlite.prepare("SELECT name FROM sqlite_master WHERE name = 'current_state'").get(),
+    ).toBeUndefined();
     expect(allState()).toEqual(before);
-    const withoutRowid = store.sqlite
-      .prepare("SELECT sql FROM sqlite_master WHERE name = 'current_state'")
-      .pluck()
-      .get();
-    expect(withoutRowid).toMatch(/WITHOUT ROWID/);
   });
 });

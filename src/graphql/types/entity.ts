@@ -25,7 +25,7 @@ export function entityOfCurrent(row: CurrentRow): EntityShape {
 }
 
 /**
- * The entity of `mbid` (lower case) from the current state: one primary key read and its newest
+ * The entity of `mbid` (lower case) from the current state: two index seeks and its newest
  * change, never the whole history. `fallbackType` names the type of an MBID known only as a merge
  * target. Undefined when the current state does not hold it and no fallback is given.
  */

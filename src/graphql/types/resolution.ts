@@ -129,7 +129,7 @@ builder.queryFields((t) => ({
     args: { mbids: t.arg.idList({ required: true }) },
     resolve: (_r, args, ctx) => {
       const mbids = checkMbids(args.mbids);
-      const rows = currentOfMbids(ctx.store, mbids);
+      const rows = currentOfMbids(ctx.store, mbids, { data: false });
       return mbids.map((mbid, i) => resolveMbid(ctx.store, mbid, rows[i] ?? null));
     },
   }),

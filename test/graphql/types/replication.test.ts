@@ -307,12 +307,6 @@ describe('replication packets not stored, and MBIDs known only from removals', (
         insert.run(`00000000-0000-4000-8000-${String(i).padStart(12, '0')}`, 500);
       }
       insert.run(ONLY_REMOVED, 501);
-      // Rows written by hand, not by the sync: the current state is filled as a packet would fill it.
-      store.sqlite
-        .prepare(
-          `INSERT INTO current_state (mbid, entity, status, packet, merged_into) VALUES (?, 'artist', 'MERGED', 501, NULL)`,
-        )
-        .run(ONLY_REMOVED);
       const at = '2026-05-12T00:00:00.000000Z';
       for (const [packet, status, error] of [
         [500, 'SYNCED', null],

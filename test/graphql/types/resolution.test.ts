@@ -115,12 +115,26 @@ describe('entity, entities and resolve over the current state (yoga.fetch)', () 
     ]);
   });
 
+  it("resolve reads a target's line only when asked for it, and then the newest one", async () => {
+    const answer = await gql(
+      app,
+      'query($m: [ID!]!) { resolve(mbids: $m) { status target { mbid latest { packet name data } } } }',
+      { m: [MBID.replaced, MBID.chainStart] },
+    );
+    expect(answer.errors).toBeUndefined();
+    const [replaced, merged] = answer.data!.resolve;
+    expect(replaced).toMatchObject({ status: 'CURRENT', target: { latest: { packet: 11, name: 'second' } } });
+    expect(replaced.target.latest.data).toMatchObject({ id: MBID.replaced, name: 'second' });
+    expect(merged.target).toMatchObject({ mbid: MBID.chainEnd, latest: { packet: 10 } });
+    expect(merged.target.latest.data).toMatchObject({ id: MBID.chainEnd });
+  });
+
   it('resolve stops at a merge cycle instead of looping', async () => {
     const store = openStore(app.store.path);
     const a = 'c0000000-0000-4000-8000-00000000000a';
     const b = 'c0000000-0000-4000-8000-00000000000b';
     const insert = store.sqlite.prepare(
-      `INSERT INTO current_state (mbid, entity, status, packet, merged_into) VALUES (?, 'artist', 'MERGED', 20, ?)`,
+      `INSERT INTO removals (mbid, entity, packet, kind, merged_into) VALUES (?, 'artist', 20, 'MERGED', ?)`,
     );
     insert.run(a, b);
     insert.run(b, a);
