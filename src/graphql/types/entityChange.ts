@@ -26,8 +26,8 @@ export const EntityChangeRef = builder.objectRef<ChangeRow>('EntityChange').impl
     name: t.string({
       nullable: true,
       description: 'The line\'s "name" or "title".',
-      resolve: (c) => {
-        const { json } = typedEntityOf(c);
+      resolve: (c, _a, ctx) => {
+        const { json } = typedEntityOf(c, ctx);
         const name = json.name ?? json.title;
         return typeof name === 'string' ? name : null;
       },

@@ -1,7 +1,7 @@
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { getNamedType, isObjectType } from 'graphql';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { openStore } from '../../../src/db/client.js';
 import { ENTITY_TYPES, type EntityType } from '../../../src/feed/entities.js';
 import { schema } from '../../../src/graphql/schema.js';
@@ -158,6 +158,25 @@ describe('typed entities: MusicBrainzEntity and its eleven types (yoga.fetch, re
     expect(first.entity.releaseGroupMbid).toBeNull();
     expect(second.entity).toEqual(answer.data!.entity.current);
     expect(second.data).toEqual(newest);
+  });
+
+  it('parses each line once per request, however many typed fields and paths lead to it', async () => {
+    const lines = packetOneLines().label;
+    const parse = vi.spyOn(JSON, 'parse');
+    try {
+      const answer = await gql(
+        app,
+        `{ changes(packet: 1, entity: LABEL, first: 20) { nodes { name type entity { name disambiguation
+             aliases { name } ... on Label { sortName labelCode lifeSpan { begin } } } } }
+           entities(mbids: ["${TYPED.abstractLogix}"]) { latest { name entity { name } } current { name } } }`,
+      );
+      expect(answer.errors).toBeUndefined();
+      const parsed = (line: string) => parse.mock.calls.filter(([text]) => text === line).length;
+      // Also the line the changes page and the entities lookup both read.
+      expect(lines.map(parsed)).toEqual(lines.map(() => 1));
+    } finally {
+      parse.mockRestore();
+    }
   });
 
   it('Entity.current is null for an MBID no JSON dump held (known from a deletion)', async () => {

@@ -26,7 +26,7 @@ builder.objectField(EntityRef, 'current', (t) =>
     nullable: true,
     description:
       'The newest version (`latest`), typed: `... on Artist { sortName }`; null when no JSON dump held this MBID.',
-    resolve: (e) => (e.latest ? typedEntityOf(e.latest) : null),
+    resolve: (e, _a, ctx) => (e.latest ? typedEntityOf(e.latest, ctx) : null),
   }),
 );
 
@@ -35,6 +35,6 @@ builder.objectField(EntityChangeRef, 'entity', (t) =>
     type: MusicBrainzEntityRef,
     description:
       'This version, typed: `... on Release { status media { format } }`. `type` is its entity type.',
-    resolve: (c) => typedEntityOf(c),
+    resolve: (c, _a, ctx) => typedEntityOf(c, ctx),
   }),
 );

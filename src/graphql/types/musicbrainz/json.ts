@@ -4,8 +4,7 @@ import type { EntityType } from '../../../feed/entities.js';
 
 /**
  * Reading typed fields out of a stored JSON dump line (docs/ENTITY_TYPES.md has the mapping). A
- * line is parsed once per change row object, and the API reads rows once per request, so one
- * request parses each line once however many fields it asks for. A field the line does not hold,
+ * line is parsed once per request however many fields, and however many paths to it, it asks for. A field the line does not hold,
  * or holds as `null`, is null; a value of another JSON type than upstream writes is a field error
  * (code `UNEXPECTED_JSON`) naming the entity, packet, line and JSON path, never a guess.
  */
@@ -28,20 +27,27 @@ export interface TypedEntity extends JsonNode {
   type: EntityType;
 }
 
-const typed = new WeakMap<ChangeRow, TypedEntity>();
+// Per request (its context object), by change id: two rows of one line (a page of changes and an
+// entity lookup in the same request) share one parse.
+const typed = new WeakMap<object, Map<number, TypedEntity>>();
 
 /**
- * The typed entity of a stored change (parsed once per row object).
+ * The typed entity of a stored change, parsed once per request (`request` is the GraphQL context).
  * @throws GraphQLError UNEXPECTED_JSON when the line is not a JSON object (the ingest stores none such).
  */
-export function typedEntityOf(change: ChangeRow): TypedEntity {
-  let entity = typed.get(change);
+export function typedEntityOf(change: ChangeRow, request: object): TypedEntity {
+  let parsed = typed.get(request);
+  if (!parsed) {
+    parsed = new Map();
+    typed.set(request, parsed);
+  }
+  let entity = parsed.get(change.id);
   if (!entity) {
     const at = `${change.entity} ${change.mbid} (packet ${change.packet}, line ${change.position})`;
     const json: unknown = JSON.parse(change.data.toString('utf8'));
     if (!isObject(json)) throw unexpected({ at, path: '' }, 'the line', 'an object');
     entity = { json, at, path: '', mbid: change.mbid, type: change.entity };
-    typed.set(change, entity);
+    parsed.set(change.id, entity);
   }
   return entity;
 }
