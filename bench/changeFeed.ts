@@ -16,8 +16,8 @@ export const CHANGE_FEED_CASE: [name: string, query: string] = [
   `{ changeFeed(first: 100) {
       pageInfo { hasNextPage endCursor }
       nodes {
-        ... on EntityChange { mbid entity packet position timestamp data }
-        ... on EntityRemoval { mbid entity packet kind mergedInto timestamp }
+        ... on EntityChange { mbid type packet position timestamp data }
+        ... on EntityRemoval { mbid type packet kind mergedInto timestamp }
       }
     } }`,
 ];

@@ -4,19 +4,19 @@ import { type FeedEvent, isRemovalEvent } from './changeFeedQueries.js';
 /**
  * The plain JSON form of a change stream event, with the field names of the GraphQL types
  * (`__typename`, then the fields of `EntityChange` or `EntityRemoval`), for consumers outside
- * GraphQL (webhooks POST batches of these). `entity` is the GraphQL enum name (`RELEASE_GROUP`);
+ * GraphQL (webhooks POST batches of these). `type` is the GraphQL enum name (`RELEASE_GROUP`);
  * times are ISO 8601 UTC; a change's `data` is the JSON dump line exactly as stored (not parsed and
  * written again).
  *
- * EntityChange: `{"__typename":"EntityChange","mbid","entity","packet","position","timestamp","name","data"}`
- * EntityRemoval: `{"__typename":"EntityRemoval","mbid","entity","packet","kind","mergedInto","timestamp"}`
+ * EntityChange: `{"__typename":"EntityChange","mbid","type","packet","position","timestamp","name","data"}`
+ * EntityRemoval: `{"__typename":"EntityRemoval","mbid","type","packet","kind","mergedInto","timestamp"}`
  */
 export function feedEventJson(event: FeedEvent): string {
   if (isRemovalEvent(event)) {
     return JSON.stringify({
       __typename: 'EntityRemoval',
       mbid: event.mbid,
-      entity: entityEnumName(event.entity),
+      type: entityEnumName(event.entity),
       packet: event.packet,
       kind: event.kind,
       mergedInto: event.mergedInto,
@@ -27,7 +27,7 @@ export function feedEventJson(event: FeedEvent): string {
   const head = JSON.stringify({
     __typename: 'EntityChange',
     mbid: event.mbid,
-    entity: entityEnumName(event.entity),
+    type: entityEnumName(event.entity),
     packet: event.packet,
     position: event.position,
     timestamp: event.timestamp,

@@ -44,7 +44,7 @@ export function exampleQuery(store: Store): string {
   );
   return `# livefeed: the MusicBrainz live data feed, verified and stored locally.
 # Press the run button: packet ${packet} (the newest with changes), the first changes of each entity
-# type that changed in it, and the history of one of them across packets.
+# type that changed in it, and one of them typed (current) with its history across packets.
 query Example {
   service { demo deployment }
   packet(number: ${packet}) {
@@ -56,6 +56,7 @@ ${changes.join('\n')}
   entity(mbid: "${best.mbid}") {
     type
     latest { packet name }
+    current { __typename name disambiguation aliases { name locale } }
     history { packet position name }
   }
 }

@@ -51,8 +51,8 @@ describe('readFeedEvents and the plain JSON form of events (for consumers outsid
       app,
       `{ changeFeed(first: 500) { nodes {
         __typename
-        ... on EntityChange { mbid entity packet position timestamp name data }
-        ... on EntityRemoval { mbid entity packet kind mergedInto timestamp }
+        ... on EntityChange { mbid type packet position timestamp name data }
+        ... on EntityRemoval { mbid type packet kind mergedInto timestamp }
       } } }`,
     );
     expect(answer.errors).toBeUndefined();

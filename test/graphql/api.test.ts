@@ -83,7 +83,7 @@ describe('GraphQL over a synced bundled feed (yoga.fetch)', () => {
       const { data: d, errors }: GqlResult = await gql(
         app,
         `query($p: Int!, $after: String) { changes(packet: $p, entity: LABEL, first: 1, after: $after) {
-          totalCount pageInfo { hasNextPage endCursor } edges { cursor node { mbid entity packet position name data } } nodes { mbid } } }`,
+          totalCount pageInfo { hasNextPage endCursor } edges { cursor node { mbid type packet position name data } } nodes { mbid } } }`,
         { p: packet.number, after },
       );
       expect(errors).toBeUndefined();
@@ -93,7 +93,7 @@ describe('GraphQL over a synced bundled feed (yoga.fetch)', () => {
         conn.edges.map((e: { node: { mbid: string } }) => e.node.mbid),
       );
       for (const edge of conn.edges) {
-        expect(edge.node).toMatchObject({ entity: 'LABEL', packet: packet.number });
+        expect(edge.node).toMatchObject({ type: 'LABEL', packet: packet.number });
         expect(edge.node.data.id).toBe(edge.node.mbid);
         expect(edge.node.name).toBe(expected.names[seen.length]);
         expect(edge.cursor).not.toMatch(/^\d+$/);

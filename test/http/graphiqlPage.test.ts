@@ -2,6 +2,7 @@ import { brotliDecompressSync, gunzipSync } from 'node:zlib';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openStore, type Store } from '../../src/db/client.js';
 import { createApp } from '../../src/http/app.js';
+import { exampleQuery } from '../../src/http/exampleQuery.js';
 import { testLogger, testService } from '../support/harness.js';
 import { type Listening, listen } from '../support/listen.js';
 import { rawRequest } from '../support/rawHttp.js';
@@ -59,6 +60,21 @@ describe('GraphiQL page over real HTTP: compressed, cacheable; / redirects', () 
     expect(page).toContain('entity: LABEL');
     expect(page).toContain('entity: RECORDING');
     expect(page).toMatch(/entity\(mbid: \\"[0-9a-f-]{36}\\"\)/);
+    expect(page).toContain('current { __typename name');
+  });
+
+  it('the example query answers without errors, the entity typed', async () => {
+    const response = await fetch(`${server.origin}/graphql`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ query: exampleQuery(store) }),
+    });
+    const answer = (await response.json()) as {
+      data: { entity: { current: { __typename: string } } };
+      errors?: unknown;
+    };
+    expect(answer.errors).toBeUndefined();
+    expect(answer.data.entity.current.__typename).toMatch(/^[A-Z]\w+$/);
   });
 
   it('GET / redirects to /graphql, keeping a shared query', async () => {

@@ -88,7 +88,7 @@ describe('webhook delivery over the change stream (real receiver, real database)
     expect(bodies[0]!.webhook).toBe('hook');
     const node = bodies[0]!.edges[0]!.node;
     expect(node.__typename).toBe('EntityChange');
-    expect(node).toMatchObject({ packet: expect.any(Number), entity: expect.stringMatching(/^[A-Z_]+$/) });
+    expect(node).toMatchObject({ packet: expect.any(Number), type: expect.stringMatching(/^[A-Z_]+$/) });
     expect(typeof node.data).toBe('object');
 
     // Down: a 503, then connection refused; each attempt stored, nothing acknowledged.
@@ -147,7 +147,7 @@ describe('webhook delivery over the change stream (real receiver, real database)
       const got = other.accepted();
       const newArtists = got.flatMap((b) => b.edges);
       expect(newArtists.length).toBeGreaterThan(0);
-      expect(newArtists.every((e) => e.node.entity === 'ARTIST')).toBe(true);
+      expect(newArtists.every((e) => e.node.type === 'ARTIST')).toBe(true);
       expect(newArtists.map((e) => e.id)).toEqual(artistIds.slice(artistIds.length - newArtists.length));
       expect(streamIds(ctx.store).length).toBeGreaterThan(before);
       await deliverWebhook(deliveryCtx(), one);

@@ -13,21 +13,22 @@ import { userError } from '../errors.js';
 import { RawJson } from '../plugins/rawJson.js';
 import { checkPacketNumber } from '../validate.js';
 import { EntityTypeEnum } from './entityType.js';
+import { typedEntityOf } from './musicbrainz/json.js';
 
 /** GraphQL `EntityChange`: one line of a JSON dump. */
 export const EntityChangeRef = builder.objectRef<ChangeRow>('EntityChange').implement({
   description: 'One changed entity: a line of the JSON dump of its type for one packet.',
   fields: (t) => ({
     mbid: t.exposeID('mbid'),
-    entity: t.field({ type: EntityTypeEnum, resolve: (c) => c.entity }),
+    type: t.field({ type: EntityTypeEnum, description: 'Its entity type.', resolve: (c) => c.entity }),
     packet: t.exposeInt('packet'),
     position: t.exposeInt('position', { description: '1-based line number in the JSON dump.' }),
     name: t.string({
       nullable: true,
       description: 'The line\'s "name" or "title".',
-      resolve: (c) => {
-        const data = parseData(c) as { name?: unknown; title?: unknown };
-        const name = data.name ?? data.title;
+      resolve: (c, _a, ctx) => {
+        const { json } = typedEntityOf(c, ctx);
+        const name = json.name ?? json.title;
         return typeof name === 'string' ? name : null;
       },
     }),
@@ -39,17 +40,6 @@ export const EntityChangeRef = builder.objectRef<ChangeRow>('EntityChange').impl
     }),
   }),
 });
-
-const parsed = new WeakMap<ChangeRow, unknown>();
-
-function parseData(change: ChangeRow): unknown {
-  let value = parsed.get(change);
-  if (value === undefined) {
-    value = JSON.parse(change.data.toString('utf8'));
-    parsed.set(change, value);
-  }
-  return value;
-}
 
 /** GraphQL `EntityChangeConnection`. */
 export const EntityChangeConnection = connectionType('EntityChange', EntityChangeRef);

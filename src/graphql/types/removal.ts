@@ -35,7 +35,17 @@ export const EntityRemovalRef = builder.objectRef<RemovalRow>('EntityRemoval').i
     'An entity deleted or merged away, as a replication packet shows it (JSON dumps never show removals).',
   fields: (t) => ({
     mbid: t.exposeID('mbid', { description: 'The MBID that is gone.' }),
-    entity: t.field({ type: EntityTypeEnum, resolve: (r) => r.entity }),
+    type: t.field({
+      type: EntityTypeEnum,
+      description: 'Its entity type (the same field as `EntityChange.type`).',
+      resolve: (r) => r.entity,
+    }),
+    entity: t.field({
+      type: EntityTypeEnum,
+      deprecationReason:
+        'Use `type`: in a `FeedEvent` selection `entity` would clash with `EntityChange.entity` (the typed entity).',
+      resolve: (r) => r.entity,
+    }),
     packet: t.exposeInt('packet', { description: 'The packet whose replication packet removed it.' }),
     kind: t.field({ type: RemovalKindEnum, resolve: (r) => r.kind }),
     mergedInto: t.exposeID('mergedInto', {

@@ -5,15 +5,15 @@ import { createPacketEvents } from '../../../src/ops/events.js';
 import { gql, testApp, testService } from '../../support/harness.js';
 import { type SyncedDatabase, syncedDatabase } from '../../support/synced.js';
 
-// Everything a client sees of changes: connection fields, cursors, raw JSON, links, and MBID lookups.
+// Everything a client sees of changes: connection fields, cursors, raw JSON, typed entities and their links.
 const RICH_QUERY = `query Rich($after: String) {
   latestPacket { number timestamp dumps { entity status changeCount file { name url size } } }
   packets(first: 3) { totalCount pageInfo { hasNextPage endCursor } nodes { number syncedAt } }
   changes(packet: 186112, entity: RECORDING, first: 1, after: $after) {
     totalCount
     pageInfo { hasNextPage hasPreviousPage startCursor endCursor }
-    edges { cursor node { mbid entity packet position name data } }
-    nodes { mbid }
+    edges { cursor node { mbid type packet position name data } }
+    nodes { mbid entity { __typename name aliases { name } ... on Recording { length artistCredit { name artistMbid artist { mbid } } } } }
   }
   service { demo deployment feedRoot version }
 }`;

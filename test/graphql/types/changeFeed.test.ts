@@ -13,8 +13,8 @@ const FEED = `query($after: String, $first: Int, $entities: [EntityType!], $mbid
     edges { cursor }
     nodes {
       __typename
-      ... on EntityChange { mbid entity packet position timestamp }
-      ... on EntityRemoval { mbid entity packet kind mergedInto timestamp }
+      ... on EntityChange { mbid type packet position timestamp }
+      ... on EntityRemoval { mbid type packet kind mergedInto timestamp }
     }
     pageInfo { hasNextPage hasPreviousPage endCursor }
   }
@@ -116,7 +116,7 @@ describe('changeFeed: a client follows the stream across syncs (real sync, repli
       growing.expectedEvents(firstPacket, firstPacket + 22, ['artist']),
     );
     expect(artists.seen.length).toBeGreaterThan(1);
-    expect(artists.seen.every((n) => (n as unknown as { entity: string }).entity === 'ARTIST')).toBe(true);
+    expect(artists.seen.every((n) => (n as unknown as { type: string }).type === 'ARTIST')).toBe(true);
 
     const removed = growing.manifest.packets.find((p) => p.replication?.removals.length)!.replication!
       .removals[0]!;
@@ -148,8 +148,8 @@ describe('changeFeed: a client follows the stream across syncs (real sync, repli
       changeFeed(first: 500, entities: [RECORDING]) {
         pageInfo { hasNextPage endCursor }
         nodes {
-          ... on EntityChange { mbid entity packet position timestamp name data diff { op path from value } }
-          ... on EntityRemoval { mbid entity packet kind mergedInto timestamp }
+          ... on EntityChange { mbid type packet position timestamp name data diff { op path from value } }
+          ... on EntityRemoval { mbid type packet kind mergedInto timestamp }
         }
       }
     }`;

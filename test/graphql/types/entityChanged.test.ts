@@ -8,8 +8,8 @@ import { gql, syncContext, tempDir, testApp, testLogger } from '../../support/ha
 import { AppServers } from '../../support/serveApp.js';
 
 const SELECTION = `__typename
-  ... on EntityChange { mbid entity packet position }
-  ... on EntityRemoval { mbid entity packet kind }`;
+  ... on EntityChange { mbid type packet position }
+  ... on EntityRemoval { mbid type packet kind }`;
 
 interface Event {
   __typename: string;
