@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createPacketEvents } from '../../../src/ops/events.js';
 import { createOps, instrumentSync } from '../../../src/ops/wiring.js';
 import { type SampleFeed, startSampleFeed } from '../../../src/samplefeed/server.js';
 import type { SyncContext } from '../../../src/sync/context.js';
@@ -89,7 +90,7 @@ describe('subscription entityChanged (SSE, real server on port 0, sync in the sa
 
   it('delivers the events of each packet reaching the stream, in stream order, as changeFeed serves them', async () => {
     const { firstPacket, lastPacket } = growing.manifest;
-    const ops = createOps({ version: 'test', deployment: 'production', demo: false });
+    const ops = createOps({ version: 'test', deployment: 'production', demo: false }, createPacketEvents());
     const { origin } = await servers.start(`${dir.dir}/livefeed.db`, {
       dataDir: dir.dir,
       events: ops.events,
