@@ -5,7 +5,7 @@
  * and prints the table. Options: `--runs N` (timed runs of each ingest, interleaved; the best
  * counts, default 5), `--rebuild` (fresh inputs), `--graphql-seconds S` (per query, default 5),
  * `--graphql-rounds N` (interleaved rounds of the three queries, the best counts, default 5),
- * `--skip-graphql`, `--bootstrap [--lines N]` (only the full dump bootstrap, bench/bootstrap.ts). Needs xz, tar, sqlite3, python3 and bzip2 on PATH; loopback only.
+ * `--skip-graphql`, `--bootstrap [--lines N]` (only the full dump bootstrap, bench/bootstrap.ts), `--year` (only the year section, bench/year.ts; `--skip-year` leaves it out). Needs xz, tar, sqlite3, python3 and bzip2 on PATH; loopback only.
  */
 import { type ChildProcess, execFileSync, spawn, spawnSync } from 'node:child_process';
 import { existsSync, rmSync, writeFileSync } from 'node:fs';
@@ -392,6 +392,11 @@ async function main(): Promise<void> {
     await (await import('./bootstrap.js')).main(argv);
     return;
   }
+  // Issue 16: a year of operation (bench/year.ts), on its own generated databases.
+  if (flag('--year')) {
+    await (await import('./year.js')).main(argv);
+    return;
+  }
   const inputs: BenchInputs = await buildInputs(OUT, { rebuild: flag('--rebuild'), log });
   writeFileSync(
     WRK_SCRIPT,
@@ -667,3 +672,6 @@ async function main(): Promise<void> {
 }
 
 await main();
+// Issue 16: the year section runs after the rest (`--skip-year` leaves it out, `--year` runs it alone).
+if (!flag('--year') && !flag('--bootstrap') && !flag('--graphql-only') && !flag('--skip-year'))
+  await (await import('./year.js')).main(argv);
