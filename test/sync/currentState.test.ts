@@ -97,11 +97,14 @@ describe('current state, kept by the JSON dump and replication packet writers', 
     const path = store.path;
     store.close();
     const old = openStore(path);
-    // What an earlier version left: no current_state table and no record of its migration.
-    old.sqlite.exec('DROP TABLE current_state');
+    // What an earlier version left: no current_state table (0004), none of the indexes of later
+    // migrations (0005), and no record of those migrations.
+    old.sqlite.exec(
+      'DROP TABLE current_state; DROP INDEX packets_synced_at; DROP INDEX removals_entity; DROP INDEX replication_packets_status',
+    );
     old.sqlite
       .prepare(
-        'DELETE FROM __drizzle_migrations WHERE created_at = (SELECT max(created_at) FROM __drizzle_migrations)',
+        'DELETE FROM __drizzle_migrations WHERE created_at >= (SELECT created_at FROM __drizzle_migrations ORDER BY created_at LIMIT 1 OFFSET 4)',
       )
       .run();
     old.close();
