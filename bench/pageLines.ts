@@ -93,7 +93,7 @@ The bytes of a page are now copied: SQLite page → \`group_concat\` (its buffer
 → one Node Buffer (better-sqlite3) → the answer Buffer (once, at its final size) → the socket
 (\`writev\`, the kernel). Reading a Buffer per row instead of one \`group_concat\` measured slower for
 1.5 KB lines (115 against 47 µs, above) and was not better for 6.5 KB lines in this session's
-noise (2.1–2.8 ms against 1.3–2.3 ms for `group_concat`, 50 rows of 6.5 KB, in process). Not done: writing the raw lines to
+noise (2.1–2.8 ms against 1.3–2.3 ms for \`group_concat\`, 50 rows of 6.5 KB, in process). Not done: writing the raw lines to
 the socket without the answer Buffer (a body of chunks through Yoga's response), which would
 save the last user-space copy; the profile puts the socket write itself first.
 
