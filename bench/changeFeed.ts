@@ -8,6 +8,7 @@
 import { spawn } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import Database from 'better-sqlite3';
+import { advanceLatestPacket } from '../src/db/latestPacket.js';
 import { timed } from './timed.js';
 
 /** Name and query of the case. */
@@ -26,16 +27,17 @@ export const CHANGE_FEED_CASE: [name: string, query: string] = [
 export const CHANGE_FEED_TARGET = 0.4;
 
 /**
- * Marks `packet` complete in the bench database (it holds one ingested JSON dump and no sync
- * bookkeeping): the stream serves complete packets only, as after a sync that settled it.
+ * Marks every packet of the bench database complete (it holds ingested JSON dumps and no sync
+ * bookkeeping) and moves the latest-packet mark as the writer does: the stream serves complete
+ * packets only, as after a sync that settled them.
  */
-export function settleBenchPacket(dbPath: string, packet: number): void {
+export function settleBenchPackets(dbPath: string): void {
   const db = new Database(dbPath);
   try {
-    db.prepare('UPDATE packets SET synced_at = coalesce(synced_at, ?) WHERE number = ?').run(
-      new Date().toISOString(),
-      packet,
-    );
+    db.transaction(() => {
+      db.prepare('UPDATE packets SET synced_at = coalesce(synced_at, ?)').run(new Date().toISOString());
+      advanceLatestPacket(db);
+    })();
   } finally {
     db.close();
   }

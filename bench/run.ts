@@ -6,7 +6,7 @@
  * counts, default 5), `--rebuild` (fresh inputs), `--graphql-seconds S` (per query, default 5),
  * `--graphql-rounds N` (interleaved rounds of the three queries, the best counts, default 5),
  * `--skip-graphql`, `--bootstrap [--lines N]` (only the full dump bootstrap, bench/bootstrap.ts),
- * `--sync-process [--scale S]` (only `sync --once` as a process, bench/syncProcess.ts). Needs xz, tar, sqlite3, python3 and bzip2 on PATH; loopback only.
+ * `--sync-process [--scale S]` (only `sync --once` as a process, bench/syncProcess.ts), `--year` (only the year section, bench/year.ts; `--skip-year` leaves it out). Needs xz, tar, sqlite3, python3 and bzip2 on PATH; loopback only.
  */
 import { execFileSync } from 'node:child_process';
 import { existsSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
@@ -16,10 +16,11 @@ import { fileURLToPath } from 'node:url';
 import Database from 'better-sqlite3';
 import { entitySlot } from '../src/db/keys.js';
 import type { EntityType } from '../src/feed/entities.js';
-import { CHANGE_FEED_CASE, changeFeedTarget, settleBenchPacket } from './changeFeed.js';
+import { CHANGE_FEED_CASE, changeFeedTarget, settleBenchPackets } from './changeFeed.js';
 import { type BenchInputs, buildInputs, type DumpInput } from './inputs.js';
-import { benchSyncProcess, syncProcessReport } from './syncProcess.js';
 import { LOAD_GENERATOR, type LoadResult, load, startServer } from './load.js';
+import { ensurePageDump, PAGE_NOTES, PAGE_PACKET } from './pageLines.js';
+import { benchSyncProcess, syncProcessReport } from './syncProcess.js';
 import { type Timed, timed } from './timed.js';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
@@ -122,29 +123,30 @@ async function ours(dump: DumpInput, db: string, decoder = 'auto'): Promise<Inge
 // GraphQL
 
 /**
- * Loads the GraphQL server on `dbPath` (the big dump ingested) with the three queries, in
+ * Loads the GraphQL server on `dbPath` (the big dump ingested, and the page dump of real-sized
+ * lines added) with the three queries, in
  * GRAPHQL_ROUNDS interleaved rounds; each query keeps its best round (the machine is shared, as
  * for the ingest runs), so the ratios compare the server with itself, not with passing noise.
  */
-async function graphqlLoad(
-  big: DumpInput,
-  dbPath: string,
-): Promise<{ best: LoadResult[]; rounds: LoadResult[][] }> {
+async function graphqlLoad(dbPath: string): Promise<{ best: LoadResult[]; rounds: LoadResult[][] }> {
   const sample = new Database(dbPath, { readonly: true })
     .prepare('SELECT mbid FROM changes ORDER BY id LIMIT 1 OFFSET 1000')
     .get() as { mbid: string };
+  // Issue 16: the page is one of real-sized lines (3–7 KB, bench/pageLines.ts).
+  const lineBytes = await ensurePageDump(dbPath);
+  log(`  page of real-sized lines: ${lineBytes} bytes a line on average`);
   const server = await startServer(dbPath);
   const queries: [string, string][] = [
     [
-      'changes(first: 50) { nodes { mbid data } }',
-      `{ changes(packet: ${big.packet}, entity: RECORDING, first: 50) { nodes { mbid data } } }`,
+      'changes(first: 50) { nodes { mbid data } } (lines of 3–7 KB)',
+      `{ changes(packet: ${PAGE_PACKET}, entity: RECORDING, first: 50) { nodes { mbid data } } }`,
     ],
     ['entity(mbid) { latest { data } }', `{ entity(mbid: "${sample.mbid}") { mbid latest { data } } }`],
     CHANGE_FEED_CASE,
     ['{ __typename }', '{ __typename }'],
   ];
   // The change stream serves complete packets only (issue 15).
-  settleBenchPacket(dbPath, big.packet);
+  settleBenchPackets(dbPath);
   try {
     const bestOf = new Map<string, LoadResult>();
     const rounds: LoadResult[][] = [];
@@ -324,11 +326,16 @@ async function main(): Promise<void> {
     await (await import('./bootstrap.js')).main(argv);
     return;
   }
+  // Issue 16: a year of operation (bench/year.ts), on its own generated databases.
+  if (flag('--year')) {
+    await (await import('./year.js')).main(argv);
+    return;
+  }
   const inputs: BenchInputs = await buildInputs(OUT, { rebuild: flag('--rebuild'), log });
   const { big, small, longLines, packet } = inputs;
   const db = (name: string) => join(OUT, `${name}.db`);
   if (flag('--graphql-only')) {
-    for (const g of (await graphqlLoad(big, db('ours'))).best)
+    for (const g of (await graphqlLoad(db('ours'))).best)
       log(`  ${g.query}: ${g.requestsPerSecond} req/s, p50 ${g.p50Ms} ms, p99 ${g.p99Ms} ms`);
     return;
   }
@@ -400,7 +407,7 @@ async function main(): Promise<void> {
   let graphqlRounds: LoadResult[][] = [];
   if (!flag('--skip-graphql')) {
     if (!existsSync(db('ours'))) await ours(big, db('ours'));
-    const load = await graphqlLoad(big, db('ours'));
+    const load = await graphqlLoad(db('ours'));
     graphql = load.best;
     graphqlRounds = load.rounds;
     for (const g of graphql)
@@ -598,9 +605,12 @@ async function main(): Promise<void> {
   const results = join(ROOT, 'bench', 'RESULTS.md');
   writeFileSync(
     results,
-    `# Benchmark results\n\nThe latest \`npm run bench\` (bench/run.ts; the JSON report is bench/out/report.json).\n\n${table}\n\n${NOTES}${keptSections(results)}`,
+    `# Benchmark results\n\nThe latest \`npm run bench\` (bench/run.ts; the JSON report is bench/out/report.json).\n\n${table}\n\n${NOTES}\n${PAGE_NOTES}${keptSections(results)}`,
   );
   if (targets.some((t) => !t.pass && !t.reportedOnly)) process.exitCode = 1;
 }
 
 await main();
+// Issue 16: the year section runs after the rest (`--skip-year` leaves it out, `--year` runs it alone).
+if (!flag('--year') && !flag('--bootstrap') && !flag('--graphql-only') && !flag('--skip-year'))
+  await (await import('./year.js')).main(argv);

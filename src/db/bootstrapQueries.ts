@@ -1,5 +1,6 @@
 import type { EntityType } from '../feed/entities.js';
 import type { Store } from './client.js';
+import { advanceLatestPacket } from './latestPacket.js';
 
 /**
  * What `livefeed bootstrap` records in `meta` (issue 14): per full dump and entity type, that its
@@ -52,6 +53,7 @@ export function recordBootstrapPosition(store: Store, position: BootstrapPositio
     store.sqlite
       .prepare("INSERT OR REPLACE INTO meta (key, value) VALUES ('bootstrap_position', ?)")
       .run(JSON.stringify(position));
+    advanceLatestPacket(store.sqlite);
   })();
 }
 

@@ -9,7 +9,8 @@ import {
   type RemovalKind,
 } from './feedPosition.js';
 import { historyFrom, prunedBefore } from './historyQueries.js';
-import { aggregateChanges, type ChangeRow, changeRows, latestPacket } from './queries.js';
+import { latestPacket } from './latestPacket.js';
+import { aggregateChanges, type ChangeRow, changeRows } from './queries.js';
 import type { RemovalRow } from './replicationQueries.js';
 import { cachedStatement, limitClause } from './statements.js';
 

@@ -53,23 +53,6 @@ export interface FeedFileRow {
 
 const PACKET_COLUMNS = 'number, timestamp, schema_sequence AS schemaSequence, synced_at AS syncedAt';
 
-/**
- * The newest packet that is complete with every packet from the first one stored up to it also
- * complete and present (no gaps), or undefined.
- */
-export function latestPacket(store: Store): PacketRow | undefined {
-  const row = store.sqlite
-    .prepare(
-      `SELECT min(x) AS firstGap FROM (
-         SELECT number AS x FROM packets WHERE synced_at IS NULL
-         UNION ALL
-         SELECT p.number + 1 FROM packets p WHERE NOT EXISTS (SELECT 1 FROM packets q WHERE q.number = p.number + 1))`,
-    )
-    .get() as { firstGap: number | null };
-  if (row.firstGap === null) return undefined;
-  return packetByNumber(store, row.firstGap - 1);
-}
-
 /** The packet row of `number`, or undefined. */
 export function packetByNumber(store: Store, number: number): PacketRow | undefined {
   return store.sqlite.prepare(`SELECT ${PACKET_COLUMNS} FROM packets WHERE number = ?`).get(number) as
@@ -125,9 +108,21 @@ export function changeCount(store: Store, packet: number, entity: EntityType): n
   ).n;
 }
 
-/** Every change of an MBID, oldest first (packet, then position). */
-export function changesOfMbid(store: Store, mbid: string): ChangeRow[] {
-  return changeRows(cachedStatement(store, aggregateChanges('WHERE mbid = ? ORDER BY id')), mbid);
+/**
+ * Up to `limit` changes of an MBID after change id `afterId` (0: from the oldest), oldest first
+ * (packet, then position): a seek on the `changes_mbid` index, however many versions it has.
+ */
+export function changesOfMbidPage(store: Store, mbid: string, afterId: number, limit: number): ChangeRow[] {
+  return changeRows(
+    cachedStatement(store, aggregateChanges(`WHERE mbid = ? AND id > ? ORDER BY id ${limitClause(limit)}`)),
+    mbid,
+    afterId,
+  );
+}
+
+/** Number of changes held for an MBID (every version; reads them all, so only when asked). */
+export function changeCountOfMbid(store: Store, mbid: string): number {
+  return store.sqlite.prepare('SELECT count(*) FROM changes WHERE mbid = ?').pluck().get(mbid) as number;
 }
 
 /**

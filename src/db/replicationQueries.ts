@@ -184,13 +184,20 @@ export interface RemovalRange {
   entity?: EntityType;
 }
 
+/** Position of a removal in the order of {@link removalsPage}: packet, MBID, kind. */
+export interface RemovalKey {
+  packet: number;
+  mbid: string;
+  kind: string;
+}
+
 function removalWhere(range: RemovalRange): { sql: string; params: (string | number)[] } {
   const params: (string | number)[] = [range.from, range.to];
   if (range.entity !== undefined) params.push(range.entity);
   return { sql: `packet BETWEEN ? AND ?${range.entity !== undefined ? ' AND entity = ?' : ''}`, params };
 }
 
-/** Number of removals in `range`. */
+/** Number of removals in `range` (reads every one of them: only when a query asks). */
 export function removalCount(store: Store, range: RemovalRange): number {
   const where = removalWhere(range);
   return store.sqlite
@@ -199,12 +206,24 @@ export function removalCount(store: Store, range: RemovalRange): number {
     .get(...where.params) as number;
 }
 
-/** Removals in `range`, ordered by packet, MBID, kind. */
-export function removalsInRange(store: Store, range: RemovalRange): RemovalRow[] {
+/**
+ * Up to `limit` removals in `range` after `after` (from the first when undefined), ordered by
+ * packet, MBID, kind: a seek on the primary key (or `removals_entity` with an entity type), however
+ * many removals are stored.
+ */
+export function removalsPage(
+  store: Store,
+  range: RemovalRange,
+  after: RemovalKey | undefined,
+  limit: number,
+): RemovalRow[] {
   const where = removalWhere(range);
-  return store.sqlite
-    .prepare(`SELECT ${REMOVAL_COLUMNS} FROM removals WHERE ${where.sql} ORDER BY packet, mbid, kind`)
-    .all(...where.params) as RemovalRow[];
+  const start = after ? [after.packet, after.mbid, after.kind] : [-1, '', ''];
+  return cachedStatement(
+    store,
+    `SELECT ${REMOVAL_COLUMNS} FROM removals WHERE ${where.sql} AND (packet, mbid, kind) > (?, ?, ?)
+     ORDER BY packet, mbid, kind ${limitClause(limit)}`,
+  ).all(...where.params, ...start) as RemovalRow[];
 }
 
 /** The newest removal of `mbid` (lower-case), or undefined when no stored packet removed it. */

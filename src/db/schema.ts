@@ -6,15 +6,21 @@
 import { index, integer, primaryKey, sqliteTable, text } from 'drizzle-orm/sqlite-core';
 
 /** One row per packet (replication sequence) the sync has touched. */
-export const packets = sqliteTable('packets', {
-  number: integer('number').primaryKey(),
-  /** Archive `TIMESTAMP` as ISO 8601, from the first JSON dump or replication packet read. */
-  timestamp: text('timestamp'),
-  schemaSequence: integer('schema_sequence'),
-  /** When every tracked file of the packet became terminal; null while any is pending or failed. */
-  syncedAt: text('synced_at'),
-  createdAt: text('created_at').notNull(),
-});
+export const packets = sqliteTable(
+  'packets',
+  {
+    number: integer('number').primaryKey(),
+    /** Archive `TIMESTAMP` as ISO 8601, from the first JSON dump or replication packet read. */
+    timestamp: text('timestamp'),
+    schemaSequence: integer('schema_sequence'),
+    /** When every tracked file of the packet became terminal; null while any is pending or failed. */
+    syncedAt: text('synced_at'),
+    createdAt: text('created_at').notNull(),
+  },
+  // The first incomplete packet (synced_at IS NULL, then number) and the packets completed since a
+  // time (the packetSynced watch) without reading every packet.
+  (t) => [index('packets_synced_at').on(t.syncedAt, t.number)],
+);
 
 /** Status of one JSON dump (packet, entity type). */
 export const dumps = sqliteTable(
@@ -42,7 +48,12 @@ export const dumps = sqliteTable(
     signatureMissingSince: text('signature_missing_since'),
     updatedAt: text('updated_at').notNull(),
   },
-  (t) => [primaryKey({ columns: [t.packet, t.entity] }), index('dumps_status').on(t.status)],
+  // By status, then how it was settled, then packet: the failures and pending views, the oldest
+  // PENDING packet and the time-settled dumps to ask again, each without reading every dump.
+  (t) => [
+    primaryKey({ columns: [t.packet, t.entity] }),
+    index('dumps_status').on(t.status, t.settledBy, t.packet),
+  ],
 );
 
 /**
@@ -96,26 +107,31 @@ export const feedFiles = sqliteTable(
 );
 
 /** The replication packet of one packet number (row-level changes). */
-export const replicationPackets = sqliteTable('replication_packets', {
-  packet: integer('packet').primaryKey(),
-  /** SYNCED | PENDING (404 so far) | MISSING (404 for an hour while a later packet exists) | FAILED */
-  status: text('status').notNull(),
-  /** V1 | V2, from the archive members */
-  format: text('format'),
-  schemaSequence: integer('schema_sequence'),
-  timestamp: text('timestamp'),
-  dbmirrorVersion: integer('dbmirror_version'),
-  rowCount: integer('row_count').notNull().default(0),
-  fileName: text('file_name'),
-  error: text('error'),
-  attempts: integer('attempts').notNull().default(0),
-  nextRetryAt: text('next_retry_at'),
-  /** First 404 of the archive while it is PENDING or MISSING (FEED.md, Errors: never skip a packet). */
-  missingSince: text('missing_since'),
-  /** First time the archive was there but its `.asc` was not (404), while that lasts. */
-  signatureMissingSince: text('signature_missing_since'),
-  updatedAt: text('updated_at').notNull(),
-});
+export const replicationPackets = sqliteTable(
+  'replication_packets',
+  {
+    packet: integer('packet').primaryKey(),
+    /** SYNCED | PENDING (404 so far) | MISSING (404 for an hour while a later packet exists) | FAILED */
+    status: text('status').notNull(),
+    /** V1 | V2, from the archive members */
+    format: text('format'),
+    schemaSequence: integer('schema_sequence'),
+    timestamp: text('timestamp'),
+    dbmirrorVersion: integer('dbmirror_version'),
+    rowCount: integer('row_count').notNull().default(0),
+    fileName: text('file_name'),
+    error: text('error'),
+    attempts: integer('attempts').notNull().default(0),
+    nextRetryAt: text('next_retry_at'),
+    /** First 404 of the archive while it is PENDING or MISSING (FEED.md, Errors: never skip a packet). */
+    missingSince: text('missing_since'),
+    /** First time the archive was there but its `.asc` was not (404), while that lasts. */
+    signatureMissingSince: text('signature_missing_since'),
+    updatedAt: text('updated_at').notNull(),
+  },
+  // failures, /metrics and status count or list by status; the newest SYNCED one bounds removals.
+  (t) => [index('replication_packets_status').on(t.status, t.packet)],
+);
 
 /**
  * `musicbrainz.<table>` of the eleven entity types (FEED.md, Replication packet archives), spelled
@@ -176,9 +192,11 @@ export const removals = sqliteTable(
     kind: text('kind').notNull(),
     mergedInto: text('merged_into'),
   },
+  // Pages of `removals(entity:)` seek on (entity, packet, mbid, kind), the primary key's order.
   (t) => [
     primaryKey({ columns: [t.packet, t.mbid, t.kind] }),
     index('removals_mbid').on(t.mbid, t.packet, t.kind),
+    index('removals_entity').on(t.entity, t.packet, t.mbid, t.kind),
   ],
 );
 

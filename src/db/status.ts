@@ -5,8 +5,9 @@
 import { and, count, desc, inArray, isNotNull, lte, max, sql } from 'drizzle-orm';
 import { readMigrationFiles } from 'drizzle-orm/migrator';
 import { MIGRATIONS_FOLDER, type Store } from './client.js';
+import { latestPacket } from './latestPacket.js';
 import { quarantineCount } from './operatorQueries.js';
-import { latestPacket, type PacketRow } from './queries.js';
+import type { PacketRow } from './queries.js';
 import { meta, packets } from './schema.js';
 import { limitClause } from './statements.js';
 

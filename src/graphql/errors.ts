@@ -8,7 +8,6 @@ export type ErrorCode =
   | 'BAD_CURSOR'
   | 'PAGE_SIZE_EXCEEDED'
   | 'INVALID_TABLE'
-  | 'RANGE_TOO_LARGE'
   | 'NOT_FOUND'
   | 'PENDING'
   | 'TOO_MANY_MBIDS'

@@ -1,5 +1,5 @@
 import type { Store } from '../db/client.js';
-import { changesPage } from '../db/queries.js';
+import { changeCountOfMbid, changesPage } from '../db/queries.js';
 import type { EntityType } from '../feed/entities.js';
 
 /** What GraphiQL opens when the database holds no changes yet. */
@@ -31,10 +31,9 @@ export function exampleQuery(store: Store): string {
   const packet = newest.packet;
   const entities = newest.entities.split(',').sort() as EntityType[];
   const mbids = entities.flatMap((entity) => changesPage(store, packet, entity, 0, 20).map((c) => c.mbid));
-  const count = store.sqlite.prepare('SELECT count(*) AS n FROM changes WHERE mbid = ?');
   let best = { mbid: mbids[0]!, n: 0 };
   for (const mbid of mbids) {
-    const { n } = count.get(mbid) as { n: number };
+    const n = changeCountOfMbid(store, mbid);
     if (n > best.n) best = { mbid, n };
   }
   const changes = entities.map(
@@ -57,7 +56,7 @@ ${changes.join('\n')}
     type
     latest { packet name }
     current { __typename name disambiguation aliases { name locale } }
-    history { packet position name }
+    history(first: 5) { totalCount nodes { packet position name } }
   }
 }
 `;

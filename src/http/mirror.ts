@@ -1,5 +1,5 @@
 import type { Store } from '../db/client.js';
-import { latestPacket } from '../db/queries.js';
+import { latestPacketNumber } from '../db/latestPacket.js';
 import {
   ERROR_BODIES,
   METHOD_NOT_ALLOWED_HTML,
@@ -66,7 +66,7 @@ export function mirrorRoute(options: MirrorOptions): Route {
         return true;
       }
       if (route.kind === 'replication-info') {
-        const body = replicationInfoBody(latestPacket(options.store)?.number ?? null);
+        const body = replicationInfoBody(latestPacketNumber(options.store) ?? null);
         sendText(req, res, 200, { 'content-type': 'application/json' }, body);
         return true;
       }

@@ -1,5 +1,5 @@
 import type { Store } from '../db/client.js';
-import { latestPacket } from '../db/queries.js';
+import { latestPacket } from '../db/latestPacket.js';
 import {
   PACKET_INTERVAL_MS,
   packetTime,

@@ -1,4 +1,5 @@
 import type { Store } from '../db/client.js';
+import { advanceLatestPacket, lowerLatestPacket } from '../db/latestPacket.js';
 import type { EntityType } from '../feed/entities.js';
 
 /** Status of a JSON dump (GraphQL `DumpStatus`). */
@@ -95,7 +96,8 @@ export function timeSettledWithEvidence(store: Store): { packet: number; entity:
 
 /**
  * Sets `synced_at` on every packet in [from, to] whose tracked JSON dumps are all SYNCED or
- * NO_CHANGES and whose replication packet (when required) is terminal. Returns the packets completed now.
+ * NO_CHANGES and whose replication packet (when required) is terminal, and moves the latest-packet
+ * mark (db/latestPacket.ts) in the same transaction. Returns the packets completed now.
  */
 export function completePackets(
   store: Store,
@@ -126,14 +128,21 @@ export function completePackets(
     )
     .map((r) => r.number);
   const update = store.sqlite.prepare('UPDATE packets SET synced_at = ? WHERE number = ?');
-  for (const number of completed) update.run(now, number);
+  store.sqlite.transaction(() => {
+    for (const number of completed) update.run(now, number);
+    advanceLatestPacket(store.sqlite);
+  })();
   return completed;
 }
 
 /**
  * Marks a complete packet incomplete again (a dump settled by time turned out FAILED when asked
- * again): the next passes cover it from there, and `latestPacket` stops before it.
+ * again): the next passes cover it from there, and `latestPacket` stops before it (its mark moves
+ * back in the same transaction).
  */
 export function reopenPacket(store: Store, packet: number): void {
-  store.sqlite.prepare('UPDATE packets SET synced_at = NULL WHERE number = ?').run(packet);
+  store.sqlite.transaction(() => {
+    store.sqlite.prepare('UPDATE packets SET synced_at = NULL WHERE number = ?').run(packet);
+    lowerLatestPacket(store.sqlite, packet);
+  })();
 }

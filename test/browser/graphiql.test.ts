@@ -83,7 +83,7 @@ describe.skipIf(!HAVE_CHROMIUM)(`GraphiQL in headless Chromium (${CHROMIUM})`, (
       for (const names of Object.values(last.jsonDumps).map((d) => d!.names)) {
         for (const name of names) expect(answer).toContain(name);
       }
-      expect(answer).toMatch(/"history":\[\{"packet":\d+/);
+      expect(answer).toMatch(/"history":\{"totalCount":\d+,"nodes":\[\{"packet":\d+/);
       expect(answer).not.toContain('"errors"');
       // GraphiQL's assets are served inline: the page works without any CDN.
       expect(foreign).toEqual([]);

@@ -144,12 +144,12 @@ describe('GraphQL over a synced bundled feed (yoga.fetch)', () => {
     const [mbid, packets] = [...occurrences].find(([, ps]) => ps.length >= 2)!;
     const { data: d, errors } = await gql(
       app,
-      `query($m: ID!) { entity(mbid: $m) { mbid type latest { packet mbid } history { packet position } } }`,
+      `query($m: ID!) { entity(mbid: $m) { mbid type latest { packet mbid } history { nodes { packet position } } } }`,
       { m: mbid },
     );
     expect(errors).toBeUndefined();
     expect(d!.entity.mbid).toBe(mbid);
-    expect(d!.entity.history.map((h: { packet: number }) => h.packet)).toEqual(packets);
+    expect(d!.entity.history.nodes.map((h: { packet: number }) => h.packet)).toEqual(packets);
     expect(d!.entity.latest.packet).toBe(packets.at(-1));
     const missing = await gql(app, `{ entity(mbid: "00000000-0000-4000-8000-000000000000") { mbid } }`);
     expect(missing.data!.entity).toBeNull();

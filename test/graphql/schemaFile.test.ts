@@ -42,7 +42,7 @@ describe('schema.graphql', () => {
       'keys: JSON\n',
       'oldData: JSON\n',
       'newData: JSON\n',
-      'removals(entity: EntityType, fromPacket: Int, toPacket: Int): [EntityRemoval!]!',
+      'removals(after: String, entity: EntityType, first: Int, fromPacket: Int, toPacket: Int): EntityRemovalConnection!',
       'enum RemovalKind {\n  DELETED\n  MERGED\n}',
       'enum ReplicationFormat {\n  V1\n  V2\n}',
       'kind: RemovalKind!',

@@ -77,15 +77,15 @@ describe('--keep-history: pruning keeps the current state whole', () => {
       const answer = await gql(
         app,
         `query($a: ID!, $b: ID!) { service { historyFrom }
-          a: entity(mbid: $a) { historyFrom latest { packet } history { packet } }
-          b: entity(mbid: $b) { historyFrom latest { packet } history { packet } } }`,
+          a: entity(mbid: $a) { historyFrom latest { packet } history { nodes { packet } } }
+          b: entity(mbid: $b) { historyFrom latest { packet } history { nodes { packet } } } }`,
         { a: MBID.replaced, b: MBID.reappeared },
       );
       expect(answer).toEqual({
         data: {
           service: { historyFrom: 13 },
-          a: { historyFrom: 13, latest: { packet: 11 }, history: [{ packet: 11 }] },
-          b: { historyFrom: 13, latest: { packet: 14 }, history: [{ packet: 14 }] },
+          a: { historyFrom: 13, latest: { packet: 11 }, history: { nodes: [{ packet: 11 }] } },
+          b: { historyFrom: 13, latest: { packet: 14 }, history: { nodes: [{ packet: 14 }] } },
         },
       });
       const resolved = await gql(app, 'query($m: [ID!]!) { resolve(mbids: $m) { status target { mbid } } }', {

@@ -10,7 +10,8 @@ import type { Plugin } from 'graphql-yoga';
 
 type RequestParser = Parameters<Parameters<NonNullable<Plugin['onRequestParse']>>[0]['setRequestParser']>[0];
 
-import { DEFAULT_QUERY_LIMITS, operationCost, type QueryLimits, queryShapeRule } from './limits.js';
+import { operationCost } from './cost.js';
+import { DEFAULT_QUERY_LIMITS, type QueryLimits, queryShapeRule } from './limits.js';
 
 /**
  * Hardening of the GraphQL endpoint against hostile or careless requests (issue 5): a request body

@@ -33,8 +33,10 @@ let collected: Buffer[] | null = null;
 
 /**
  * `JSON.stringify(value)` with every {@link RawJson} in it written as its bytes, unparsed: a string
- * when there is none, else a Buffer of the UTF-8 JSON text (made of the stringified rest and the
- * raw bytes, copied once). Falls back to parsing when the markers do not add up (never expected).
+ * when there is none, else a Buffer of the UTF-8 JSON text. The Buffer is allocated once at its
+ * final size and the stringified rest is encoded straight into it between the raw bytes, each copied
+ * once: no Buffer per text segment and no concatenation (bench/RESULTS.md, page of real-sized
+ * lines). Falls back to parsing when the markers do not add up (never expected).
  */
 export function serializeWithRawJson(value: unknown): string | Buffer {
   const raw: Buffer[] = [];
@@ -46,18 +48,29 @@ export function serializeWithRawJson(value: unknown): string | Buffer {
     collected = null;
   }
   if (raw.length === 0) return text;
-  const parts: Buffer[] = [];
+  // Text segments between markers: [start, end) offsets into `text`, and their UTF-8 sizes.
+  const cuts: number[] = [];
+  let size = 0;
   let last = 0;
   let next = 0;
   MARKER_IN_JSON.lastIndex = 0;
   for (let match = MARKER_IN_JSON.exec(text); match; match = MARKER_IN_JSON.exec(text)) {
     if (Number(match[1]) !== next) return JSON.stringify(value);
-    parts.push(Buffer.from(text.slice(last, match.index)), raw[next++]!);
+    cuts.push(last, match.index);
+    size += Buffer.byteLength(text.slice(last, match.index)) + raw[next++]!.length;
     last = match.index + match[0].length;
   }
   if (next !== raw.length) return JSON.stringify(value);
-  parts.push(Buffer.from(text.slice(last)));
-  return Buffer.concat(parts);
+  cuts.push(last, text.length);
+  size += Buffer.byteLength(text.slice(last));
+  const out = Buffer.allocUnsafe(size);
+  let at = 0;
+  for (let i = 0; i < cuts.length; i += 2) {
+    at += out.write(text.slice(cuts[i], cuts[i + 1]), at);
+    const bytes = raw[i / 2];
+    if (bytes) at += bytes.copy(out, at);
+  }
+  return out;
 }
 
 /**

@@ -1,6 +1,6 @@
 import type { Store } from '../../db/client.js';
 import { type CurrentRow, currentOfMbid } from '../../db/currentQueries.js';
-import { type ChangeRow, changesOfMbid } from '../../db/queries.js';
+import type { ChangeRow } from '../../db/queries.js';
 import type { EntityType } from '../../feed/entities.js';
 import { builder } from '../builder.js';
 import { checkMbid } from '../validate.js';
@@ -10,7 +10,7 @@ import { EntityTypeEnum } from './entityType.js';
 /**
  * An entity this instance knows, from its current state (db/currentQueries.ts): a JSON dump line
  * (a full dump or the feed) and/or a replication packet that deleted or merged it away; or only as
- * the target of a merge (`latest` null). `history` is read only when asked for.
+ * the target of a merge (`latest` null). `history` (types/history.ts) is read only when asked for, a page at a time.
  */
 export interface EntityShape {
   mbid: string;
@@ -51,11 +51,6 @@ export const EntityRef = builder.objectRef<EntityShape>('Entity').implement({
         'The newest version (a JSON dump line), also after a deletion or merge (its last version); null when no ' +
         'JSON dump held this MBID (known only from a removal or as a merge target).',
       resolve: (e) => e.latest,
-    }),
-    history: t.field({
-      type: [EntityChangeRef],
-      description: 'Every change held, oldest first; empty when no JSON dump held this MBID.',
-      resolve: (e, _a, ctx) => (e.latest ? changesOfMbid(ctx.store, e.mbid) : []),
     }),
   }),
 });

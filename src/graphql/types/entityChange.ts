@@ -10,6 +10,7 @@ import {
   resolvePage,
 } from '../connection.js';
 import { userError } from '../errors.js';
+import { LINE_COST } from '../plugins/cost.js';
 import { RawJson } from '../plugins/rawJson.js';
 import { checkPacketNumber } from '../validate.js';
 import { EntityTypeEnum } from './entityType.js';
@@ -35,6 +36,8 @@ export const EntityChangeRef = builder.objectRef<ChangeRow>('EntityChange').impl
     data: t.field({
       type: 'JSON',
       description: 'The line as a JSON object, as upstream wrote it.',
+      // A whole line for the cost limit (graphql/plugins/cost.ts).
+      extensions: { cost: LINE_COST },
       // The stored text goes out as it is (rawJsonPlugin): no parse and re-stringify per request.
       resolve: (c) => new RawJson(c.data),
     }),

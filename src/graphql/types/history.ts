@@ -1,7 +1,43 @@
+import type { Store } from '../../db/client.js';
 import { historyFrom, prunedBefore } from '../../db/historyQueries.js';
+import { type ChangeRow, changeCountOfMbid, changesOfMbidPage } from '../../db/queries.js';
 import { builder } from '../builder.js';
-import { EntityRef } from './entity.js';
+import { decodeCursor, encodeCursor, type Page, pageArgs, resolvePage } from '../connection.js';
+import { EntityRef, type EntityShape } from './entity.js';
+import { EntityChangeConnection } from './entityChange.js';
 import { ServiceRef } from './service.js';
+
+/**
+ * One page of an entity's changes, oldest first; the cursor is the change id, scoped to the MBID
+ * (`history/<mbid>`), so a cursor of another entity's history is BAD_CURSOR. An MBID no JSON dump
+ * held has an empty history.
+ * @throws GraphQLError PAGE_SIZE_EXCEEDED, BAD_USER_INPUT, BAD_CURSOR
+ */
+export function resolveHistory(
+  store: Store,
+  entity: EntityShape,
+  args: { first?: number | null; after?: string | null },
+): Page<ChangeRow> {
+  const kind = `history/${entity.mbid}`;
+  return resolvePage({
+    args,
+    decodeAfter: (cursor) => decodeCursor(kind, cursor),
+    fetch: (after, limit) => (entity.latest ? changesOfMbidPage(store, entity.mbid, after ?? 0, limit) : []),
+    totalCount: () => (entity.latest ? changeCountOfMbid(store, entity.mbid) : 0),
+    cursorOf: (c) => encodeCursor(kind, c.id),
+  });
+}
+
+builder.objectField(EntityRef, 'history', (t) =>
+  t.field({
+    type: EntityChangeConnection,
+    description:
+      'Every change held, oldest first, a page at a time (default 20, at most 500); empty when no JSON dump ' +
+      'held this MBID.',
+    args: pageArgs(t.arg),
+    resolve: (e, args, ctx) => resolveHistory(ctx.store, e, args),
+  }),
+);
 
 builder.objectField(ServiceRef, 'historyFrom', (t) =>
   t.int({

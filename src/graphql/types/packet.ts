@@ -1,11 +1,5 @@
-import {
-  dumpsOfPacket,
-  latestPacket,
-  type PacketRow,
-  packetByNumber,
-  packetCount,
-  packetsPage,
-} from '../../db/queries.js';
+import { latestPacket } from '../../db/latestPacket.js';
+import { dumpsOfPacket, type PacketRow, packetByNumber, packetCount, packetsPage } from '../../db/queries.js';
 import { ENTITY_TYPES } from '../../feed/entities.js';
 import { builder } from '../builder.js';
 import { connectionType, decodeCursor, encodeCursor, pageArgs, resolvePage } from '../connection.js';
@@ -36,6 +30,8 @@ export const PacketRef = builder.objectRef<PacketRow>('Packet').implement({
     dumps: t.field({
       type: [JsonDumpRef],
       description: 'All eleven entity types, in upstream order.',
+      // The cost limit's bound for this list (graphql/plugins/cost.ts).
+      extensions: { maxItems: ENTITY_TYPES.length },
       resolve: (p, _a, ctx) => {
         const rows = new Map(dumpsOfPacket(ctx.store, p.number).map((d) => [d.entity, d]));
         return ENTITY_TYPES.map(

@@ -7,6 +7,7 @@ import {
 import { isEntityType } from '../../feed/entities.js';
 import { builder } from '../builder.js';
 import { badCursor, connectionType, pageArgs, resolvePage } from '../connection.js';
+import { LINE_COST } from '../plugins/cost.js';
 import { checkPacketNumber } from '../validate.js';
 import { EntityTypeEnum } from './entityType.js';
 
@@ -19,7 +20,11 @@ export const QuarantinedLineRef = builder.objectRef<QuarantineRow>('QuarantinedL
     packet: t.exposeInt('packet'),
     entity: t.field({ type: EntityTypeEnum, resolve: (q) => q.entity }),
     line: t.exposeInt('line', { description: '1-based line number in mbdump/<entity>.' }),
-    raw: t.exposeString('raw', { description: 'The line exactly as received.' }),
+    raw: t.exposeString('raw', {
+      description: 'The line exactly as received.',
+      // A whole line, counted by the cost limit as a stored line is (graphql/plugins/cost.ts).
+      extensions: { cost: LINE_COST },
+    }),
     reason: t.exposeString('reason', { description: 'Why it was not stored, e.g. not JSON: ..., no "id".' }),
   }),
 });

@@ -1,23 +1,21 @@
 import type { Store } from '../../db/client.js';
 import { MAX_PACKET } from '../../db/keys.js';
 import {
-  highestStoredReplicationPacket,
+  type RemovalKey,
+  type RemovalRange,
   type RemovalRow,
   removalCount,
   removalOfMbid,
-  removalsInRange,
+  removalsPage,
 } from '../../db/replicationQueries.js';
 import type { EntityType } from '../../feed/entities.js';
+import { isMbid } from '../../feed/mbid.js';
 import { builder } from '../builder.js';
+import { badCursor, connectionType, type Page, pageArgs, resolvePage } from '../connection.js';
 import { userError } from '../errors.js';
 import { checkMbid, checkPacketNumber } from '../validate.js';
 import { EntityRef, entityOf } from './entity.js';
 import { EntityTypeEnum } from './entityType.js';
-
-/** Most packets one `removals` query spans: a week of hourly packets. */
-export const MAX_REMOVAL_PACKETS = 168;
-/** Most removals one `removals` query returns; beyond it RANGE_TOO_LARGE asks for a narrower range. */
-export const MAX_REMOVALS = 10_000;
 
 /** GraphQL `RemovalKind`. */
 export const RemovalKindEnum = builder.enumType('RemovalKind', {
@@ -62,74 +60,72 @@ export const EntityRemovalRef = builder.objectRef<RemovalRow>('EntityRemoval').i
   }),
 });
 
+/** GraphQL `EntityRemovalConnection`. */
+export const EntityRemovalConnection = connectionType('EntityRemoval', EntityRemovalRef);
+
 /**
- * The packet range of a `removals` query: `toPacket` defaults to `fromPacket` + 167 when only
- * `fromPacket` is given, else to the newest stored replication packet; `fromPacket` defaults to
- * 167 packets before `toPacket`. Undefined when nothing is stored and no bound is given.
- * @throws GraphQLError INVALID_PACKET, BAD_USER_INPUT (from after to), RANGE_TOO_LARGE (over 168 packets)
+ * The filter of a `removals` query: packets `fromPacket`..`toPacket` (each bound optional: from
+ * the first, to the newest), optionally of one entity type.
+ * @throws GraphQLError INVALID_PACKET, BAD_USER_INPUT (fromPacket after toPacket)
  */
-export function removalRange(
-  store: Store,
-  args: { fromPacket?: number | null; toPacket?: number | null },
-): { from: number; to: number } | undefined {
-  const given = (value: number | null | undefined) =>
-    value === null || value === undefined ? undefined : checkPacketNumber(value);
-  const fromArg = given(args.fromPacket);
-  const toArg = given(args.toPacket);
-  const to =
-    toArg ??
-    (fromArg !== undefined
-      ? Math.min(fromArg + MAX_REMOVAL_PACKETS - 1, MAX_PACKET)
-      : highestStoredReplicationPacket(store));
-  if (to === undefined) return undefined;
-  const from = fromArg ?? Math.max(1, to - MAX_REMOVAL_PACKETS + 1);
+export function removalRange(args: {
+  fromPacket?: number | null;
+  toPacket?: number | null;
+  entity?: EntityType | null;
+}): RemovalRange {
+  const given = (value: number | null | undefined, fallback: number) =>
+    value === null || value === undefined ? fallback : checkPacketNumber(value);
+  const from = given(args.fromPacket, 1);
+  const to = given(args.toPacket, MAX_PACKET);
   if (from > to) throw userError('BAD_USER_INPUT', `fromPacket ${from} is after toPacket ${to}`);
-  if (to - from + 1 > MAX_REMOVAL_PACKETS) {
-    throw userError(
-      'RANGE_TOO_LARGE',
-      `packets ${from}..${to} are ${to - from + 1} packets; one query spans at most ${MAX_REMOVAL_PACKETS}`,
-      { maxPackets: MAX_REMOVAL_PACKETS },
-    );
-  }
-  return { from, to };
+  return { from, to, entity: args.entity ?? undefined };
+}
+
+function removalCursor(row: RemovalRow): string {
+  return Buffer.from(`removal:${row.packet}:${row.mbid}:${row.kind}`).toString('base64url');
+}
+
+function decodeRemovalCursor(cursor: string | null | undefined): RemovalKey | undefined {
+  if (cursor === null || cursor === undefined || cursor === '') return undefined;
+  const match = /^removal:(\d+):([^:]+):(DELETED|MERGED)$/.exec(
+    Buffer.from(cursor, 'base64url').toString('utf8'),
+  );
+  if (!match || !isMbid(match[2]!) || !Number.isSafeInteger(Number(match[1]))) throw badCursor(cursor);
+  return { packet: Number(match[1]), mbid: match[2]!, kind: match[3]! };
 }
 
 /**
- * Removals of a range, ordered by packet then MBID.
- * @throws GraphQLError as {@link removalRange}, and RANGE_TOO_LARGE when more than {@link MAX_REMOVALS} match
+ * One page of the removals in `range`, ordered by packet, MBID, kind; the cursor is that key, so
+ * a page costs the same however many removals are stored.
+ * @throws GraphQLError PAGE_SIZE_EXCEEDED, BAD_USER_INPUT, BAD_CURSOR
  */
-function resolveRemovals(
+export function resolveRemovals(
   store: Store,
-  args: { fromPacket?: number | null; toPacket?: number | null; entity?: EntityType | null },
-): RemovalRow[] {
-  const range = removalRange(store, args);
-  if (!range) return [];
-  const query = { ...range, entity: args.entity ?? undefined };
-  const count = removalCount(store, query);
-  if (count > MAX_REMOVALS) {
-    throw userError(
-      'RANGE_TOO_LARGE',
-      `packets ${range.from}..${range.to} hold ${count} removals; one query returns at most ${MAX_REMOVALS}: ` +
-        'ask for fewer packets or one entity type',
-      { maxRemovals: MAX_REMOVALS, count },
-    );
-  }
-  return removalsInRange(store, query);
+  range: RemovalRange,
+  args: { first?: number | null; after?: string | null },
+): Page<RemovalRow> {
+  return resolvePage({
+    args,
+    decodeAfter: decodeRemovalCursor,
+    fetch: (after, limit) => removalsPage(store, range, after, limit),
+    totalCount: () => removalCount(store, range),
+    cursorOf: removalCursor,
+  });
 }
 
 builder.queryFields((t) => ({
   removals: t.field({
-    type: [EntityRemovalRef],
+    type: EntityRemovalConnection,
     description:
-      `Entities deleted or merged away in packets fromPacket..toPacket (at most ${MAX_REMOVAL_PACKETS} packets and ` +
-      `${MAX_REMOVALS} removals; default the last ${MAX_REMOVAL_PACKETS} packets up to the newest stored ` +
-      'replication packet), ordered by packet, then MBID.',
+      'Entities deleted or merged away in packets fromPacket..toPacket (default: every stored packet), optionally ' +
+      'of one entity type, ordered by packet, then MBID; a page at a time (default 20, at most 500).',
     args: {
       fromPacket: t.arg.int({ required: false }),
       toPacket: t.arg.int({ required: false }),
       entity: t.arg({ type: EntityTypeEnum, required: false }),
+      ...pageArgs(t.arg),
     },
-    resolve: (_root, args, ctx) => resolveRemovals(ctx.store, args),
+    resolve: (_root, args, ctx) => resolveRemovals(ctx.store, removalRange(args), args),
   }),
   removal: t.field({
     type: EntityRemovalRef,

@@ -1,6 +1,5 @@
 import { feedFileByName } from '../../db/queries.js';
 import {
-  removalsInRange,
   replicationPacketRow,
   type StoredReplicationPacketRow,
   storedReplicationPacket,
@@ -11,8 +10,11 @@ import { builder } from '../builder.js';
 import { pageArgs } from '../connection.js';
 import { FeedFileRef } from './feedFile.js';
 import { PacketRef } from './packet.js';
-import { EntityRemovalRef } from './removal.js';
+import { EntityRemovalConnection, resolveRemovals } from './removal.js';
 import { RowChangeConnection, RowOperationEnum, resolveRowChanges } from './rowChange.js';
+
+/** Most tables one replication packet names, as the cost limit counts `tables` (about 350 upstream). */
+export const MAX_REPLICATED_TABLES = 400;
 
 /** GraphQL `ReplicationFormat` (FEED.md, Replication packet archives: told by the members). */
 export const ReplicationFormatEnum = builder.enumType('ReplicationFormat', {
@@ -80,12 +82,16 @@ export const ReplicationPacketRef = builder
       tables: t.field({
         type: [TableChangesRef],
         description: 'Changes per table, sorted by table name.',
+        // For the cost limit (graphql/plugins/cost.ts): upstream replicates a few hundred tables.
+        extensions: { maxItems: MAX_REPLICATED_TABLES },
         resolve: (r, _a, ctx) => tableChangesOf(ctx.store, r.packet),
       }),
       removals: t.field({
-        type: [EntityRemovalRef],
-        description: 'Entities this packet deleted or merged away, by MBID.',
-        resolve: (r, _a, ctx) => removalsInRange(ctx.store, { from: r.packet, to: r.packet }),
+        type: EntityRemovalConnection,
+        description:
+          'Entities this packet deleted or merged away, by MBID, a page at a time (as Query.removals).',
+        args: pageArgs(t.arg),
+        resolve: (r, args, ctx) => resolveRemovals(ctx.store, { from: r.packet, to: r.packet }, args),
       }),
       rowChanges: t.field({
         type: RowChangeConnection,

@@ -107,6 +107,8 @@ export const MbidResolutionRef = builder.objectRef<MbidResolution>('MbidResoluti
       description:
         'Each merge hop in order: the MBID the asked one was merged into, then the one that was merged into, ' +
         'and so on to the end of the chain; empty when no merge was followed.',
+      // For the cost limit (graphql/plugins/cost.ts): the walk stops after MAX_HOPS hops.
+      extensions: { maxItems: MAX_HOPS + 1 },
       resolve: (r) => r.path,
     }),
   }),

@@ -1,6 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openStore } from '../../../src/db/client.js';
-import { MAX_REMOVALS } from '../../../src/graphql/types/removal.js';
 import { BUNDLED_FEED_ROOT } from '../../../src/samplefeed/server.js';
 import { type GqlResult, gql, tempDir, testApp } from '../../support/harness.js';
 import { type ManifestRowChange, readBundledManifest } from '../../support/manifest.js';
@@ -77,16 +76,25 @@ describe('replication packets over GraphQL (yoga.fetch), both deployments', () =
   });
 
   it('Packet.replication describes every stored replication packet', async () => {
-    const { data, errors } = await gql(
-      v2,
-      `{ packets(first: 30) { nodes { number replicationStatus replicationError replication {
-          format replicationSequence schemaSequence timestamp dbmirrorVersion rowCount
-          tables { table inserts updates deletes }
-          removals { mbid entity packet kind mergedInto timestamp }
-          file { name size sha256 signature fingerprint url } } } } }`,
-    );
-    expect(errors).toBeUndefined();
-    const packets = [...data!.packets.nodes].reverse();
+    // Pages of 12: `tables` counts up to 400 tables a packet in the cost limit.
+    const nodes: Node[] = [];
+    for (let after: string | null = null; ; ) {
+      const { data, errors }: GqlResult = await gql(
+        v2,
+        `query($after: String) { packets(first: 12, after: $after) { pageInfo { hasNextPage endCursor } nodes {
+            number replicationStatus replicationError replication {
+            format replicationSequence schemaSequence timestamp dbmirrorVersion rowCount
+            tables { table inserts updates deletes }
+            removals { nodes { mbid entity packet kind mergedInto timestamp } }
+            file { name size sha256 signature fingerprint url } } } } }`,
+        { after },
+      );
+      expect(errors).toBeUndefined();
+      nodes.push(...data!.packets.nodes);
+      if (!data!.packets.pageInfo.hasNextPage) break;
+      after = data!.packets.pageInfo.endCursor;
+    }
+    const packets = [...nodes].reverse();
     expect(packets.map((p: Node) => p.number)).toEqual(manifest.packets.map((p) => p.number));
     for (const [i, packet] of packets.entries()) {
       const expected = manifest.packets[i]!;
@@ -104,12 +112,14 @@ describe('replication packets over GraphQL (yoga.fetch), both deployments', () =
           dbmirrorVersion: 2,
           rowCount: replication.rowCount,
           tables: replication.tables,
-          removals: replication.removals.map((r) => ({
-            ...r,
-            entity: r.entity.toUpperCase(),
-            packet: expected.number,
-            timestamp,
-          })),
+          removals: {
+            nodes: replication.removals.map((r) => ({
+              ...r,
+              entity: r.entity.toUpperCase(),
+              packet: expected.number,
+              timestamp,
+            })),
+          },
           file: {
             name: replication.file,
             size: replication.bytes,
@@ -207,18 +217,18 @@ describe('replication packets over GraphQL (yoga.fetch), both deployments', () =
       { mbid: DELETED, entity: 'LABEL', packet: 186122, kind: 'DELETED', mergedInto: null },
     ];
     for (const app of [v2, v1]) {
-      const all = await gql(app, '{ removals { mbid entity packet kind mergedInto } }');
+      const all = await gql(app, '{ removals { totalCount nodes { mbid entity packet kind mergedInto } } }');
       expect(all.errors).toBeUndefined();
-      expect(all.data!.removals).toEqual(expected);
+      expect(all.data!.removals).toEqual({ totalCount: 2, nodes: expected });
       const ranged = await gql(
         app,
-        '{ a: removals(fromPacket: 186100, toPacket: 186118) { mbid } b: removals(fromPacket: 186119) { mbid } c: removals(entity: LABEL) { mbid } d: removals(toPacket: 186117) { mbid } }',
+        '{ a: removals(fromPacket: 186100, toPacket: 186118) { nodes { mbid } } b: removals(fromPacket: 186119) { nodes { mbid } } c: removals(entity: LABEL) { nodes { mbid } } d: removals(toPacket: 186117) { nodes { mbid } } }',
       );
       expect(ranged.data).toEqual({
-        a: [{ mbid: MERGED }],
-        b: [{ mbid: DELETED }],
-        c: [{ mbid: DELETED }],
-        d: [],
+        a: { nodes: [{ mbid: MERGED }] },
+        b: { nodes: [{ mbid: DELETED }] },
+        c: { nodes: [{ mbid: DELETED }] },
+        d: { nodes: [] },
       });
     }
   });
@@ -279,9 +289,10 @@ describe('replication packets over GraphQL (yoga.fetch), both deployments', () =
     ['{ rowChanges(packet: 186099) { totalCount } }', 'NOT_FOUND'],
     ['{ rowChanges(packet: 186100, first: 501) { totalCount } }', 'PAGE_SIZE_EXCEEDED'],
     ['{ rowChanges(packet: 186100, after: "cGFja2V0OjE4NjEwMA") { totalCount } }', 'BAD_CURSOR'],
-    ['{ removals(fromPacket: 186000, toPacket: 186200) { mbid } }', 'RANGE_TOO_LARGE'],
-    ['{ removals(fromPacket: 186110, toPacket: 186100) { mbid } }', 'BAD_USER_INPUT'],
-    ['{ removals(fromPacket: -1) { mbid } }', 'INVALID_PACKET'],
+    ['{ removals(fromPacket: 186110, toPacket: 186100) { totalCount } }', 'BAD_USER_INPUT'],
+    ['{ removals(fromPacket: -1) { totalCount } }', 'INVALID_PACKET'],
+    ['{ removals(first: 501) { totalCount } }', 'PAGE_SIZE_EXCEEDED'],
+    ['{ removals(after: "cGFja2V0OjE4NjEwMA") { totalCount } }', 'BAD_CURSOR'],
     ['{ removal(mbid: "nope") { mbid } }', 'INVALID_MBID'],
   ])('%s fails with code %s', async (query, code) => {
     const { data, errors } = await gql(v2, query);
@@ -295,6 +306,8 @@ describe('replication packets not stored, and MBIDs known only from removals', (
   let data: Awaited<ReturnType<typeof tempDir>>;
   let app: App;
   const ONLY_REMOVED = '0f1e2d3c-4b5a-4968-8776-a5b4c3d2e1f0';
+  /** More removals in one packet than the old unpaged `removals` returned (10,000). */
+  const REMOVALS_OF_500 = 10_001;
 
   beforeAll(async () => {
     data = await tempDir('lf-gql-');
@@ -303,7 +316,7 @@ describe('replication packets not stored, and MBIDs known only from removals', (
       `INSERT INTO removals (mbid, entity, packet, kind, merged_into) VALUES (?, 'artist', ?, 'MERGED', NULL)`,
     );
     store.sqlite.transaction(() => {
-      for (let i = 0; i <= MAX_REMOVALS; i++) {
+      for (let i = 0; i < REMOVALS_OF_500; i++) {
         insert.run(`00000000-0000-4000-8000-${String(i).padStart(12, '0')}`, 500);
       }
       insert.run(ONLY_REMOVED, 501);
@@ -335,7 +348,7 @@ describe('replication packets not stored, and MBIDs known only from removals', (
   it('entity(mbid) answers an MBID known only from removals: removed set, latest null, no redirect', async () => {
     const answer = await gql(
       app,
-      `query($m: ID!) { entity(mbid: $m) { mbid type latest { packet } history { packet } redirect { mbid }
+      `query($m: ID!) { entity(mbid: $m) { mbid type latest { packet } history { totalCount nodes { packet } } redirect { mbid }
         removed { kind packet } } removal(mbid: $m) { mbid entity packet kind mergedInto } }`,
       { m: ONLY_REMOVED },
     );
@@ -345,7 +358,7 @@ describe('replication packets not stored, and MBIDs known only from removals', (
           mbid: ONLY_REMOVED,
           type: 'ARTIST',
           latest: null,
-          history: [],
+          history: { totalCount: 0, nodes: [] },
           redirect: null,
           removed: { kind: 'MERGED', packet: 501 },
         },
@@ -356,11 +369,52 @@ describe('replication packets not stored, and MBIDs known only from removals', (
     expect(unknown).toEqual({ data: { entity: null } });
   });
 
-  it(`more than ${MAX_REMOVALS} removals in the range: RANGE_TOO_LARGE; a narrower range answers`, async () => {
-    const wide = await gql(app, '{ removals { mbid } }');
-    expect(wide.errors?.[0]?.extensions).toMatchObject({ code: 'RANGE_TOO_LARGE', count: MAX_REMOVALS + 2 });
-    const narrow = await gql(app, '{ removals(fromPacket: 501) { mbid kind } }');
-    expect(narrow.data!.removals).toEqual([{ mbid: ONLY_REMOVED, kind: 'MERGED' }]);
+  it('removals pages through 10,002 removals without arguments: cursors, bounds, BAD_CURSOR', async () => {
+    const page = (args: string) =>
+      gql(
+        app,
+        `{ removals${args} { totalCount pageInfo { hasNextPage hasPreviousPage endCursor } nodes { mbid packet kind } } }`,
+      );
+    const first = await page('');
+    expect(first.errors).toBeUndefined();
+    const conn = first.data!.removals;
+    expect(conn.totalCount).toBe(REMOVALS_OF_500 + 1);
+    expect(conn.nodes).toHaveLength(20);
+    expect(conn.nodes[0]).toEqual({
+      mbid: '00000000-0000-4000-8000-000000000000',
+      packet: 500,
+      kind: 'MERGED',
+    });
+    expect(conn.pageInfo).toMatchObject({ hasNextPage: true, hasPreviousPage: false });
+    // Walk every page of 500: each MBID once, in (packet, MBID) order, the last page ends.
+    const seen: string[] = [];
+    let after = '';
+    for (;;) {
+      const next = await page(`(first: 500, after: "${after}")`);
+      expect(next.errors).toBeUndefined();
+      const c = next.data!.removals;
+      seen.push(...c.nodes.map((n: { mbid: string }) => n.mbid));
+      if (!c.pageInfo.hasNextPage) break;
+      after = c.pageInfo.endCursor;
+    }
+    expect(seen).toHaveLength(REMOVALS_OF_500 + 1);
+    expect(new Set(seen).size).toBe(seen.length);
+    expect(seen.at(-1)).toBe(ONLY_REMOVED);
+    expect([...seen.slice(0, -1)].sort()).toEqual(seen.slice(0, -1));
+    // Filters and cursors combine: after the first page of packet 500, from packet 501 only.
+    const narrow = await gql(app, '{ removals(fromPacket: 501) { nodes { mbid kind } } }');
+    expect(narrow.data!.removals.nodes).toEqual([{ mbid: ONLY_REMOVED, kind: 'MERGED' }]);
+    const afterFirst = await page(`(first: 2, after: "${conn.pageInfo.endCursor}")`);
+    expect(afterFirst.data!.removals.nodes.map((n: { mbid: string }) => n.mbid)).toEqual(seen.slice(20, 22));
+    expect(afterFirst.data!.removals.pageInfo.hasPreviousPage).toBe(true);
+    // A cursor of another connection (history) is refused.
+    const foreign = Buffer.from('history/00000000-0000-4000-8000-000000000000:5').toString('base64url');
+    expect((await page(`(after: "${foreign}")`)).errors?.[0]?.extensions?.code).toBe('BAD_CURSOR');
+    const ofPacket = await gql(
+      app,
+      '{ packet(number: 501) { replication { removals { nodes { mbid } } } } }',
+    );
+    expect(ofPacket.data!.packet.replication.removals.nodes).toEqual([{ mbid: ONLY_REMOVED }]);
   });
 
   it('replicationStatus says why there is no Packet.replication', async () => {

@@ -27,7 +27,7 @@ describe('entity, entities and resolve over the current state (yoga.fetch)', () 
   it('entity(mbid) answers the newest version; history still lists every change', async () => {
     const answer = await gql(
       app,
-      `query($m: ID!) { entity(mbid: $m) { mbid type latest { packet position name } history { packet } removed { kind } } }`,
+      `query($m: ID!) { entity(mbid: $m) { mbid type latest { packet position name } history { nodes { packet } } removed { kind } } }`,
       { m: MBID.replaced.toUpperCase() },
     );
     expect(answer).toEqual({
@@ -36,7 +36,7 @@ describe('entity, entities and resolve over the current state (yoga.fetch)', () 
           mbid: MBID.replaced,
           type: 'ARTIST',
           latest: { packet: 11, position: 1, name: 'second' },
-          history: [{ packet: 10 }, { packet: 11 }],
+          history: { nodes: [{ packet: 10 }, { packet: 11 }] },
           removed: null,
         },
       },

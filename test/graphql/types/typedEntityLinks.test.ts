@@ -2,7 +2,7 @@ import { join } from 'node:path';
 import { parse } from 'graphql';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openStore, type Store } from '../../../src/db/client.js';
-import { operationCost } from '../../../src/graphql/plugins/limits.js';
+import { operationCost } from '../../../src/graphql/plugins/cost.js';
 import { schema } from '../../../src/graphql/schema.js';
 import { createApp } from '../../../src/http/app.js';
 import { ingestJsonDump } from '../../../src/sync/ingest.js';

@@ -1,0 +1,87 @@
+import type Database from 'better-sqlite3';
+import type { Store } from './client.js';
+import { type PacketRow, packetByNumber } from './queries.js';
+
+/**
+ * The newest complete packet (`latestPacket`): the newest packet that is complete with every
+ * packet from the first one stored up to it also present and complete (no gaps). The writer keeps
+ * it as a mark (meta `latest_packet`, JSON `{"from": first packet, "number": latest or null}`) in
+ * the transaction that completes or reopens a packet (sync/state.ts, bootstrap), so a read costs
+ * three primary key lookups however old the database is. drizzle/0005_read_cost.sql fills the mark
+ * for databases made by earlier versions.
+ */
+
+const MARK_KEY = 'latest_packet';
+
+/** The stored mark: the first packet it was counted from, and the newest complete packet or null. */
+interface LatestMark {
+  from: number;
+  number: number | null;
+}
+
+function firstPacket(sqlite: Database.Database): number | null {
+  return sqlite.prepare('SELECT min(number) FROM packets').pluck().get() as number | null;
+}
+
+function readMark(sqlite: Database.Database): LatestMark | undefined {
+  const value = sqlite.prepare('SELECT value FROM meta WHERE key = ?').pluck().get(MARK_KEY) as
+    | string
+    | undefined;
+  return value === undefined ? undefined : (JSON.parse(value) as LatestMark);
+}
+
+function writeMark(sqlite: Database.Database, mark: LatestMark): void {
+  sqlite
+    .prepare('INSERT OR REPLACE INTO meta (key, value) VALUES (?, ?)')
+    .run(MARK_KEY, JSON.stringify(mark));
+}
+
+/**
+ * From `start` (a packet known complete back to `first`, or `first - 1`), the last packet before
+ * the first gap; null when `first` itself is incomplete. One primary key read per packet passed.
+ */
+function walk(sqlite: Database.Database, first: number, start: number): number | null {
+  const complete = sqlite.prepare('SELECT synced_at IS NOT NULL FROM packets WHERE number = ?').pluck();
+  let number = start;
+  while (complete.get(number + 1) === 1) number++;
+  return number >= first ? number : null;
+}
+
+/**
+ * Number of the newest complete packet (see the module comment), or undefined. Reads the mark; a
+ * packet stored below the first one since the mark was written (a sync `--from` further back)
+ * makes the mark's base stale, and then the packets are walked until the writer moves the mark.
+ */
+export function latestPacketNumber(store: Store): number | undefined {
+  const first = firstPacket(store.sqlite);
+  if (first === null) return undefined;
+  const mark = readMark(store.sqlite);
+  const number = mark?.from === first ? mark.number : walk(store.sqlite, first, first - 1);
+  return number ?? undefined;
+}
+
+/** The newest complete packet's row (see {@link latestPacketNumber}), or undefined. */
+export function latestPacket(store: Store): PacketRow | undefined {
+  const number = latestPacketNumber(store);
+  return number === undefined ? undefined : packetByNumber(store, number);
+}
+
+/**
+ * Writer: moves the mark forward over the packets completed since it was written. Call in the
+ * transaction that completes packets; costs one read per packet it passes (all of them once, when
+ * a packet was stored below the first one).
+ */
+export function advanceLatestPacket(sqlite: Database.Database): void {
+  const first = firstPacket(sqlite);
+  if (first === null) return;
+  const mark = readMark(sqlite);
+  const start = mark?.from === first ? (mark.number ?? first - 1) : first - 1;
+  writeMark(sqlite, { from: first, number: walk(sqlite, first, start) });
+}
+
+/** Writer: `packet` became incomplete again, so the mark moves back before it when past it. */
+export function lowerLatestPacket(sqlite: Database.Database, packet: number): void {
+  const mark = readMark(sqlite);
+  if (!mark || mark.number === null || mark.number < packet) return;
+  writeMark(sqlite, { from: mark.from, number: packet - 1 >= mark.from ? packet - 1 : null });
+}

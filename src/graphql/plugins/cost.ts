@@ -1,0 +1,173 @@
+import {
+  type DocumentNode,
+  type FieldNode,
+  type GraphQLField,
+  type GraphQLNamedType,
+  type GraphQLSchema,
+  getNamedType,
+  getNullableType,
+  isEnumType,
+  isInterfaceType,
+  isListType,
+  isObjectType,
+  Kind,
+  type OperationDefinitionNode,
+  type SelectionSetNode,
+  type ValueNode,
+} from 'graphql';
+import { DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE } from '../connection.js';
+import { type FragmentMap, forEachField, fragmentsOf } from './selections.js';
+
+/**
+ * The estimated cost of an operation (issue 5, hostile queries; issue 16: every list counted by
+ * what it can really return), checked against `maxCost` before execution (hardening.ts). A unit of
+ * cost stands for at most about 200 bytes of answer: a field costs 1, a table row's JSON
+ * {@link ROW_COST}, a stored line {@link LINE_COST}, each times the items of the lists above it. The
+ * rules follow the schema, never a field name, so new fields are counted as they are added:
+ *
+ * - a field with a `first` argument (a connection) returns `first` items (default 20, at most 500);
+ *   its `edges` and `nodes` are that page, not another list;
+ * - a list field with a list argument (`entities(mbids:)`) returns one item per element given;
+ * - a list of an enum returns at most every value of the enum;
+ * - a list field may declare its bound: `extensions: { maxItems: N }` (`Packet.dumps`: 11);
+ * - any other list counts {@link DEFAULT_LIST_SIZE} items (lists read from one stored line, whose
+ *   bytes the line bounds);
+ * - a field of the `JSON` scalar costs {@link ROW_COST}; a field may declare its own cost,
+ *   `extensions: { cost: N }`, as those holding a whole stored line do (`EntityChange.data`,
+ *   `QuarantinedLine.raw`: {@link LINE_COST}), so any field returning them is counted alike.
+ *
+ * So the largest answer within the default limit of 50,000 is about 10 MB, reached by stored lines
+ * (README, Hardening; test/graphql/plugins/answerSize.test.ts builds it).
+ */
+
+/** Items a list without a known bound is assumed to return. */
+export const DEFAULT_LIST_SIZE = 20;
+
+/**
+ * Cost of one stored JSON dump line (`EntityChange.data`): at the default limit of 50,000 at most
+ * 50,000 / (64 + 2) = 757 lines fit in one answer, 9.3 MB of lines of 12 KiB (the largest line size
+ * assumed; real lines are 3–7 KB), while one page of 500 lines (cost 33,000) still passes.
+ */
+export const LINE_COST = 64;
+
+/** Cost of a JSON value that is not a whole line: a table row of a replication packet (up to 1.6 KB assumed). */
+export const ROW_COST = 8;
+
+function argumentValue(value: ValueNode, variables: Record<string, unknown>): unknown {
+  if (value.kind === Kind.VARIABLE) return variables[value.name.value];
+  if (value.kind === Kind.INT) return Number(value.value);
+  if (value.kind === Kind.LIST) return value.values;
+  return undefined;
+}
+
+function argument(field: FieldNode, name: string, variables: Record<string, unknown>): unknown {
+  const node = field.arguments?.find((a) => a.name.value === name);
+  return node ? argumentValue(node.value, variables) : undefined;
+}
+
+/** The longest list given to one of the list arguments of `field`, or undefined when none is. */
+function listArgumentLength(
+  definition: GraphQLField<unknown, unknown>,
+  field: FieldNode,
+  variables: Record<string, unknown>,
+): number | undefined {
+  let longest: number | undefined;
+  for (const arg of definition.args) {
+    if (!isListType(getNullableType(arg.type))) continue;
+    const value = argument(field, arg.name, variables);
+    if (Array.isArray(value)) longest = Math.max(longest ?? 0, value.length);
+  }
+  return longest;
+}
+
+/** How many times the children of `field` run: its page size, a list's bound, or 1. */
+function multiplier(
+  parent: GraphQLNamedType,
+  definition: GraphQLField<unknown, unknown>,
+  field: FieldNode,
+  variables: Record<string, unknown>,
+): number {
+  if (definition.args.some((a) => a.name === 'first')) {
+    const first = argument(field, 'first', variables);
+    // Beyond the maximum the resolver refuses with PAGE_SIZE_EXCEEDED; it costs no more than that.
+    return Math.min(Math.max(typeof first === 'number' ? first : DEFAULT_PAGE_SIZE, 0), MAX_PAGE_SIZE);
+  }
+  if (!isListType(getNullableType(definition.type))) return 1;
+  // A connection's `edges` and `nodes` are the page its field's `first` already counted.
+  if (parent.name.endsWith('Connection')) return 1;
+  const declared = definition.extensions?.maxItems;
+  if (typeof declared === 'number') return declared;
+  const given = listArgumentLength(definition, field, variables);
+  if (given !== undefined) return given;
+  const item = getNamedType(definition.type);
+  if (isEnumType(item)) return item.getValues().length;
+  return DEFAULT_LIST_SIZE;
+}
+
+/** Cost of one value of `definition` itself (its children not counted). */
+function fieldCost(definition: GraphQLField<unknown, unknown>): number {
+  const declared = definition.extensions?.cost;
+  if (typeof declared === 'number') return declared;
+  return getNamedType(definition.type).name === 'JSON' ? ROW_COST : 1;
+}
+
+function selectionCost(
+  schema: GraphQLSchema,
+  parent: GraphQLNamedType,
+  selectionSet: SelectionSetNode,
+  fragments: FragmentMap,
+  variables: Record<string, unknown>,
+  path?: Set<string>,
+): number {
+  let total = 0;
+  forEachField(
+    selectionSet,
+    fragments,
+    (field, typeCondition, inner) => {
+      if (field.name.value.startsWith('__')) return;
+      const owner = (typeCondition && schema.getType(typeCondition)) || parent;
+      if (!isObjectType(owner) && !isInterfaceType(owner)) return;
+      const definition = owner.getFields()[field.name.value];
+      if (!definition) return;
+      const below = field.selectionSet
+        ? selectionCost(
+            schema,
+            getNamedType(definition.type),
+            field.selectionSet,
+            fragments,
+            variables,
+            inner,
+          )
+        : 0;
+      total += multiplier(owner, definition, field, variables) * (fieldCost(definition) + below);
+    },
+    path,
+  );
+  return total;
+}
+
+/**
+ * Estimated cost of the operation `operationName` (or the only one) of `document` (see the module
+ * comment): roughly the number of field values the answer holds, a stored line counting
+ * {@link LINE_COST}. Returns 0 when the operation is not found (graphql reports that).
+ */
+export function operationCost(
+  schema: GraphQLSchema,
+  document: DocumentNode,
+  variables: Record<string, unknown> = {},
+  operationName?: string | null,
+): number {
+  const operations = document.definitions.filter(
+    (d): d is OperationDefinitionNode => d.kind === Kind.OPERATION_DEFINITION,
+  );
+  const operation = operationName ? operations.find((o) => o.name?.value === operationName) : operations[0];
+  if (!operation) return 0;
+  const root =
+    operation.operation === 'query'
+      ? schema.getQueryType()
+      : operation.operation === 'mutation'
+        ? schema.getMutationType()
+        : schema.getSubscriptionType();
+  if (!root) return 0;
+  return selectionCost(schema, root, operation.selectionSet, fragmentsOf(document), variables);
+}
