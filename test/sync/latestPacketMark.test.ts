@@ -157,7 +157,7 @@ describe('the migration fills the mark for a database made by an earlier version
     const dir = await tempDir('lf-mark-');
     const store = openStore(join(dir.dir, 'livefeed.db'));
     try {
-      const fill = readFileSync(join(MIGRATIONS_FOLDER, '0005_read_cost.sql'), 'utf8')
+      const fill = readFileSync(join(MIGRATIONS_FOLDER, '0007_read_cost.sql'), 'utf8')
         .split('--> statement-breakpoint')
         .find((statement) => statement.includes("'latest_packet'"))!;
       const at = '2026-11-22T12:00:00Z';

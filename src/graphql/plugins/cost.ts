@@ -34,7 +34,10 @@ import { type FragmentMap, forEachField, fragmentsOf } from './selections.js';
  *   bytes the line bounds);
  * - a field of the `JSON` scalar costs {@link ROW_COST}; a field may declare its own cost,
  *   `extensions: { cost: N }`, as those holding a whole stored line do (`EntityChange.data`,
- *   `QuarantinedLine.raw`: {@link LINE_COST}), so any field returning them is counted alike.
+ *   `QuarantinedLine.raw`: {@link LINE_COST}), so any field returning them is counted alike;
+ * - a field computed from stored lines may declare the cost of its whole answer, children and list
+ *   included, `extensions: { totalCost: N }` (`EntityChange.diff`: a patch between two versions is
+ *   no longer than a line, {@link LINE_COST}).
  *
  * So the largest answer within the default limit of 50,000 is about 10 MB, reached by stored lines
  * (README, Hardening; test/graphql/plugins/answerSize.test.ts builds it).
@@ -129,6 +132,11 @@ function selectionCost(
       if (!isObjectType(owner) && !isInterfaceType(owner)) return;
       const definition = owner.getFields()[field.name.value];
       if (!definition) return;
+      const whole = definition.extensions?.totalCost;
+      if (typeof whole === 'number') {
+        total += whole;
+        return;
+      }
       const below = field.selectionSet
         ? selectionCost(
             schema,

@@ -3,6 +3,7 @@ import { packetTimestamp, previousChange } from '../../db/changeVersionQueries.j
 import type { Store } from '../../db/client.js';
 import type { ChangeRow } from '../../db/queries.js';
 import { builder } from '../builder.js';
+import { LINE_COST } from '../plugins/cost.js';
 import { EntityChangeRef } from './entityChange.js';
 
 /**
@@ -87,6 +88,8 @@ builder.objectFields(EntityChangeRef, (t) => ({
     description:
       'RFC 6902 JSON Patch from `previous` to this version (empty when the line did not change); null when ' +
       'there is no previous version.',
+    // Its bytes are bounded by the two lines it compares, not by a count of operations.
+    extensions: { totalCost: LINE_COST },
     resolve: (c, _a, ctx) => diffOfChange(ctx.store, c),
   }),
 }));

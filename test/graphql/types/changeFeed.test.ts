@@ -143,23 +143,24 @@ describe('changeFeed: a client follows the stream across syncs (real sync, repli
     expect(tooMany.errors?.[0]?.extensions?.code).toBe('PAGE_SIZE_EXCEEDED');
   });
 
-  it("a day's changes of one entity type fit one request within the cost limit", async () => {
-    const day = `{
-      changeFeed(first: 500, entities: [RECORDING]) {
-        pageInfo { hasNextPage endCursor }
-        nodes {
-          ... on EntityChange { mbid type packet position timestamp name data diff { op path from value } }
-          ... on EntityRemoval { mbid type packet kind mergedInto timestamp }
-        }
-      }
-    }`;
-    const answer = await gql(app, day);
-    expect(answer.errors).toBeUndefined();
+  it("a day's changes of one entity type fit one request within the cost limit, as lines or as diffs", async () => {
     const { firstPacket, lastPacket } = growing.manifest;
-    expect(answer.data!.changeFeed.nodes).toHaveLength(
-      growing.expectedEvents(firstPacket, lastPacket - 1, ['recording']).length,
-    );
-    expect(answer.data!.changeFeed.pageInfo.hasNextPage).toBe(false);
+    const expected = growing.expectedEvents(firstPacket, lastPacket - 1, ['recording']).length;
+    for (const version of ['data', 'diff { op path from value }']) {
+      const day = `{
+        changeFeed(first: 500, entities: [RECORDING]) {
+          pageInfo { hasNextPage endCursor }
+          nodes {
+            ... on EntityChange { mbid type packet position timestamp name ${version} }
+            ... on EntityRemoval { mbid type packet kind mergedInto timestamp }
+          }
+        }
+      }`;
+      const answer = await gql(app, day);
+      expect(answer.errors).toBeUndefined();
+      expect(answer.data!.changeFeed.nodes).toHaveLength(expected);
+      expect(answer.data!.changeFeed.pageInfo.hasNextPage).toBe(false);
+    }
   });
 
   it('a cursor before pruned history gets HISTORY_PRUNED, never a silent gap', async () => {

@@ -140,7 +140,7 @@ describe('typed entities: MusicBrainzEntity and its eleven types (yoga.fetch, re
       app,
       `query($m: ID!) { entity(mbid: $m) {
          current { ... on Release { releaseGroupMbid status } }
-         history { packet data entity { ... on Release { releaseGroupMbid status } } } } }`,
+         history { nodes { packet data entity { ... on Release { releaseGroupMbid status } } } } } }`,
       { m: TYPED.wishYouWereHere },
     );
     expect(answer.errors).toBeUndefined();
@@ -149,7 +149,7 @@ describe('typed entities: MusicBrainzEntity and its eleven types (yoga.fetch, re
       releaseGroupMbid: newest['release-group'].id,
       status: newest.status,
     });
-    const [first, second] = answer.data!.entity.history;
+    const [first, second] = answer.data!.entity.history.nodes;
     expect(first.packet).toBe(1);
     expect(first.entity).toEqual({
       releaseGroupMbid: first.data['release-group'] ?? null,

@@ -185,7 +185,7 @@ describe('typed entity links: Entity when held, null otherwise, one read per lev
     const tooMuch = await gql(
       app,
       `{ changes(packet: 5, entity: RELEASE, first: 500) { nodes { entity { ... on Release {
-           artistCredit { artist { history { entity { aliases { name sortName locale } } } } } } } } } }`,
+           artistCredit { artist { history(first: 500) { nodes { entity { aliases { name sortName locale } } } } } } } } } } }`,
     );
     expect(tooMuch.errors?.[0]?.extensions?.code).toBe('QUERY_TOO_COMPLEX');
   });
