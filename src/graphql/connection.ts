@@ -27,7 +27,8 @@ interface PageInfoShape {
   endCursor: string | null;
 }
 
-const PageInfo = builder.objectRef<PageInfoShape>('PageInfo').implement({
+/** GraphQL `PageInfo` (for connections whose edges carry more than cursor and node). */
+export const PageInfo = builder.objectRef<PageInfoShape>('PageInfo').implement({
   description: 'Relay page information.',
   fields: (t) => ({
     hasNextPage: t.exposeBoolean('hasNextPage'),
@@ -117,7 +118,8 @@ export function badCursor(cursor: string): GraphQLError {
   return userError('BAD_CURSOR', `"after" is not a cursor of this connection: ${JSON.stringify(cursor)}`);
 }
 
-function pageInfo<T>(page: Page<T>): PageInfoShape {
+/** The `PageInfo` of a resolved page. */
+export function pageInfo<T>(page: Page<T>): PageInfoShape {
   const { items, cursorOf } = page;
   return {
     hasNextPage: page.hasNextPage,

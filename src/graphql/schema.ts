@@ -16,6 +16,7 @@ import './types/history.js';
 import './types/subscription.js';
 import './types/quarantine.js';
 import './types/failures.js';
+import './types/search.js';
 
 builder.queryType({});
 builder.subscriptionType({ description: 'Live updates, as server-sent events.' });

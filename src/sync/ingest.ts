@@ -3,6 +3,7 @@ import type { Database, Statement } from 'better-sqlite3';
 import type { Store } from '../db/client.js';
 import { prepareCurrentFromChanges } from '../db/currentQueries.js';
 import { changeId, dumpIdRange } from '../db/keys.js';
+import { SearchIndexWriter } from '../db/searchIndex.js';
 import type { EntityType } from '../feed/entities.js';
 import { type JsonDumpMetadata, readJsonDump } from '../feed/jsonDump.js';
 import type { XzDecoder } from '../feed/xz.js';
@@ -175,6 +176,8 @@ export async function ingestJsonDump(store: Store, options: IngestJsonDumpOption
   const now = (options.now ?? (() => new Date()))().toISOString();
 
   return inTransaction(store, async () => {
+    const search = new SearchIndexWriter(store.sqlite);
+    search.dropDump(first, last);
     store.sqlite.prepare('DELETE FROM changes WHERE id BETWEEN ? AND ?').run(first, last);
     store.sqlite.prepare('DELETE FROM quarantine WHERE packet = ? AND entity = ?').run(packet, entity);
     const writer = new ChangeWriter(store.sqlite, packet, entity);
@@ -193,7 +196,10 @@ export async function ingestJsonDump(store: Store, options: IngestJsonDumpOption
       (line, n) => writer.add(line, n),
     );
     writer.flush();
+    // The search index follows the current state in the same transaction (db/searchIndex.ts).
+    search.dropSuperseded(first, last);
     writer.makeCurrent();
+    search.indexDump(first, last);
     const { changeCount, quarantineCount } = writer;
     recordDump(store, options, { changeCount, quarantineCount, now, metadata: summary.metadata });
     options.beforeCommit?.();

@@ -3,6 +3,7 @@ import type Database from 'better-sqlite3';
 import type { Store } from '../db/client.js';
 import { applyRemovalsToCurrent } from '../db/currentQueries.js';
 import { type RowChangeRow, type TableChangesRow, tableChangesOf } from '../db/replicationQueries.js';
+import { unindexRemovals } from '../db/searchIndex.js';
 import { packetLabel, readReplicationArchive } from '../feed/replication/archive.js';
 import type { ReplicationArchiveInfo, ReplicationFormat, RowChange } from '../feed/replication/types.js';
 import { type FeedFileRecord, upsertFeedFile } from './ingest.js';
@@ -105,6 +106,7 @@ function writePacket(
   upsertReplicationPacket(sqlite, packet, info, rowCount, fileName, at);
   const removals = deriveRemovals(sqlite, packet, where);
   applyRemovalsToCurrent(sqlite, packet);
+  unindexRemovals(sqlite, packet);
   recordUnresolved(sqlite, packet, removals.unresolved, at);
   const schemaChange = recordPacketFacts(sqlite, packet, info, at);
   return {
