@@ -103,6 +103,23 @@ describe('livefeed bootstrap (real CLI processes, the sample feed over HTTP)', (
         const recording = completeness.find((c: { entity: string }) => c.entity === 'RECORDING');
         expect(recording).toMatchObject({ complete: false, fullDump: full.name });
         expect(recording.note).toContain('only standalone recordings');
+
+        // The search index holds every CURRENT entity, and finds one by its name without diacritics.
+        const count = (sql: string) => app.store.sqlite.prepare(sql).pluck().get();
+        expect(count('SELECT count(*) FROM search_index')).toBe(
+          count("SELECT count(*) FROM current_state WHERE status = 'CURRENT'"),
+        );
+        const stray =
+          "SELECT count(*) FROM search_index WHERE rowid NOT IN (SELECT change_id FROM current_state WHERE status = 'CURRENT')";
+        expect(count(stray)).toBe(0);
+        const found = await gql(
+          app,
+          '{ search(query: "north caro", entities: [AREA]) { nodes { mbid latest { name } } } }',
+        );
+        expect(found.data!.search.nodes).toContainEqual({
+          mbid: expect.any(String),
+          latest: { name: 'North Carolina' },
+        });
       } finally {
         app.store.close();
       }
