@@ -5,9 +5,10 @@
  * and prints the table. Options: `--runs N` (timed runs of each ingest, interleaved; the best
  * counts, default 5), `--rebuild` (fresh inputs), `--graphql-seconds S` (per query, default 5),
  * `--graphql-rounds N` (interleaved rounds of the three queries, the best counts, default 5),
- * `--skip-graphql`, `--bootstrap [--lines N]` (only the full dump bootstrap, bench/bootstrap.ts). Needs xz, tar, sqlite3, python3 and bzip2 on PATH; loopback only.
+ * `--skip-graphql`, `--bootstrap [--lines N]` (only the full dump bootstrap, bench/bootstrap.ts),
+ * `--search [--search-db PATH]` (only `search` on the bootstrap's 1M-entity database, bench/search.ts). Needs xz, tar, sqlite3, python3 and bzip2 on PATH; loopback only.
  */
-import { type ChildProcess, execFileSync, spawn, spawnSync } from 'node:child_process';
+import { execFileSync } from 'node:child_process';
 import { existsSync, rmSync, writeFileSync } from 'node:fs';
 import { cpus, totalmem } from 'node:os';
 import { join } from 'node:path';
@@ -15,7 +16,9 @@ import { fileURLToPath } from 'node:url';
 import Database from 'better-sqlite3';
 import { entitySlot } from '../src/db/keys.js';
 import type { EntityType } from '../src/feed/entities.js';
+import { LOAD_GENERATOR, type LoadResult, load, startServer, writeWrkScript } from './graphqlLoad.js';
 import { type BenchInputs, buildInputs, type DumpInput } from './inputs.js';
+import { DEFAULT_SEARCH_DB, SEARCH_TARGETS, searchBench } from './search.js';
 import { type Timed, timed } from './timed.js';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
@@ -30,6 +33,12 @@ const RUNS = option('--runs', 5);
 const GRAPHQL_SECONDS = option('--graphql-seconds', 5);
 const GRAPHQL_ROUNDS = option('--graphql-rounds', 5);
 const log = (text: string) => process.stderr.write(`${text}\n`);
+/** Options of the search benchmark: `--search-db PATH` (default the bootstrap benchmark's database). */
+const searchOptions = () => {
+  const i = argv.indexOf('--search-db');
+  const db = i >= 0 && argv[i + 1] ? argv[i + 1]! : DEFAULT_SEARCH_DB;
+  return { db, seconds: GRAPHQL_SECONDS, rounds: GRAPHQL_ROUNDS, log };
+};
 
 // ------------------------------------------------------------------------------------------------
 // Processes
@@ -116,95 +125,6 @@ async function ours(dump: DumpInput, db: string, decoder = 'auto'): Promise<Inge
 
 // ------------------------------------------------------------------------------------------------
 // GraphQL
-
-interface LoadResult {
-  query: string;
-  requestsPerSecond: number;
-  p50Ms: number;
-  p99Ms: number;
-  requests: number;
-  errors: number;
-  non2xx: number;
-  responseBytes: number;
-}
-
-async function startServer(db: string): Promise<{ port: number; child: ChildProcess }> {
-  const child = spawn(process.execPath, ['--import', 'tsx', join(ROOT, 'bench', 'serverChild.ts'), db], {
-    cwd: ROOT,
-    // As bin/livefeed.js and the single binary run the server.
-    env: { ...process.env, NODE_ENV: 'production' },
-    stdio: ['ignore', 'pipe', 'inherit'],
-  });
-  const port = await new Promise<number>((resolve, reject) => {
-    let text = '';
-    child.stdout!.on('data', (c) => {
-      text += c;
-      const line = text.split('\n')[0];
-      if (text.includes('\n') && line) resolve((JSON.parse(line) as { port: number }).port);
-    });
-    child.once('exit', (code) => reject(new Error(`server exited (${code})`)));
-  });
-  return { port, child };
-}
-
-async function load(port: number, name: string, query: string, seconds: number): Promise<LoadResult> {
-  const url = `http://127.0.0.1:${port}/graphql`;
-  const body = JSON.stringify({ query });
-  // One request first: the answer must be right before its speed means anything.
-  const check = await fetch(url, { method: 'POST', headers: { 'content-type': 'application/json' }, body });
-  const text = await check.text();
-  const parsed = JSON.parse(text) as { errors?: unknown };
-  if (!check.ok || parsed.errors) throw new Error(`${name}: ${check.status} ${text.slice(0, 500)}`);
-  const responseBytes = Buffer.byteLength(text);
-  if (LOAD_GENERATOR === 'wrk') {
-    // wrk (C, Debian's package) costs the shared 2 cores far less per response byte than autocannon.
-    const args = ['-t1', '-c10', '--latency', '-s', WRK_SCRIPT, url];
-    const env = { BODY: body };
-    await timed('wrk', ['-d1s', ...args], { env }); // warm-up, not counted
-    const out = (await timed('wrk', [`-d${seconds}s`, ...args], { env })).stdout;
-    const ms = (label: string) => {
-      const m = new RegExp(`${label}\\s+([\\d.]+)(us|ms|s)\\b`).exec(out);
-      if (!m) throw new Error(`wrk output without ${label}: ${out}`);
-      return Number(m[1]) * (m[2] === 'us' ? 0.001 : m[2] === 's' ? 1000 : 1);
-    };
-    const num = (re: RegExp) => Number(re.exec(out)?.[1] ?? 0);
-    return {
-      query: name,
-      requestsPerSecond: Math.round(num(/Requests\/sec:\s+([\d.]+)/)),
-      p50Ms: Math.round(ms('50%') * 100) / 100,
-      p99Ms: Math.round(ms('99%') * 100) / 100,
-      requests: num(/(\d+) requests in/),
-      errors: num(/Socket errors: connect (\d+)/),
-      non2xx: num(/Non-2xx or 3xx responses: (\d+)/),
-      responseBytes,
-    };
-  }
-  const bin = join(ROOT, 'node_modules', '.bin', 'autocannon');
-  const common = ['-m', 'POST', '-H', 'content-type=application/json', '-b', body, '-c', '10', '--json'];
-  await timed(bin, [...common, '-d', '1', url]); // warm-up, not counted
-  const out = await timed(bin, [...common, '-d', String(seconds), url]);
-  const r = JSON.parse(out.stdout) as {
-    requests: { average: number; total: number };
-    latency: { p50: number; p99: number };
-    errors: number;
-    non2xx: number;
-  };
-  return {
-    query: name,
-    requestsPerSecond: Math.round(r.requests.average),
-    p50Ms: r.latency.p50,
-    p99Ms: r.latency.p99,
-    requests: r.requests.total,
-    errors: r.errors,
-    non2xx: r.non2xx,
-    responseBytes,
-  };
-}
-
-/** wrk when installed (`apt-get install wrk`), else autocannon (a devDependency). */
-const LOAD_GENERATOR: 'wrk' | 'autocannon' =
-  flag('--autocannon') || spawnSync('wrk', ['--version']).error ? 'autocannon' : 'wrk';
-const WRK_SCRIPT = join(OUT, 'post.lua');
 
 /**
  * Loads the GraphQL server on `dbPath` (the big dump ingested) with the three queries, in
@@ -392,11 +312,14 @@ async function main(): Promise<void> {
     await (await import('./bootstrap.js')).main(argv);
     return;
   }
+  // Issue 15: `search` on the bootstrap benchmark's database (bench/search.ts).
+  if (flag('--search')) {
+    const result = await searchBench(searchOptions());
+    if (result) process.stdout.write(`${JSON.stringify(result)}\n`);
+    return;
+  }
   const inputs: BenchInputs = await buildInputs(OUT, { rebuild: flag('--rebuild'), log });
-  writeFileSync(
-    WRK_SCRIPT,
-    'wrk.method = "POST"\nwrk.headers["content-type"] = "application/json"\nwrk.body = os.getenv("BODY")\n',
-  );
+  writeWrkScript();
   const { big, small, longLines, packet } = inputs;
   const db = (name: string) => join(OUT, `${name}.db`);
   if (flag('--graphql-only')) {
@@ -474,6 +397,7 @@ async function main(): Promise<void> {
     for (const g of graphql)
       log(`  ${g.query}: ${g.requestsPerSecond} req/s, p50 ${g.p50Ms} ms, p99 ${g.p99Ms} ms`);
   }
+  const search = flag('--skip-graphql') ? undefined : await searchBench(searchOptions());
 
   // ---- figures and targets
   const floorBest = best(floorMs);
@@ -485,6 +409,28 @@ async function main(): Promise<void> {
   const pageLoad = graphql[0];
   const pageRatio =
     typename && pageLoad ? pageLoad.requestsPerSecond / typename.requestsPerSecond : undefined;
+  const searchTargets: {
+    target: string;
+    value: number;
+    limit: number;
+    pass: boolean;
+    reportedOnly?: boolean;
+  }[] = search
+    ? [
+        {
+          target: `search ≥ ${SEARCH_TARGETS.minRatio} × { __typename } throughput (1M entities)`,
+          value: search.ratio,
+          limit: SEARCH_TARGETS.minRatio,
+          pass: search.ratio >= SEARCH_TARGETS.minRatio,
+        },
+        {
+          target: `search p99 ≤ ${SEARCH_TARGETS.maxP99Ms} ms (1M entities)`,
+          value: search.search.p99Ms,
+          limit: SEARCH_TARGETS.maxP99Ms,
+          pass: search.search.p99Ms <= SEARCH_TARGETS.maxP99Ms,
+        },
+      ]
+    : [];
   const targets = [
     {
       target: 'JSON dump ingest ≤ 1.3 × floor',
@@ -523,6 +469,7 @@ async function main(): Promise<void> {
             pass: pageRatio >= 0.5,
           },
         ]),
+    ...searchTargets,
   ];
 
   const lines: string[] = [];
@@ -634,6 +581,7 @@ async function main(): Promise<void> {
     machine: machine(),
     runs: RUNS,
     inputs,
+    search,
     jsonDump: {
       floorMs,
       plainScriptMs: plainMs,

@@ -13,7 +13,7 @@ SELECT c.id,
   json_extract(c.data, iif(c.entity IN ('recording', 'release', 'release-group', 'work'), '$.title', '$.name')),
   json_extract(c.data, '$."sort-name"'),
   (SELECT group_concat(iif(a.value ->> 'sort-name' IS a.value ->> 'name', a.value ->> 'name',
-     concat_ws(' ', a.value ->> 'name', a.value ->> 'sort-name')), ' ') FROM json_each(c.data, '$.aliases') a),
+     concat_ws(' ', a.value ->> 'name', a.value ->> 'sort-name')), ' ') FROM json_each(json_extract(c.data, '$.aliases')) a),
   json_extract(c.data, '$.disambiguation')
 FROM current_state s JOIN changes c ON c.id = s.change_id
 WHERE s.status = 'CURRENT' ORDER BY c.id;

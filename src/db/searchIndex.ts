@@ -16,14 +16,15 @@ import type { Database, Statement } from 'better-sqlite3';
 /** Entity types whose JSON dump lines name the entity in `title` (the others use `name`). */
 export const TITLED_ENTITY_TYPES = ['recording', 'release', 'release-group', 'work'] as const;
 
-// The columns of one index row from a `changes` row `c`. json_extract re-reads the same line from
-// SQLite's JSON parse cache, so the line is parsed once per row.
+// The columns of one index row from a `changes` row `c`. The json_extract calls share SQLite's JSON
+// parse cache, so the line is parsed once per row; json_each reads the aliases array from that
+// parse (`json_each(c.data, '$.aliases')` parsed the whole line again: 2.3 times slower).
 const TITLED = TITLED_ENTITY_TYPES.map((entity) => `'${entity}'`).join(', ');
 const INDEX_COLUMNS = `c.id,
   json_extract(c.data, iif(c.entity IN (${TITLED}), '$.title', '$.name')),
   json_extract(c.data, '$."sort-name"'),
   (SELECT group_concat(iif(a.value ->> 'sort-name' IS a.value ->> 'name', a.value ->> 'name',
-     concat_ws(' ', a.value ->> 'name', a.value ->> 'sort-name')), ' ') FROM json_each(c.data, '$.aliases') a),
+     concat_ws(' ', a.value ->> 'name', a.value ->> 'sort-name')), ' ') FROM json_each(json_extract(c.data, '$.aliases')) a),
   json_extract(c.data, '$.disambiguation')`;
 
 // A dump stored again replaces the lines of its rowid range: the entries of its old lines that

@@ -51,15 +51,18 @@ export function matchExpression(query: string): string {
     .join(' ');
 }
 
-/** Hash of a search (its MATCH expression and entity filter) that binds cursors to it. */
-function searchIdentity(filter: SearchFilter): string {
+/**
+ * Hash of a search (its MATCH expression and entity filter) that binds its cursors to it: 16 hex
+ * digits. Computed once per request and passed to {@link encodeSearchCursor} / {@link decodeSearchCursor}.
+ */
+export function searchIdentity(filter: SearchFilter): string {
   const scope = JSON.stringify([filter.match, filter.slots]);
   return createHash('sha256').update(scope).digest('hex').slice(0, 16);
 }
 
-/** Opaque cursor of the hit `key` of the search `filter`. */
-export function encodeSearchCursor(filter: SearchFilter, key: SearchKey): string {
-  return Buffer.from(`search:${searchIdentity(filter)}:${key.bm25}:${key.id}`).toString('base64url');
+/** Opaque cursor of the hit `key` of the search whose {@link searchIdentity} is `identity`. */
+export function encodeSearchCursor(identity: string, key: SearchKey): string {
+  return Buffer.from(`search:${identity}:${key.bm25}:${key.id}`).toString('base64url');
 }
 
 /**
@@ -67,7 +70,7 @@ export function encodeSearchCursor(filter: SearchFilter, key: SearchKey): string
  * @throws GraphQLError BAD_CURSOR for a cursor of another connection or another search, or garbage.
  */
 export function decodeSearchCursor(
-  filter: SearchFilter,
+  identity: string,
   cursor: string | null | undefined,
 ): SearchKey | undefined {
   if (cursor === null || cursor === undefined || cursor === '') return undefined;
@@ -75,7 +78,7 @@ export function decodeSearchCursor(
   const match = /^search:([0-9a-f]{16}):([^:]+):(\d+)$/.exec(text);
   const bm25 = Number(match?.[2]);
   const id = Number(match?.[3]);
-  if (!match || match[1] !== searchIdentity(filter) || !Number.isFinite(bm25) || !Number.isSafeInteger(id)) {
+  if (!match || match[1] !== identity || !Number.isFinite(bm25) || !Number.isSafeInteger(id)) {
     throw badCursor(cursor);
   }
   return { bm25, id };

@@ -3,7 +3,7 @@ import { type SearchFilter, type SearchHit, searchCount, searchHits } from '../.
 import type { EntityType } from '../../feed/entities.js';
 import { builder } from '../builder.js';
 import { type Page, PageInfo, pageArgs, pageInfo, resolvePage } from '../connection.js';
-import { decodeSearchCursor, encodeSearchCursor, matchExpression } from '../searchSyntax.js';
+import { decodeSearchCursor, encodeSearchCursor, matchExpression, searchIdentity } from '../searchSyntax.js';
 import { EntityRef, type EntityShape } from './entity.js';
 import { EntityTypeEnum } from './entityType.js';
 
@@ -70,12 +70,13 @@ builder.queryField('search', (t) =>
         match: matchExpression(args.query),
         slots: args.entities ? [...new Set(args.entities as EntityType[])].map(entitySlot).sort() : null,
       };
+      const identity = searchIdentity(filter);
       return resolvePage({
         args,
-        decodeAfter: (cursor) => decodeSearchCursor(filter, cursor),
+        decodeAfter: (cursor) => decodeSearchCursor(identity, cursor),
         fetch: (after, limit) => searchHits(ctx.store, filter, after, limit),
         totalCount: () => searchCount(ctx.store, filter),
-        cursorOf: (hit) => encodeSearchCursor(filter, { bm25: hit.bm25, id: hit.change.id }),
+        cursorOf: (hit) => encodeSearchCursor(identity, { bm25: hit.bm25, id: hit.change.id }),
       });
     },
   }),
