@@ -12,6 +12,12 @@ function entityOfHit(hit: SearchHit): EntityShape {
   return { mbid: hit.change.mbid, type: hit.change.entity, latest: hit.change };
 }
 
+/** Entity type slots of the `entities` filter, sorted and distinct; null (all) when absent or empty. */
+function slotsOf(entities: EntityType[] | null | undefined): number[] | null {
+  if (!entities || entities.length === 0) return null;
+  return [...new Set(entities.map(entitySlot))].sort((a, b) => a - b);
+}
+
 /** `score` of a hit: bm25 negated, so that higher is better. */
 const scoreOf = (hit: SearchHit) => -hit.bm25;
 
@@ -61,14 +67,14 @@ builder.queryField('search', (t) =>
       entities: t.arg({
         type: [EntityTypeEnum],
         required: false,
-        description: 'Only entities of these types (default: all).',
+        description: 'Only entities of these types (default, or an empty list: all).',
       }),
       ...pageArgs(t.arg),
     },
     resolve: (_r, args, ctx) => {
       const filter: SearchFilter = {
         match: matchExpression(args.query),
-        slots: args.entities ? [...new Set(args.entities as EntityType[])].map(entitySlot).sort() : null,
+        slots: slotsOf(args.entities as EntityType[] | null | undefined),
       };
       const identity = searchIdentity(filter);
       return resolvePage({

@@ -93,6 +93,7 @@ describe('search over the current state (yoga.fetch, real archives and SQLite)',
     );
     expect(await mbidsOf('grosse', { e: ['WORK'] })).toEqual([]);
     expect(await mbidsOf('grosse', { e: ['ARTIST'] })).toEqual([SEARCH.grosse]);
+    expect(await mbidsOf('grosse', { e: [] })).toHaveLength(3);
   });
 
   it('finds a replaced entity by its new name only, and never a deleted or merged one', async () => {
