@@ -5,6 +5,7 @@ import { currentCounts, currentOfMbid } from '../../src/db/currentQueries.js';
 import { changeId } from '../../src/db/keys.js';
 import { buildCurrentStateHistory, FILLER, MBID } from '../support/currentStateFeed.js';
 import { tempDir } from '../support/harness.js';
+import { migrationTime } from '../support/migrations.js';
 
 type StateRow = {
   mbid: string;
@@ -97,13 +98,13 @@ describe('current state, kept by the JSON dump and replication packet writers', 
     const path = store.path;
     store.close();
     const old = openStore(path);
-    // What an earlier version left: no current_state table and no record of its migration.
+    // What an earlier version left: no current_state table (nor the search index made after it)
+    // and no record of their migrations.
     old.sqlite.exec('DROP TABLE current_state');
+    old.sqlite.exec('DROP TABLE search_index');
     old.sqlite
-      .prepare(
-        'DELETE FROM __drizzle_migrations WHERE created_at = (SELECT max(created_at) FROM __drizzle_migrations)',
-      )
-      .run();
+      .prepare('DELETE FROM __drizzle_migrations WHERE created_at >= ?')
+      .run(migrationTime('current_state'));
     old.close();
     store = openStore(path);
     expect(allState()).toEqual(before);

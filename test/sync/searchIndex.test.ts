@@ -9,6 +9,7 @@ import { ingestJsonDump } from '../../src/sync/ingest.js';
 import { pruneHistory } from '../../src/sync/prune.js';
 import { writeJsonDump } from '../support/archives.js';
 import { tempDir, testLogger } from '../support/harness.js';
+import { migrationTime } from '../support/migrations.js';
 import { buildSearchStory, currentIds, indexedIds, SEARCH, storeDump } from '../support/searchFeed.js';
 
 const line = (mbid: string, name: string) => JSON.stringify({ id: mbid, name, 'sort-name': name });
@@ -105,9 +106,7 @@ describe('the search index follows the current state in the writers’ transacti
     // Back to the state before the migration: no index, the migration not recorded.
     const old = new Database(path);
     old.exec('DROP TABLE search_index');
-    old.exec(
-      'DELETE FROM __drizzle_migrations WHERE created_at = (SELECT max(created_at) FROM __drizzle_migrations)',
-    );
+    old.prepare('DELETE FROM __drizzle_migrations WHERE created_at >= ?').run(migrationTime('search'));
     old.close();
     store = openStore(path);
     expect(indexedIds(store)).toEqual(expected);
