@@ -19,6 +19,7 @@ import './types/subscription.js';
 import './types/quarantine.js';
 import './types/failures.js';
 import './types/webhook.js';
+import './types/search.js';
 
 builder.queryType({});
 builder.subscriptionType({ description: 'Live updates, as server-sent events.' });

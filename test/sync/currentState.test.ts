@@ -5,6 +5,7 @@ import { currentCounts, currentOfMbid, currentOfMbids } from '../../src/db/curre
 import { changeId } from '../../src/db/keys.js';
 import { buildCurrentStateHistory, FILLER, MBID } from '../support/currentStateFeed.js';
 import { tempDir } from '../support/harness.js';
+import { migrationTime } from '../support/migrations.js';
 
 type StateRow = {
   mbid: string;
@@ -111,7 +112,7 @@ describe('current state, kept by the JSON dump and replication packet writers', 
     const path = store.path;
     store.close();
     const old = openStore(path);
-    // What the earlier version left: its table (rows derived from changes and removals) and no record of 0005.
+    // What the earlier version left: its table (rows derived from changes and removals) and no record of 0006 on.
     old.sqlite.exec(
       'CREATE TABLE current_state (mbid text PRIMARY KEY NOT NULL, entity text NOT NULL, status text NOT NULL, ' +
         'change_id integer, packet integer NOT NULL, merged_into text) WITHOUT ROWID',
@@ -119,11 +120,11 @@ describe('current state, kept by the JSON dump and replication packet writers', 
     old.sqlite.exec(
       "INSERT INTO current_state SELECT mbid, entity, 'CURRENT', max(id), packet, NULL FROM changes GROUP BY mbid",
     );
+    // Nor the search index made after it.
+    old.sqlite.exec('DROP TABLE search_index');
     old.sqlite
-      .prepare(
-        'DELETE FROM __drizzle_migrations WHERE created_at = (SELECT max(created_at) FROM __drizzle_migrations)',
-      )
-      .run();
+      .prepare('DELETE FROM __drizzle_migrations WHERE created_at >= ?')
+      .run(migrationTime('current_state_from_indexes'));
     old.close();
     store = openStore(path);
     expect(
