@@ -59,6 +59,33 @@ export async function storeDump(
   return ingestJsonDump(store, { packet, entity, archivePath: built.path, file: null });
 }
 
+let packetCopies = 0;
+
+/**
+ * Writes and stores, through the real writer, replication packet `packet` that deletes the artists
+ * `deleted` and merges the artists `merged` into `grosse` (MBIDs of {@link SEARCH}).
+ */
+export async function storeRemovals(
+  store: Store,
+  dir: string,
+  packet: number,
+  { deleted = [], merged = [] }: { deleted?: string[]; merged?: string[] },
+): Promise<void> {
+  const row = (gid: string) => artistRow({ id: ROW_ID[gid]!, gid, name: `Artist ${ROW_ID[gid]}` });
+  const rows: FixtureRow[] = [
+    ...deleted.map(
+      (gid): FixtureRow => ({ xid: 1, table: 'musicbrainz.artist', op: 'd', oldData: row(gid) }),
+    ),
+    ...merged.flatMap((gid): FixtureRow[] => [
+      { xid: 2, table: 'musicbrainz.artist_gid_redirect', op: 'i', newData: gidRedirectRow(gid, 1) },
+      { xid: 2, table: 'musicbrainz.artist', op: 'd', oldData: row(gid) },
+    ]),
+  ];
+  const root = join(dir, `packet-${packet}-${++packetCopies}`);
+  const archive = await writeReplicationPacket(root, { packet, format: 'v2', rows });
+  await storeReplicationPacket(store, packet, archive);
+}
+
 /**
  * Stores, through the real writers and real archives: JSON dumps of packet 10 (artists, a label, a
  * recording), replication packet 12 (deletes `deleted`, merges `merged` into `grosse`), then the
@@ -107,14 +134,7 @@ export async function buildSearchStory(store: Store, dir: string): Promise<void>
   await storeDump(store, dir, 10, 'recording', [
     line(SEARCH.recording, { title: 'Grosse Boîte Song', disambiguation: '', aliases: [] }),
   ]);
-  const row = (gid: string) => artistRow({ id: ROW_ID[gid]!, gid, name: `Artist ${ROW_ID[gid]}` });
-  const rows: FixtureRow[] = [
-    { xid: 1, table: 'musicbrainz.artist', op: 'd', oldData: row(SEARCH.deleted) },
-    { xid: 2, table: 'musicbrainz.artist_gid_redirect', op: 'i', newData: gidRedirectRow(SEARCH.merged, 1) },
-    { xid: 2, table: 'musicbrainz.artist', op: 'd', oldData: row(SEARCH.merged) },
-  ];
-  const packet = await writeReplicationPacket(join(dir, 'packet-12'), { packet: 12, format: 'v2', rows });
-  await storeReplicationPacket(store, 12, packet);
+  await storeRemovals(store, dir, 12, { deleted: [SEARCH.deleted], merged: [SEARCH.merged] });
   await storeDump(store, dir, 11, 'artist', [
     line(SEARCH.renamed, { name: 'New Moniker', 'sort-name': 'New Moniker', disambiguation: '' }),
   ]);

@@ -10,7 +10,14 @@ import { pruneHistory } from '../../src/sync/prune.js';
 import { writeJsonDump } from '../support/archives.js';
 import { tempDir, testLogger } from '../support/harness.js';
 import { migrationTime } from '../support/migrations.js';
-import { buildSearchStory, currentIds, indexedIds, SEARCH, storeDump } from '../support/searchFeed.js';
+import {
+  buildSearchStory,
+  currentIds,
+  indexedIds,
+  SEARCH,
+  storeDump,
+  storeRemovals,
+} from '../support/searchFeed.js';
 
 const line = (mbid: string, name: string) => JSON.stringify({ id: mbid, name, 'sort-name': name });
 
@@ -56,6 +63,39 @@ describe('the search index follows the current state in the writers’ transacti
     expect(found('"doomed"')).toEqual([]);
     await storeDump(store, dir.dir, 13, 'artist', [line(SEARCH.deleted, 'Doomed Returns')]);
     expect(found('"doomed"')).toEqual([SEARCH.deleted]);
+    expect(indexedIds(store)).toEqual(currentIds(store));
+  });
+
+  it('a JSON dump stored again without an MBID gives the index back the version its old copy replaced', async () => {
+    await storeDump(store, dir.dir, 11, 'artist', [line(SEARCH.byName, 'Lumière Later')]);
+    expect(found('"old" "moniker"')).toEqual([SEARCH.renamed]);
+    expect(found('"new"')).toEqual([]);
+    expect(found('"lumiere" "later"')).toEqual([SEARCH.byName]);
+    // Stored again without the deleted one's return: the removal still holds it out of the index.
+    await storeDump(store, dir.dir, 13, 'artist', [line(SEARCH.deleted, 'Doomed Returns')]);
+    await storeDump(store, dir.dir, 13, 'artist', [line(SEARCH.byName, 'Lumière Latest')]);
+    expect(found('"doomed"')).toEqual([]);
+    expect(found('"later"')).toEqual([]);
+    expect(indexedIds(store)).toEqual(currentIds(store));
+  });
+
+  it('a removal wins over a JSON dump line of its packet, in either order; an older removal stored late does not', async () => {
+    await storeDump(store, dir.dir, 13, 'artist', [line(SEARCH.byName, 'Lumière Thirteen')]);
+    await storeRemovals(store, dir.dir, 13, { deleted: [SEARCH.byName, SEARCH.byAlias] });
+    await storeDump(store, dir.dir, 13, 'label', [line(SEARCH.label, 'Thirteen Label')]);
+    await storeRemovals(store, dir.dir, 9, { deleted: [SEARCH.label, SEARCH.byDisambiguation] });
+    expect(found('"lumiere"')).toEqual([SEARCH.byDisambiguation]);
+    expect(found('"thirteen"')).toEqual([SEARCH.label]);
+    expect(indexedIds(store)).toEqual(currentIds(store));
+  });
+
+  it('a replication packet stored again with other removals gives back the entities it no longer removes', async () => {
+    await storeRemovals(store, dir.dir, 12, { deleted: [SEARCH.deleted], merged: [SEARCH.merged] });
+    expect(indexedIds(store)).toEqual(currentIds(store));
+    await storeRemovals(store, dir.dir, 12, { deleted: [SEARCH.byName] });
+    expect(found('"doomed"')).toEqual([SEARCH.deleted]);
+    expect(found('"absorbed"')).toEqual([SEARCH.merged]);
+    expect(found('"lumiere"')).not.toContain(SEARCH.byName);
     expect(indexedIds(store)).toEqual(currentIds(store));
   });
 
