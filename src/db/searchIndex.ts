@@ -34,7 +34,7 @@ export const INDEX_COLUMNS = `c.id,
   json_extract(c.data, '$."sort-name"'),
   iif(json_array_length(c.data, '$.aliases') > 0, (SELECT group_concat(iif(a.value ->> 'sort-name' IS a.value ->> 'name',
      a.value ->> 'name', concat_ws(' ', a.value ->> 'name', a.value ->> 'sort-name')), ' ')
-     FROM json_each(json_extract(c.data, '$.aliases')) a), NULL),
+     FROM json_each(json_extract(c.data, '$.aliases')) a WHERE a.type = 'object'), NULL),
   json_extract(c.data, '$.disambiguation')`;
 
 /** SQL condition: MBID `mbid` has no removal of packet `packet` or later (one seek in `removals_mbid`). */

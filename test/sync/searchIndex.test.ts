@@ -99,6 +99,23 @@ describe('the search index follows the current state in the writers’ transacti
     expect(indexedIds(store)).toEqual(currentIds(store));
   });
 
+  it('indexes lines the ingest stores re-escaped (a raw carriage return), and aliases that are not objects do not fail a dump', async () => {
+    const raw = `{"id":"${SEARCH.byName}","name":"Carriage\rReturn Band","sort-name":"Band","aliases":[{"name":"Zeilen\rUmbruch"}]}`;
+    // An alias that is not an object is left out instead of failing the dump.
+    const odd = JSON.stringify({
+      id: SEARCH.byAlias,
+      name: 'Odd Aliases',
+      aliases: ['a string', { name: 'Real One' }],
+    });
+    await storeDump(store, dir.dir, 13, 'artist', [raw, odd]);
+    expect(found('"real" "one"')).toEqual([SEARCH.byAlias]);
+    expect(found('"string"')).toEqual([]);
+    expect(found('"carriage"')).toEqual([SEARCH.byName]);
+    expect(found('"umbruch"')).toEqual([SEARCH.byName]);
+    expect(found('"lumiere"')).not.toContain(SEARCH.byName);
+    expect(indexedIds(store)).toEqual(currentIds(store));
+  });
+
   it('a dump that fails after its index statements leaves the index as it was (one transaction)', async () => {
     const before = indexedIds(store);
     const built = await writeJsonDump(join(dir.dir, 'failing'), {
