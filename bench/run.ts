@@ -6,7 +6,8 @@
  * counts, default 5), `--rebuild` (fresh inputs), `--graphql-seconds S` (per query, default 5),
  * `--graphql-rounds N` (interleaved rounds of the three queries, the best counts, default 5),
  * `--skip-graphql`, `--bootstrap [--lines N]` (only the full dump bootstrap, bench/bootstrap.ts),
- * `--sync-process [--scale S]` (only `sync --once` as a process, bench/syncProcess.ts), `--year` (only the year section, bench/year.ts; `--skip-year` leaves it out). Needs xz, tar, sqlite3, python3 and bzip2 on PATH; loopback only.
+ * `--sync-process [--scale S]` (only `sync --once` as a process, bench/syncProcess.ts), `--year` (only the year section, bench/year.ts; `--skip-year` leaves it out),
+ * `--search [--search-db PATH]` (only `search` on the bootstrap's 1M-entity database, bench/search.ts). Needs xz, tar, sqlite3, python3 and bzip2 on PATH; loopback only.
  */
 import { execFileSync } from 'node:child_process';
 import { existsSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
@@ -20,6 +21,7 @@ import { CHANGE_FEED_CASE, changeFeedTarget, settleBenchPackets } from './change
 import { type BenchInputs, buildInputs, type DumpInput } from './inputs.js';
 import { LOAD_GENERATOR, type LoadResult, load, startServer } from './load.js';
 import { ensurePageDump, PAGE_NOTES, PAGE_PACKET } from './pageLines.js';
+import { DEFAULT_SEARCH_DB, SEARCH_TARGETS, searchBench } from './search.js';
 import { benchSyncProcess, syncProcessReport } from './syncProcess.js';
 import { type Timed, timed } from './timed.js';
 
@@ -35,6 +37,12 @@ const RUNS = option('--runs', 5);
 const GRAPHQL_SECONDS = option('--graphql-seconds', 5);
 const GRAPHQL_ROUNDS = option('--graphql-rounds', 5);
 const log = (text: string) => process.stderr.write(`${text}\n`);
+/** Options of the search benchmark: `--search-db PATH` (default the bootstrap benchmark's database). */
+const searchOptions = () => {
+  const i = argv.indexOf('--search-db');
+  const db = i >= 0 && argv[i + 1] ? argv[i + 1]! : DEFAULT_SEARCH_DB;
+  return { db, seconds: GRAPHQL_SECONDS, rounds: GRAPHQL_ROUNDS, log };
+};
 
 // ------------------------------------------------------------------------------------------------
 // Processes
@@ -331,6 +339,12 @@ async function main(): Promise<void> {
     await (await import('./year.js')).main(argv);
     return;
   }
+  // Issue 15: `search` on the bootstrap benchmark's database (bench/search.ts).
+  if (flag('--search')) {
+    const result = await searchBench(searchOptions());
+    if (result) process.stdout.write(`${JSON.stringify(result)}\n`);
+    return;
+  }
   const inputs: BenchInputs = await buildInputs(OUT, { rebuild: flag('--rebuild'), log });
   const { big, small, longLines, packet } = inputs;
   const db = (name: string) => join(OUT, `${name}.db`);
@@ -413,6 +427,7 @@ async function main(): Promise<void> {
     for (const g of graphql)
       log(`  ${g.query}: ${g.requestsPerSecond} req/s, p50 ${g.p50Ms} ms, p99 ${g.p99Ms} ms`);
   }
+  const search = flag('--skip-graphql') ? undefined : await searchBench(searchOptions());
 
   // ---- figures and targets
   const floorBest = best(floorMs);
@@ -424,6 +439,28 @@ async function main(): Promise<void> {
   const pageLoad = graphql[0];
   const pageRatio =
     typename && pageLoad ? pageLoad.requestsPerSecond / typename.requestsPerSecond : undefined;
+  const searchTargets: {
+    target: string;
+    value: number;
+    limit: number;
+    pass: boolean;
+    reportedOnly?: boolean;
+  }[] = search
+    ? [
+        {
+          target: `search ≥ ${SEARCH_TARGETS.minRatio} × { __typename } throughput (1M entities)`,
+          value: search.ratio,
+          limit: SEARCH_TARGETS.minRatio,
+          pass: search.ratio >= SEARCH_TARGETS.minRatio,
+        },
+        {
+          target: `search p99 ≤ ${SEARCH_TARGETS.maxP99Ms} ms (1M entities)`,
+          value: search.search.p99Ms,
+          limit: SEARCH_TARGETS.maxP99Ms,
+          pass: search.search.p99Ms <= SEARCH_TARGETS.maxP99Ms,
+        },
+      ]
+    : [];
   const targets = [
     {
       target: 'JSON dump ingest ≤ 1.3 × floor',
@@ -464,6 +501,7 @@ async function main(): Promise<void> {
         ]),
     ...changeFeedTarget(graphql),
     ...syncSection.targets,
+    ...searchTargets,
   ];
 
   const lines: string[] = [];
@@ -576,6 +614,7 @@ async function main(): Promise<void> {
     machine: machine(),
     runs: RUNS,
     inputs,
+    search,
     jsonDump: {
       floorMs,
       plainScriptMs: plainMs,

@@ -2,6 +2,7 @@ import { cp, readdir, readFile, rm, stat, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openStore } from '../src/db/client.js';
+import { currentCounts } from '../src/db/currentQueries.js';
 import {
   BUNDLED_FEED_ROOT,
   SAMPLE_TOKEN,
@@ -12,6 +13,7 @@ import { TEST_PUBLIC_KEY_FILE } from './support/archives.js';
 import { startCli } from './support/cli.js';
 import { gql, tempDir, testApp } from './support/harness.js';
 import { readBundledManifest } from './support/manifest.js';
+import { currentIds } from './support/searchFeed.js';
 
 const manifest = readBundledManifest();
 const full = manifest.fullDump!;
@@ -103,6 +105,22 @@ describe('livefeed bootstrap (real CLI processes, the sample feed over HTTP)', (
         const recording = completeness.find((c: { entity: string }) => c.entity === 'RECORDING');
         expect(recording).toMatchObject({ complete: false, fullDump: full.name });
         expect(recording.note).toContain('only standalone recordings');
+
+        // The search index holds every CURRENT entity, and finds one by its name without diacritics.
+        const indexed = app.store.sqlite
+          .prepare('SELECT rowid FROM search_index ORDER BY rowid')
+          .pluck()
+          .all();
+        expect(indexed).toEqual(currentIds(app.store));
+        expect(indexed.length).toBe(currentCounts(app.store).CURRENT);
+        const found = await gql(
+          app,
+          '{ search(query: "north caro", entities: [AREA]) { nodes { mbid latest { name } } } }',
+        );
+        expect(found.data!.search.nodes).toContainEqual({
+          mbid: expect.any(String),
+          latest: { name: 'North Carolina' },
+        });
       } finally {
         app.store.close();
       }

@@ -34,6 +34,22 @@ export function dumpIdRange(packet: number, entity: EntityType): [number, number
 }
 
 /**
+ * SQL expression of the entity type slot ({@link entitySlot}) packed in change id `column`, for
+ * filtering ids by entity type in SQL. `column` is written into the SQL as is: a column name only.
+ */
+export function idSlotSql(column: string): string {
+  return `((${column} / ${POSITION_BITS}) % ${ENTITY_SLOTS})`;
+}
+
+/**
+ * SQL expression of the packet packed in change id `column` (an SQL expression written into the SQL
+ * as is), for comparing a change's packet with others without reading its row.
+ */
+export function idPacketSql(column: string): string {
+  return `(${column} / ${POSITION_BITS * ENTITY_SLOTS})`;
+}
+
+/**
  * The (packet, entity, position) a change id packs; the inverse of {@link changeId}.
  * @throws RangeError when the id names no entity type slot.
  */

@@ -119,7 +119,8 @@ export function badCursor(cursor: string): GraphQLError {
   return userError('BAD_CURSOR', `"after" is not a cursor of this connection: ${JSON.stringify(cursor)}`);
 }
 
-function pageInfo<T>(page: Page<T>): PageInfoShape {
+/** The `PageInfo` of a resolved page. */
+export function pageInfo<T>(page: Page<T>): PageInfoShape {
   const { items, cursorOf } = page;
   return {
     hasNextPage: page.hasNextPage,

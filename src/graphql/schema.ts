@@ -20,6 +20,7 @@ import './types/quarantine.js';
 import './types/failures.js';
 import './types/webhook.js';
 import './types/musicbrainz/index.js';
+import './types/search.js';
 
 builder.queryType({});
 builder.subscriptionType({ description: 'Live updates, as server-sent events.' });

@@ -3,6 +3,7 @@ import type { Readable } from 'node:stream';
 import type { Database, Statement } from 'better-sqlite3';
 import type { Store } from '../db/client.js';
 import { changeId, dumpIdRange } from '../db/keys.js';
+import { SearchIndexWriter } from '../db/searchIndex.js';
 import type { EntityType } from '../feed/entities.js';
 import { type JsonDumpMetadata, readJsonDump } from '../feed/jsonDump.js';
 import type { XzDecoder } from '../feed/xz.js';
@@ -159,6 +160,9 @@ export async function ingestJsonDump(store: Store, options: IngestJsonDumpOption
   const now = (options.now ?? (() => new Date()))().toISOString();
 
   return inTransaction(store, async () => {
+    // The search index follows the stored lines in the same transaction (db/searchIndex.ts).
+    const search = new SearchIndexWriter(store.sqlite);
+    search.unindexOldCopy({ first, last, packet });
     store.sqlite.prepare('DELETE FROM changes WHERE id BETWEEN ? AND ?').run(first, last);
     store.sqlite.prepare('DELETE FROM quarantine WHERE packet = ? AND entity = ?').run(packet, entity);
     const writer = new ChangeWriter(store.sqlite, packet, entity);
@@ -177,6 +181,7 @@ export async function ingestJsonDump(store: Store, options: IngestJsonDumpOption
       (line, n) => writer.add(line, n),
     );
     writer.flush();
+    search.indexDump({ first, last, packet });
     const { changeCount, quarantineCount } = writer;
     const file = options.settle ? await options.settle() : options.file;
     recordDump(

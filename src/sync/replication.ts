@@ -2,6 +2,7 @@ import { basename } from 'node:path';
 import type Database from 'better-sqlite3';
 import type { Store } from '../db/client.js';
 import { type RowChangeRow, type TableChangesRow, tableChangesOf } from '../db/replicationQueries.js';
+import { RemovalIndexWriter } from '../db/searchIndex.js';
 import { packetLabel, readReplicationArchive } from '../feed/replication/archive.js';
 import type { ReplicationArchiveInfo, ReplicationFormat, RowChange } from '../feed/replication/types.js';
 import { type FeedFileRecord, upsertFeedFile } from './ingest.js';
@@ -98,11 +99,15 @@ function writePacket(
   { packet, fileName, where, at }: { packet: number; fileName: string; where: string; at: string },
 ): StoredReplicationPacket {
   const { sqlite } = store;
+  // The search index follows the removals in the same transaction (db/searchIndex.ts).
+  const search = new RemovalIndexWriter(sqlite);
+  search.reindexOldRemovals(packet);
   sqlite.prepare('DELETE FROM row_changes WHERE packet = ?').run(packet);
   sqlite.prepare('DELETE FROM removals WHERE packet = ?').run(packet);
   const rowCount = staging.finish(info, packet, where);
   upsertReplicationPacket(sqlite, packet, info, rowCount, fileName, at);
   const removals = deriveRemovals(sqlite, packet, where);
+  search.applyRemovals(packet);
   recordUnresolved(sqlite, packet, removals.unresolved, at);
   const schemaChange = recordPacketFacts(sqlite, packet, info, at);
   return {

@@ -29,6 +29,8 @@ const TABLES: Record<string, string> = {
 const DIGESTED: Record<string, string> = {
   changes: 'SELECT id, packet, entity, position, mbid, data FROM changes ORDER BY id',
   row_changes: 'SELECT * FROM row_changes ORDER BY packet, ord',
+  // The entities the search index holds (its rowids: their current change ids).
+  search_index: 'SELECT rowid FROM search_index ORDER BY rowid',
 };
 
 /** Opens `dbPath` read-only and returns its comparable content. */

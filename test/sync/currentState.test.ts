@@ -5,6 +5,7 @@ import { currentCounts, currentOfMbid, currentOfMbids } from '../../src/db/curre
 import { changeId } from '../../src/db/keys.js';
 import { buildCurrentStateHistory, FILLER, MBID } from '../support/currentStateFeed.js';
 import { tempDir } from '../support/harness.js';
+import { migrationTime } from '../support/migrations.js';
 
 type StateRow = {
   mbid: string;
@@ -111,13 +112,12 @@ describe('current state, kept by the JSON dump and replication packet writers', 
     const path = store.path;
     store.close();
     const old = openStore(path);
-    // What a version at migration 0004 left: its current_state table (rows derived from changes and
+    // What a version at migration 0005 left: its current_state table (rows derived from changes and
     // removals), none of the tables and indexes of later migrations, and no record of them.
     old.sqlite.exec(
-      'DROP TABLE webhooks; DROP INDEX packets_synced_at; DROP INDEX removals_entity; DROP INDEX replication_packets_status; ' +
+      'DROP INDEX packets_synced_at; DROP INDEX removals_entity; DROP INDEX replication_packets_status; ' +
         'DROP INDEX dumps_status; CREATE INDEX dumps_status ON dumps (status); DROP INDEX removals_mbid; CREATE INDEX removals_mbid ON removals (mbid)',
     );
-    // What the earlier version left: its table (rows derived from changes and removals) and no record of 0005.
     old.sqlite.exec(
       'CREATE TABLE current_state (mbid text PRIMARY KEY NOT NULL, entity text NOT NULL, status text NOT NULL, ' +
         'change_id integer, packet integer NOT NULL, merged_into text) WITHOUT ROWID',
@@ -125,11 +125,11 @@ describe('current state, kept by the JSON dump and replication packet writers', 
     old.sqlite.exec(
       "INSERT INTO current_state SELECT mbid, entity, 'CURRENT', max(id), packet, NULL FROM changes GROUP BY mbid",
     );
+    // Nor the search index made after it.
+    old.sqlite.exec('DROP TABLE search_index');
     old.sqlite
-      .prepare(
-        'DELETE FROM __drizzle_migrations WHERE created_at >= (SELECT created_at FROM __drizzle_migrations ORDER BY created_at LIMIT 1 OFFSET 5)',
-      )
-      .run();
+      .prepare('DELETE FROM __drizzle_migrations WHERE created_at >= ?')
+      .run(migrationTime('current_state_from_indexes'));
     old.close();
     store = openStore(path);
     expect(

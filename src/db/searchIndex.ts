@@ -1,0 +1,142 @@
+import type { Database, Statement } from 'better-sqlite3';
+import { newestChangeIdSql } from './currentQueries.js';
+import { idPacketSql } from './keys.js';
+
+/**
+ * The search index (issue 15, Search): the FTS5 table `search_index` (drizzle/0008_search.sql),
+ * contentless with `contentless_delete=1`. It holds one row per CURRENT entity of the current state
+ * (db/currentQueries.ts), its rowid the entity's newest change id: an MBID's line is indexed when
+ * it is the MBID's newest line (largest id in `changes_mbid`) and no removal of the same or a
+ * later packet exists (`removals_mbid`; a removal wins over a JSON dump line of its packet).
+ * Columns: `name` (the JSON dump line's `title` for recordings, releases, release groups and works,
+ * `name` for the others), `sort_name` (`sort-name`), `aliases` (every alias's `name`, and its
+ * `sort-name` when it differs) and `disambiguation`, tokenized by unicode61 with
+ * `remove_diacritics 2` (case and diacritics do not matter). The writers keep it in the same
+ * transaction as the rows the current state is read from: per JSON dump {@link SearchIndexWriter},
+ * per replication packet {@link RemovalIndexWriter}. Each step is set-based over the dump's id
+ * range or the packet's removals. Keyed by change id, an entry never outlives its line; the
+ * contentless table deletes by rowid alone, so the writers delete only rows they know are indexed.
+ */
+
+/** Entity types whose JSON dump lines name the entity in `title` (the others use `name`). */
+export const TITLED_ENTITY_TYPES = ['recording', 'release', 'release-group', 'work'] as const;
+
+const TITLED = TITLED_ENTITY_TYPES.map((entity) => `'${entity}'`).join(', ');
+
+/**
+ * The columns of one index row (rowid first) from a `changes` row `c`; also the migration's fill
+ * (drizzle/0008_search.sql repeats it, as a migration is plain SQL). The json_extract calls share
+ * SQLite's JSON parse cache, so the line is parsed once per row; json_each reads the aliases from
+ * that parse and runs only for lines that have aliases.
+ */
+export const INDEX_COLUMNS = `c.id,
+  json_extract(c.data, iif(c.entity IN (${TITLED}), '$.title', '$.name')),
+  json_extract(c.data, '$."sort-name"'),
+  iif(json_array_length(c.data, '$.aliases') > 0, (SELECT group_concat(iif(a.value ->> 'sort-name' IS a.value ->> 'name',
+     a.value ->> 'name', concat_ws(' ', a.value ->> 'name', a.value ->> 'sort-name')), ' ')
+     FROM json_each(json_extract(c.data, '$.aliases')) a WHERE a.type = 'object'), NULL),
+  json_extract(c.data, '$.disambiguation')`;
+
+/** SQL condition: MBID `mbid` has no removal of packet `packet` or later (one seek in `removals_mbid`). */
+const notRemovedSince = (mbid: string, packet: string) =>
+  `NOT EXISTS (SELECT 1 FROM removals WHERE mbid = ${mbid} AND packet >= ${packet})`;
+
+/** SQL: the id of the newest change of `mbid` before id `before` (the version a dump's line replaces). */
+const previousChangeIdSql = (mbid: string, before: string) =>
+  `(SELECT id FROM changes WHERE mbid = ${mbid} AND id < ${before} ORDER BY id DESC LIMIT 1)`;
+
+// The dump's lines (range @first..@last) that are their MBID's newest line: the versions a dump
+// adds to the current state, or (before its old copy is deleted) those it stored the last time.
+const NEWEST_IN_DUMP = `c.id BETWEEN @first AND @last AND c.id = ${newestChangeIdSql('c.mbid')}`;
+
+// The previous version of each such line, when it is indexed (not removed since its packet).
+const PREVIOUS_INDEXED = `SELECT p.id FROM (
+    SELECT ${previousChangeIdSql('c.mbid', '@first')} AS id, c.mbid FROM changes c WHERE ${NEWEST_IN_DUMP}
+  ) p WHERE p.id IS NOT NULL AND ${notRemovedSince('p.mbid', idPacketSql('p.id'))}`;
+
+// The dump's newest lines that are indexed: no removal of the dump's packet or later.
+const DUMP_INDEXED = `${NEWEST_IN_DUMP} AND ${notRemovedSince('c.mbid', '@packet')}`;
+
+// In rowid order: FTS5 appends in order; out of order it flushes a segment per row.
+const INSERT = 'INSERT INTO search_index (rowid, name, sort_name, aliases, disambiguation)';
+const insertWhere = (where: string) =>
+  `${INSERT} SELECT ${INDEX_COLUMNS} FROM changes c WHERE ${where} ORDER BY c.id`;
+const deleteOf = (ids: string) => `DELETE FROM search_index WHERE rowid IN (${ids})`;
+
+type Range = { first: number; last: number; packet: number };
+
+/**
+ * Keeps the search index for one JSON dump of `packet`, whose changes are the rowid range
+ * [first, last] (db/keys.ts, dumpIdRange), inside the dump's transaction:
+ * {@link SearchIndexWriter.unindexOldCopy} before an earlier copy's lines are deleted,
+ * {@link SearchIndexWriter.indexDump} once the new lines are written. Between the two, the index
+ * is as if the dump had never been stored. A dump of an older packet stored late indexes nothing:
+ * its lines are not their MBID's newest.
+ */
+export class SearchIndexWriter {
+  private readonly statements: Record<
+    'dropOld' | 'restorePrevious' | 'dropPrevious' | 'add',
+    Statement<[Range]>
+  >;
+
+  constructor(db: Database) {
+    this.statements = {
+      dropOld: db.prepare(deleteOf(`SELECT c.id FROM changes c WHERE ${DUMP_INDEXED}`)),
+      restorePrevious: db.prepare(insertWhere(`c.id IN (${PREVIOUS_INDEXED})`)),
+      dropPrevious: db.prepare(deleteOf(PREVIOUS_INDEXED)),
+      add: db.prepare(insertWhere(DUMP_INDEXED)),
+    };
+  }
+
+  /**
+   * Before an earlier copy of the dump is deleted: removes the entries of its lines and indexes
+   * again the versions they had replaced (nothing for a dump stored the first time: an empty range).
+   */
+  unindexOldCopy(range: Range): void {
+    this.statements.dropOld.run(range);
+    this.statements.restorePrevious.run(range);
+  }
+
+  /**
+   * After the dump's lines are written: removes the entries of the versions they replace and
+   * indexes the lines that are now the current version of an entity not removed.
+   */
+  indexDump(range: Range): void {
+    this.statements.dropPrevious.run(range);
+    this.statements.add.run(range);
+  }
+}
+
+// The MBIDs a replication packet removes whose newest line it removes from the current state: a
+// line of the packet or earlier, not removed by another packet of the line's packet or later.
+const REMOVED_BY_PACKET = `SELECT n.id FROM (
+    SELECT ${newestChangeIdSql('r.mbid')} AS id, r.mbid FROM (SELECT DISTINCT mbid FROM removals WHERE packet = @packet) r
+  ) n WHERE n.id IS NOT NULL AND ${idPacketSql('n.id')} <= @packet
+  AND NOT EXISTS (SELECT 1 FROM removals WHERE mbid = n.mbid AND packet >= ${idPacketSql('n.id')} AND packet <> @packet)`;
+
+/**
+ * Keeps the search index for one replication packet, inside its transaction:
+ * {@link RemovalIndexWriter.reindexOldRemovals} before an earlier copy's removals are deleted
+ * (their entities are indexed again), {@link RemovalIndexWriter.applyRemovals} once the packet's
+ * removals are derived (the entities it deletes or merges away leave the index). An entity that a
+ * later JSON dump shows again is indexed by that dump ({@link SearchIndexWriter}).
+ */
+export class RemovalIndexWriter {
+  private readonly restore: Statement<[{ packet: number }]>;
+  private readonly drop: Statement<[{ packet: number }]>;
+
+  constructor(db: Database) {
+    this.restore = db.prepare(insertWhere(`c.id IN (${REMOVED_BY_PACKET})`));
+    this.drop = db.prepare(deleteOf(REMOVED_BY_PACKET));
+  }
+
+  /** Indexes again the entities an earlier copy of `packet` removed (nothing the first time). */
+  reindexOldRemovals(packet: number): void {
+    this.restore.run({ packet });
+  }
+
+  /** Removes from the index the entities `packet`'s removals (already written) remove. */
+  applyRemovals(packet: number): void {
+    this.drop.run({ packet });
+  }
+}

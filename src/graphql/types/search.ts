@@ -1,0 +1,89 @@
+import { entitySlot } from '../../db/keys.js';
+import { type SearchFilter, type SearchHit, searchCount, searchHits } from '../../db/searchQueries.js';
+import type { EntityType } from '../../feed/entities.js';
+import { builder } from '../builder.js';
+import { type Page, PageInfo, pageArgs, pageInfo, resolvePage } from '../connection.js';
+import { decodeSearchCursor, encodeSearchCursor, matchExpression, searchIdentity } from '../searchSyntax.js';
+import { EntityRef, type EntityShape } from './entity.js';
+import { EntityTypeEnum } from './entityType.js';
+
+/** The entity of a hit: the index holds only CURRENT entities, so its line is the current version. */
+function entityOfHit(hit: SearchHit): EntityShape {
+  return { mbid: hit.change.mbid, type: hit.change.entity, latest: hit.change };
+}
+
+/** Entity type slots of the `entities` filter, sorted and distinct; null (all) when absent or empty. */
+function slotsOf(entities: EntityType[] | null | undefined): number[] | null {
+  if (!entities || entities.length === 0) return null;
+  return [...new Set(entities.map(entitySlot))].sort((a, b) => a - b);
+}
+
+/** `score` of a hit: bm25 negated, so that higher is better. */
+const scoreOf = (hit: SearchHit) => -hit.bm25;
+
+const SearchEdge = builder.objectRef<{ cursor: string; hit: SearchHit }>('SearchEdge').implement({
+  description: 'One search hit.',
+  fields: (t) => ({
+    cursor: t.exposeString('cursor'),
+    score: t.float({
+      description:
+        'Relevance (FTS5 bm25, negated): higher is better. A word found in the name weighs most, then the sort ' +
+        'name, then aliases, then the disambiguation; rarer words weigh more. Compare scores within one search only.',
+      resolve: (e) => scoreOf(e.hit),
+    }),
+    node: t.field({ type: EntityRef, resolve: (e) => entityOfHit(e.hit) }),
+  }),
+});
+
+const SearchConnection = builder.objectRef<Page<SearchHit>>('SearchConnection').implement({
+  description: 'A page of search hits, best first (Relay cursor connection).',
+  fields: (t) => ({
+    edges: t.field({
+      type: [SearchEdge],
+      resolve: (p) => p.items.map((hit) => ({ cursor: p.cursorOf(hit), hit })),
+    }),
+    nodes: t.field({ type: [EntityRef], resolve: (p) => p.items.map(entityOfHit) }),
+    pageInfo: t.field({ type: PageInfo, resolve: pageInfo }),
+    totalCount: t.int({
+      description: 'Entities the search matches, not just this page.',
+      resolve: (p) => p.totalCount(),
+    }),
+  }),
+});
+
+builder.queryField('search', (t) =>
+  t.field({
+    type: SearchConnection,
+    description:
+      'Finds entities of the current state by name, sort name, alias (name or sort name) and disambiguation, best ' +
+      'first. Case and diacritics do not matter (`grosse boite` finds "Grosse Boîte"); every word must match; the ' +
+      'last word matches as a prefix unless the query ends in a space; "double quotes" match a phrase. Deleted and ' +
+      'merged entities are not found; a replaced one only by its newest version. See the README, Search.',
+    args: {
+      query: t.arg.string({
+        required: true,
+        description: 'Words to find (at most 200 characters, 16 words).',
+      }),
+      entities: t.arg({
+        type: [EntityTypeEnum],
+        required: false,
+        description: 'Only entities of these types (default, or an empty list: all).',
+      }),
+      ...pageArgs(t.arg),
+    },
+    resolve: (_r, args, ctx) => {
+      const filter: SearchFilter = {
+        match: matchExpression(args.query),
+        slots: slotsOf(args.entities as EntityType[] | null | undefined),
+      };
+      const identity = searchIdentity(filter);
+      return resolvePage({
+        args,
+        decodeAfter: (cursor) => decodeSearchCursor(identity, cursor),
+        fetch: (after, limit) => searchHits(ctx.store, filter, after, limit),
+        totalCount: () => searchCount(ctx.store, filter),
+        cursorOf: (hit) => encodeSearchCursor(identity, { bm25: hit.bm25, id: hit.change.id }),
+      });
+    },
+  }),
+);

@@ -1,0 +1,184 @@
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { openStore } from '../../../src/db/client.js';
+import { gql, tempDir, testApp } from '../../support/harness.js';
+import { buildSearchStory, PAGING_FILLERS, pagingFiller, SEARCH } from '../../support/searchFeed.js';
+
+type App = ReturnType<typeof testApp>;
+
+const SEARCH_QUERY = `query($q: String!, $e: [EntityType!], $first: Int, $after: String) {
+  search(query: $q, entities: $e, first: $first, after: $after) {
+    totalCount
+    pageInfo { hasNextPage hasPreviousPage endCursor }
+    edges { cursor score node { mbid type latest { packet name } } }
+    nodes { mbid }
+  }
+}`;
+
+describe('search over the current state (yoga.fetch, real archives and SQLite)', () => {
+  let dir: Awaited<ReturnType<typeof tempDir>>;
+  let app: App;
+  const search = (q: string, more: Record<string, unknown> = {}) => gql(app, SEARCH_QUERY, { q, ...more });
+  const mbidsOf = async (q: string, more: Record<string, unknown> = {}) => {
+    const answer = await search(q, more);
+    expect(answer.errors).toBeUndefined();
+    return answer.data!.search.nodes.map((n: { mbid: string }) => n.mbid) as string[];
+  };
+  const errorOf = async (q: string, more: Record<string, unknown> = {}) => {
+    const answer = await search(q, more);
+    expect(answer.data).toBeNull();
+    return answer.errors![0]!;
+  };
+
+  beforeAll(async () => {
+    dir = await tempDir('lf-search-');
+    const path = join(dir.dir, 'livefeed.db');
+    const store = openStore(path);
+    await buildSearchStory(store, dir.dir);
+    store.close();
+    app = testApp(path, dir.dir);
+  }, 60_000);
+  afterAll(async () => {
+    app?.store.close();
+    await dir?.cleanup();
+  });
+
+  it('ignores case and diacritics: grosse boite finds "Grosse Boîte" of every entity type, names and titles', async () => {
+    const expected = [SEARCH.grosse, SEARCH.label, SEARCH.recording].sort();
+    expect((await mbidsOf('grosse boite ')).sort()).toEqual(expected);
+    expect((await mbidsOf('GROSSE BOÎTE ')).sort()).toEqual(expected);
+    const answer = await search('grosse boite song');
+    expect(answer.data!.search.edges).toEqual([
+      {
+        cursor: expect.any(String),
+        score: expect.any(Number),
+        node: {
+          mbid: SEARCH.recording,
+          type: 'RECORDING',
+          latest: { packet: 10, name: 'Grosse Boîte Song' },
+        },
+      },
+    ]);
+  });
+
+  it('matches the last word as a prefix, unless the query ends in a space or it is a quoted phrase', async () => {
+    expect(await mbidsOf('lumi')).toHaveLength(3);
+    expect(await mbidsOf('grosse bo')).toHaveLength(3);
+    expect(await mbidsOf('lumi ')).toEqual([]);
+    expect(await mbidsOf('"lumi"')).toEqual([]);
+    // Only the last word is a prefix.
+    expect(await mbidsOf('gros boite')).toEqual([]);
+    expect(await mbidsOf('"grosse boite" rec')).toEqual([SEARCH.label]);
+  });
+
+  it('ranks a name above an alias above a disambiguation; scores are positive and fall', async () => {
+    const answer = await search('lumiere');
+    const edges = answer.data!.search.edges as { score: number; node: { mbid: string } }[];
+    expect(edges.map((e) => e.node.mbid)).toEqual([SEARCH.byName, SEARCH.byAlias, SEARCH.byDisambiguation]);
+    expect(edges[0]!.score).toBeGreaterThan(edges[1]!.score);
+    expect(edges[1]!.score).toBeGreaterThan(edges[2]!.score);
+    expect(edges[2]!.score).toBeGreaterThan(0);
+  });
+
+  it('finds aliases by name and by sort name, and sort names', async () => {
+    expect(await mbidsOf('lumiere collective')).toEqual([SEARCH.byAlias]);
+    expect(await mbidsOf('collective, lumiere')).toEqual([SEARCH.byAlias]);
+    expect(await mbidsOf('filler 7, pagin')).toEqual([pagingFiller(7)]);
+  });
+
+  it('filters by entity type', async () => {
+    expect(await mbidsOf('grosse', { e: ['LABEL'] })).toEqual([SEARCH.label]);
+    expect((await mbidsOf('grosse', { e: ['LABEL', 'RECORDING'] })).sort()).toEqual(
+      [SEARCH.label, SEARCH.recording].sort(),
+    );
+    expect(await mbidsOf('grosse', { e: ['WORK'] })).toEqual([]);
+    expect(await mbidsOf('grosse', { e: ['ARTIST'] })).toEqual([SEARCH.grosse]);
+    expect(await mbidsOf('grosse', { e: [] })).toHaveLength(3);
+  });
+
+  it('finds a replaced entity by its new name only, and never a deleted or merged one', async () => {
+    expect(await mbidsOf('old moniker')).toEqual([]);
+    const answer = await search('new moniker');
+    expect(answer.data!.search.edges.map((e: { node: unknown }) => e.node)).toEqual([
+      { mbid: SEARCH.renamed, type: 'ARTIST', latest: { packet: 11, name: 'New Moniker' } },
+    ]);
+    expect(await mbidsOf('doomed')).toEqual([]);
+    expect(await mbidsOf('absorbed ensemble')).toEqual([]);
+    expect(await mbidsOf('ensemble')).toEqual([]);
+  });
+
+  it('pages with opaque cursors, default 20, to the last hit exactly once', async () => {
+    const first = await search('paging filler');
+    expect(first.data!.search.totalCount).toBe(PAGING_FILLERS);
+    expect(first.data!.search.nodes).toHaveLength(20);
+    const seen: string[] = [];
+    let after: string | undefined;
+    let pages = 0;
+    for (;;) {
+      const page = (await search('paging filler', { first: 10, after })).data!.search;
+      seen.push(...page.nodes.map((n: { mbid: string }) => n.mbid));
+      expect(page.pageInfo.hasPreviousPage).toBe(after !== undefined);
+      pages++;
+      if (!page.pageInfo.hasNextPage) break;
+      after = page.pageInfo.endCursor;
+    }
+    expect(pages).toBe(5);
+    expect(new Set(seen).size).toBe(PAGING_FILLERS);
+    expect(seen.sort()).toEqual(Array.from({ length: PAGING_FILLERS }, (_, i) => pagingFiller(i)).sort());
+  });
+
+  it('refuses a cursor of another search, of another connection, or garbage (BAD_CURSOR)', async () => {
+    const cursor = (await search('paging filler', { first: 2 })).data!.search.pageInfo.endCursor;
+    expect((await errorOf('paging fillers', { after: cursor })).extensions?.code).toBe('BAD_CURSOR');
+    expect((await errorOf('paging filler', { after: cursor, e: ['ARTIST'] })).extensions?.code).toBe(
+      'BAD_CURSOR',
+    );
+    expect((await errorOf('paging filler', { after: 'bm90IGEgY3Vyc29y' })).extensions?.code).toBe(
+      'BAD_CURSOR',
+    );
+    const changes = await gql(
+      app,
+      '{ changes(packet: 10, entity: ARTIST, first: 1) { pageInfo { endCursor } } }',
+    );
+    const foreign = changes.data!.changes.pageInfo.endCursor;
+    expect((await errorOf('paging filler', { after: foreign })).extensions?.code).toBe('BAD_CURSOR');
+  });
+
+  it('never passes FTS5 syntax through: quotes, *, NEAR, -, OR, column filters are text', async () => {
+    expect(await mbidsOf('say "hi" near')).toEqual([SEARCH.syntax]);
+    expect(await mbidsOf('NEAR minus')).toEqual([SEARCH.syntax]);
+    expect(await mbidsOf('-minus * star')).toEqual([SEARCH.syntax]);
+    expect(await mbidsOf('"say hi')).toEqual([SEARCH.syntax]);
+    for (const q of [
+      'grosse OR doomed',
+      'name:grosse',
+      'NOT grosse',
+      'grosse AND',
+      '(grosse',
+      '^grosse',
+      'a" OR "b',
+    ]) {
+      const answer = await search(q);
+      expect(answer.errors, q).toBeUndefined();
+    }
+    expect(await mbidsOf('grosse OR doomed')).toEqual([]);
+  });
+
+  it('refuses a blank query, or one of only symbols, with BAD_USER_INPUT naming the argument', async () => {
+    for (const q of ['', '   ', '-', '" "', '* - ^']) {
+      const error = await errorOf(q);
+      expect(error.extensions).toMatchObject({ code: 'BAD_USER_INPUT', argument: 'query' });
+      expect(error.message).toContain('"query" has no word');
+    }
+    expect((await errorOf('x'.repeat(201))).extensions?.code).toBe('BAD_USER_INPUT');
+  });
+
+  it('pages like every connection: at most 500, and the page size counts in the cost limit', async () => {
+    expect((await errorOf('grosse', { first: 501 })).extensions?.code).toBe('PAGE_SIZE_EXCEEDED');
+    const heavy = await gql(
+      app,
+      '{ search(query: "grosse", first: 500) { nodes { history { packet position mbid name } } edges { node { history { packet position mbid name } } } } }',
+    );
+    expect(heavy.errors?.[0]?.extensions?.code).toBe('QUERY_TOO_COMPLEX');
+  });
+});

@@ -1,0 +1,172 @@
+import { join } from 'node:path';
+import Database from 'better-sqlite3';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { openStore, type Store } from '../../src/db/client.js';
+import { changeId } from '../../src/db/keys.js';
+import { searchHits } from '../../src/db/searchQueries.js';
+import { parseKeepFiles } from '../../src/files/retentionPolicy.js';
+import { ingestJsonDump } from '../../src/sync/ingest.js';
+import { pruneHistory } from '../../src/sync/prune.js';
+import { writeJsonDump } from '../support/archives.js';
+import { tempDir, testLogger } from '../support/harness.js';
+import { migrationTime } from '../support/migrations.js';
+import {
+  buildSearchStory,
+  currentIds,
+  indexedIds,
+  SEARCH,
+  storeDump,
+  storeRemovals,
+} from '../support/searchFeed.js';
+
+const line = (mbid: string, name: string) => JSON.stringify({ id: mbid, name, 'sort-name': name });
+
+describe('the search index follows the current state in the writers’ transactions', () => {
+  let dir: Awaited<ReturnType<typeof tempDir>>;
+  let store: Store;
+  const found = (words: string) =>
+    searchHits(store, { match: words, slots: null }, undefined, 100).map((hit) => hit.change.mbid);
+
+  beforeEach(async () => {
+    dir = await tempDir('lf-search-index-');
+    store = openStore(join(dir.dir, 'livefeed.db'));
+    await buildSearchStory(store, dir.dir);
+  }, 60_000);
+  afterEach(async () => {
+    store?.close();
+    await dir?.cleanup();
+  });
+
+  it('holds exactly the current version of every CURRENT entity', () => {
+    const ids = indexedIds(store);
+    expect(ids).toEqual(currentIds(store));
+    expect(ids).toContain(changeId(11, 'artist', 1));
+    expect(ids).not.toContain(changeId(10, 'artist', 5)); // the renamed artist's first version
+    expect(ids).not.toContain(changeId(10, 'artist', 6)); // deleted
+    expect(ids).not.toContain(changeId(10, 'artist', 7)); // merged
+  });
+
+  it('a JSON dump stored again replaces its entries; an older dump stored late changes nothing', async () => {
+    await storeDump(store, dir.dir, 10, 'label', [line(SEARCH.label, 'Petite Boîte Records')]);
+    await storeDump(store, dir.dir, 11, 'artist', [line(SEARCH.renamed, 'Third Moniker')]);
+    expect(found('"records"')).toEqual([SEARCH.label]);
+    expect(found('"grosse" "records"')).toEqual([]);
+    expect(found('"moniker"')).toEqual([SEARCH.renamed]);
+    expect(found('"new"')).toEqual([]);
+    await storeDump(store, dir.dir, 9, 'artist', [line(SEARCH.grosse, 'Ancient Name')]);
+    expect(found('"ancient"')).toEqual([]);
+    expect(found('"grosse" "boite"')).toContain(SEARCH.grosse);
+    expect(indexedIds(store)).toEqual(currentIds(store));
+  });
+
+  it('a later JSON dump makes a deleted entity findable again, by its new line', async () => {
+    expect(found('"doomed"')).toEqual([]);
+    await storeDump(store, dir.dir, 13, 'artist', [line(SEARCH.deleted, 'Doomed Returns')]);
+    expect(found('"doomed"')).toEqual([SEARCH.deleted]);
+    expect(indexedIds(store)).toEqual(currentIds(store));
+  });
+
+  it('a JSON dump stored again without an MBID gives the index back the version its old copy replaced', async () => {
+    await storeDump(store, dir.dir, 11, 'artist', [line(SEARCH.byName, 'Lumière Later')]);
+    expect(found('"old" "moniker"')).toEqual([SEARCH.renamed]);
+    expect(found('"new"')).toEqual([]);
+    expect(found('"lumiere" "later"')).toEqual([SEARCH.byName]);
+    // Stored again without the deleted one's return: the removal still holds it out of the index.
+    await storeDump(store, dir.dir, 13, 'artist', [line(SEARCH.deleted, 'Doomed Returns')]);
+    await storeDump(store, dir.dir, 13, 'artist', [line(SEARCH.byName, 'Lumière Latest')]);
+    expect(found('"doomed"')).toEqual([]);
+    expect(found('"later"')).toEqual([]);
+    expect(indexedIds(store)).toEqual(currentIds(store));
+  });
+
+  it('a removal wins over a JSON dump line of its packet, in either order; an older removal stored late does not', async () => {
+    await storeDump(store, dir.dir, 13, 'artist', [line(SEARCH.byName, 'Lumière Thirteen')]);
+    await storeRemovals(store, dir.dir, 13, { deleted: [SEARCH.byName, SEARCH.byAlias] });
+    await storeDump(store, dir.dir, 13, 'label', [line(SEARCH.label, 'Thirteen Label')]);
+    await storeRemovals(store, dir.dir, 9, { deleted: [SEARCH.label, SEARCH.byDisambiguation] });
+    expect(found('"lumiere"')).toEqual([SEARCH.byDisambiguation]);
+    expect(found('"thirteen"')).toEqual([SEARCH.label]);
+    expect(indexedIds(store)).toEqual(currentIds(store));
+  });
+
+  it('a replication packet stored again with other removals gives back the entities it no longer removes', async () => {
+    await storeRemovals(store, dir.dir, 12, { deleted: [SEARCH.deleted], merged: [SEARCH.merged] });
+    expect(indexedIds(store)).toEqual(currentIds(store));
+    await storeRemovals(store, dir.dir, 12, { deleted: [SEARCH.byName] });
+    expect(found('"doomed"')).toEqual([SEARCH.deleted]);
+    expect(found('"absorbed"')).toEqual([SEARCH.merged]);
+    expect(found('"lumiere"')).not.toContain(SEARCH.byName);
+    expect(indexedIds(store)).toEqual(currentIds(store));
+  });
+
+  it('indexes lines the ingest stores re-escaped (a raw carriage return), and aliases that are not objects do not fail a dump', async () => {
+    const raw = `{"id":"${SEARCH.byName}","name":"Carriage\rReturn Band","sort-name":"Band","aliases":[{"name":"Zeilen\rUmbruch"}]}`;
+    // An alias that is not an object is left out instead of failing the dump.
+    const odd = JSON.stringify({
+      id: SEARCH.byAlias,
+      name: 'Odd Aliases',
+      aliases: ['a string', { name: 'Real One' }],
+    });
+    await storeDump(store, dir.dir, 13, 'artist', [raw, odd]);
+    expect(found('"real" "one"')).toEqual([SEARCH.byAlias]);
+    expect(found('"string"')).toEqual([]);
+    expect(found('"carriage"')).toEqual([SEARCH.byName]);
+    expect(found('"umbruch"')).toEqual([SEARCH.byName]);
+    expect(found('"lumiere"')).not.toContain(SEARCH.byName);
+    expect(indexedIds(store)).toEqual(currentIds(store));
+  });
+
+  it('a dump that fails after its index statements leaves the index as it was (one transaction)', async () => {
+    const before = indexedIds(store);
+    const built = await writeJsonDump(join(dir.dir, 'failing'), {
+      packet: 15,
+      entity: 'artist',
+      lines: [line(SEARCH.grosse, 'Never Seen'), line(SEARCH.byName, 'Never Either')],
+    });
+    const failing = ingestJsonDump(store, {
+      packet: 15,
+      entity: 'artist',
+      archivePath: built.path,
+      file: null,
+      beforeCommit: () => {
+        throw new Error('the archive could not be moved into place');
+      },
+    });
+    await expect(failing).rejects.toThrow('could not be moved');
+    expect(indexedIds(store)).toEqual(before);
+    expect(found('"never"')).toEqual([]);
+    expect(found('"lumiere"')).toContain(SEARCH.byName);
+  });
+
+  it('pruning history keeps the index whole', async () => {
+    await storeDump(store, dir.dir, 13, 'artist', [line(SEARCH.byName, 'Lumière Again')]);
+    const before = indexedIds(store);
+    const result = await pruneHistory(
+      store,
+      parseKeepFiles('1'),
+      new Date('2026-05-12T00:00:00Z'),
+      testLogger(),
+    );
+    expect(result.changes).toBeGreaterThan(0);
+    expect(indexedIds(store)).toEqual(before);
+    expect(indexedIds(store)).toEqual(currentIds(store));
+    expect(found('"grosse" "boite"').sort()).toEqual([SEARCH.grosse, SEARCH.label, SEARCH.recording].sort());
+    expect(found('"lumiere" "again"')).toEqual([SEARCH.byName]);
+    const check = store.sqlite.prepare("INSERT INTO search_index(search_index) VALUES ('integrity-check')");
+    expect(() => check.run()).not.toThrow();
+  });
+
+  it('the migration fills the index of a database made before it', async () => {
+    const path = store.path;
+    const expected = indexedIds(store);
+    store.close();
+    // Back to the state before the migration: no index, the migration not recorded.
+    const old = new Database(path);
+    old.exec('DROP TABLE search_index');
+    old.prepare('DELETE FROM __drizzle_migrations WHERE created_at >= ?').run(migrationTime('search'));
+    old.close();
+    store = openStore(path);
+    expect(indexedIds(store)).toEqual(expected);
+    expect(found('"new" "moniker"')).toEqual([SEARCH.renamed]);
+  });
+});
