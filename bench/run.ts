@@ -650,6 +650,7 @@ async function main(): Promise<void> {
 }
 
 await main();
-// Issue 16: the year section runs after the rest (`--skip-year` leaves it out, `--year` runs it alone).
-if (!flag('--year') && !flag('--bootstrap') && !flag('--graphql-only') && !flag('--skip-year'))
-  await (await import('./year.js')).main(argv);
+// Issue 16: the year section runs after the whole bench (`--skip-year` leaves it out, `--year` runs
+// it alone); never after a section run alone.
+const ALONE = ['--year', '--bootstrap', '--graphql-only', '--sync-process', '--search', '--skip-year'];
+if (!ALONE.some(flag)) await (await import('./year.js')).main(argv);
