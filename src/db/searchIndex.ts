@@ -24,18 +24,29 @@ export const TITLED_ENTITY_TYPES = ['recording', 'release', 'release-group', 'wo
 const TITLED = TITLED_ENTITY_TYPES.map((entity) => `'${entity}'`).join(', ');
 
 /**
- * The columns of one index row (rowid first) from a `changes` row `c`; also the migration's fill
- * (drizzle/0008_search.sql repeats it, as a migration is plain SQL). The json_extract calls share
- * SQLite's JSON parse cache, so the line is parsed once per row; json_each reads the aliases from
- * that parse and runs only for lines that have aliases.
+ * The columns of one index row after its rowid, from a `changes` row `c` (columns `entity`,
+ * `data`); the migration's fill (drizzle/0008_search.sql) repeats them, as a migration is plain
+ * SQL, and the ingest reads the same values in JS (sync/searchFields.ts). The json_extract calls
+ * share SQLite's JSON parse cache, so the line is parsed once per row; json_each reads the aliases
+ * from that parse and runs only for lines that have aliases.
  */
-export const INDEX_COLUMNS = `c.id,
-  json_extract(c.data, iif(c.entity IN (${TITLED}), '$.title', '$.name')),
+export const FIELD_COLUMNS = `json_extract(c.data, iif(c.entity IN (${TITLED}), '$.title', '$.name')),
   json_extract(c.data, '$."sort-name"'),
   iif(json_array_length(c.data, '$.aliases') > 0, (SELECT group_concat(iif(a.value ->> 'sort-name' IS a.value ->> 'name',
      a.value ->> 'name', concat_ws(' ', a.value ->> 'name', a.value ->> 'sort-name')), ' ')
      FROM json_each(json_extract(c.data, '$.aliases')) a WHERE a.type = 'object'), NULL),
   json_extract(c.data, '$.disambiguation')`;
+
+/** {@link FIELD_COLUMNS} with the row's id first: one index row from a `changes` row `c`. */
+export const INDEX_COLUMNS = `c.id, ${FIELD_COLUMNS}`;
+
+/** One index row's columns after its rowid: name, sort name, aliases, disambiguation. */
+export type SearchFields = [
+  name: string | null,
+  sortName: string | null,
+  aliases: string | null,
+  disambiguation: string | null,
+];
 
 /** SQL condition: MBID `mbid` has no removal of packet `packet` or later (one seek in `removals_mbid`). */
 const notRemovedSince = (mbid: string, packet: string) =>
@@ -49,13 +60,25 @@ const previousChangeIdSql = (mbid: string, before: string) =>
 // adds to the current state, or (before its old copy is deleted) those it stored the last time.
 const NEWEST_IN_DUMP = `c.id BETWEEN @first AND @last AND c.id = ${newestChangeIdSql('c.mbid')}`;
 
-// The previous version of each such line, when it is indexed (not removed since its packet).
-const PREVIOUS_INDEXED = `SELECT p.id FROM (
-    SELECT ${previousChangeIdSql('c.mbid', '@first')} AS id, c.mbid FROM changes c WHERE ${NEWEST_IN_DUMP}
+// The previous version of each newest line of relation `lines` (columns id, mbid), when it is
+// indexed (not removed since its packet).
+const previousIndexed = (lines: string, newest: string) => `SELECT p.id FROM (
+    SELECT ${previousChangeIdSql('c.mbid', '@first')} AS id, c.mbid FROM ${lines} c WHERE ${newest}
   ) p WHERE p.id IS NOT NULL AND ${notRemovedSince('p.mbid', idPacketSql('p.id'))}`;
+const PREVIOUS_INDEXED = previousIndexed('changes', NEWEST_IN_DUMP);
 
 // The dump's newest lines that are indexed: no removal of the dump's packet or later.
 const DUMP_INDEXED = `${NEWEST_IN_DUMP} AND ${notRemovedSince('c.mbid', '@packet')}`;
+
+// The stage (a TEMP table: per connection, in the dump's transaction) holds the dump's lines'
+// columns as the ingest read them, so indexing a dump reads neither the lines nor their JSON again.
+const STAGE = 'search_stage';
+const CREATE_STAGE = `CREATE TEMP TABLE IF NOT EXISTS ${STAGE} (id INTEGER PRIMARY KEY, mbid TEXT NOT NULL,
+  name, sort_name, aliases, disambiguation)`;
+const STAGED_NEWEST = `c.id = ${newestChangeIdSql('c.mbid')}`;
+const STAGE_ROW = '(?, ?, ?, ?, ?, ?)';
+/** Staged rows per multi-row INSERT. */
+const STAGE_BATCH = 64;
 
 // In rowid order: FTS5 appends in order; out of order it flushes a segment per row.
 const INSERT = 'INSERT INTO search_index (rowid, name, sort_name, aliases, disambiguation)';
@@ -68,24 +91,62 @@ type Range = { first: number; last: number; packet: number };
 /**
  * Keeps the search index for one JSON dump of `packet`, whose changes are the rowid range
  * [first, last] (db/keys.ts, dumpIdRange), inside the dump's transaction:
- * {@link SearchIndexWriter.unindexOldCopy} before an earlier copy's lines are deleted,
- * {@link SearchIndexWriter.indexDump} once the new lines are written. Between the two, the index
- * is as if the dump had never been stored. A dump of an older packet stored late indexes nothing:
- * its lines are not their MBID's newest.
+ * {@link SearchIndexWriter.unindexOldCopy} before an earlier copy's lines are deleted;
+ * {@link SearchIndexWriter.stage} (or {@link SearchIndexWriter.stageLine}) for each line as it is
+ * written; {@link SearchIndexWriter.indexDump} once every line is. Between the first and the last,
+ * the index is as if the dump had never been stored. A dump of an older packet stored late indexes
+ * nothing: its lines are not their MBID's newest.
  */
 export class SearchIndexWriter {
   private readonly statements: Record<
     'dropOld' | 'restorePrevious' | 'dropPrevious' | 'add',
     Statement<[Range]>
   >;
+  private readonly stageMany: Statement;
+  private readonly stageOne: Statement;
+  private readonly fieldsOfLine: Statement;
+  private readonly clearStage: Statement;
+  private readonly staged: unknown[] = [];
 
-  constructor(db: Database) {
+  /** `db` in a transaction; `entity`: the dump's entity type (which member names it). */
+  constructor(
+    db: Database,
+    private readonly entity: string,
+  ) {
+    db.exec(CREATE_STAGE);
     this.statements = {
       dropOld: db.prepare(deleteOf(`SELECT c.id FROM changes c WHERE ${DUMP_INDEXED}`)),
       restorePrevious: db.prepare(insertWhere(`c.id IN (${PREVIOUS_INDEXED})`)),
-      dropPrevious: db.prepare(deleteOf(PREVIOUS_INDEXED)),
-      add: db.prepare(insertWhere(DUMP_INDEXED)),
+      dropPrevious: db.prepare(deleteOf(previousIndexed(STAGE, STAGED_NEWEST))),
+      add: db.prepare(
+        `${INSERT} SELECT c.id, c.name, c.sort_name, c.aliases, c.disambiguation FROM ${STAGE} c
+         WHERE ${STAGED_NEWEST} AND ${notRemovedSince('c.mbid', '@packet')} ORDER BY c.id`,
+      ),
     };
+    const insert = `INSERT INTO ${STAGE} (id, mbid, name, sort_name, aliases, disambiguation) VALUES `;
+    this.stageMany = db.prepare(insert + Array.from({ length: STAGE_BATCH }, () => STAGE_ROW).join(', '));
+    this.stageOne = db.prepare(insert + STAGE_ROW);
+    // CAST: a BLOB would be read as SQLite's binary JSON, not as JSON text.
+    const line = '(SELECT ? AS entity, CAST(? AS TEXT) AS data)';
+    this.fieldsOfLine = db.prepare(`SELECT ${FIELD_COLUMNS} FROM ${line} c`).raw();
+    this.clearStage = db.prepare(`DELETE FROM ${STAGE}`);
+    this.clearStage.run();
+  }
+
+  /** Stages line `id` of `mbid` with its columns as read by the ingest (sync/searchFields.ts). */
+  stage(id: number, mbid: string, fields: SearchFields): void {
+    const staged = this.staged;
+    staged.push(id, mbid, fields[0], fields[1], fields[2], fields[3]);
+    if (staged.length === STAGE_BATCH * 6) {
+      this.stageMany.run(staged);
+      staged.length = 0;
+    }
+  }
+
+  /** Stages line `id` of `mbid` (its JSON text) with its columns read by SQLite ({@link FIELD_COLUMNS}). */
+  stageLine(id: number, mbid: string, json: string | Buffer): void {
+    const fields = this.fieldsOfLine.get(this.entity, json) as SearchFields;
+    this.stage(id, mbid, fields);
   }
 
   /**
@@ -98,12 +159,16 @@ export class SearchIndexWriter {
   }
 
   /**
-   * After the dump's lines are written: removes the entries of the versions they replace and
-   * indexes the lines that are now the current version of an entity not removed.
+   * After the dump's lines are written and staged: removes the entries of the versions they
+   * replace and indexes the lines that are now the current version of an entity not removed.
    */
   indexDump(range: Range): void {
+    const staged = this.staged;
+    for (let i = 0; i < staged.length; i += 6) this.stageOne.run(staged.slice(i, i + 6));
+    staged.length = 0;
     this.statements.dropPrevious.run(range);
     this.statements.add.run(range);
+    this.clearStage.run();
   }
 }
 

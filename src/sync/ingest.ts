@@ -3,12 +3,13 @@ import type { Readable } from 'node:stream';
 import type { Database, Statement } from 'better-sqlite3';
 import type { Store } from '../db/client.js';
 import { changeId, dumpIdRange } from '../db/keys.js';
-import { SearchIndexWriter } from '../db/searchIndex.js';
+import { SearchIndexWriter, TITLED_ENTITY_TYPES } from '../db/searchIndex.js';
 import type { EntityType } from '../feed/entities.js';
 import { type JsonDumpMetadata, readJsonDump } from '../feed/jsonDump.js';
 import type { XzDecoder } from '../feed/xz.js';
-import { diagnoseLine, mbidOffset } from './lines.js';
+import { diagnoseLine, MEMBER_SPANS, mbidOffset } from './lines.js';
 import { recordJsonDumpSchemaNumber, recordPacketFacts } from './packetFacts.js';
+import { searchFieldsOf } from './searchFields.js';
 import { inTransaction } from './transaction.js';
 
 /** A feed file as recorded in `feed_files` (FEED.md: upstream serves no checksums; we compute them). */
@@ -86,12 +87,17 @@ class ChangeWriter {
   private readonly quarantine: Statement;
   private readonly args: unknown[] = [];
   private heldBytes = 0;
+  /** Where the search index's members are in the line being added (see mbidOffset). */
+  private readonly spans = new Int32Array(MEMBER_SPANS);
+  private readonly titled: boolean;
 
   constructor(
     db: Database,
     private readonly packet: number,
     private readonly entity: EntityType,
+    private readonly search: SearchIndexWriter,
   ) {
+    this.titled = (TITLED_ENTITY_TYPES as readonly string[]).includes(entity);
     if (!/^[a-z-]+$/.test(entity)) throw new Error(`not an entity type: ${JSON.stringify(entity)}`);
     this.base = changeId(packet, entity, 0);
     // Packet (an integer) and entity type (checked above) are constants of the dump; written into
@@ -112,10 +118,15 @@ class ChangeWriter {
 
   /** Stores line `position` (its bytes without `\n`; not kept past {@link flush}). */
   add(line: Buffer, position: number): void {
-    const at = mbidOffset(line);
+    const at = mbidOffset(line, this.spans);
     if (at >= 0 && isUtf8(line)) {
       const args = this.args;
-      args.push(this.base + position, position, line.toString('latin1', at, at + 36), line);
+      const id = this.base + position;
+      const mbid = line.toString('latin1', at, at + 36);
+      args.push(id, position, mbid, line);
+      const fields = searchFieldsOf(line, this.spans, this.titled);
+      if (fields) this.search.stage(id, mbid, fields);
+      else this.search.stageLine(id, mbid, line);
       this.heldBytes += line.length;
       if (args.length === BATCH_ROWS * 4 || this.heldBytes >= BATCH_BYTES) this.flush();
       return;
@@ -139,6 +150,7 @@ class ChangeWriter {
     const diagnosis = diagnoseLine(text);
     if (diagnosis.ok) {
       this.checked.run(this.base + position, position, diagnosis.mbid, diagnosis.json);
+      this.search.stageLine(this.base + position, diagnosis.mbid, diagnosis.json);
       this.changeCount++;
     } else {
       this.quarantine.run(this.packet, this.entity, position, text, diagnosis.reason);
@@ -161,11 +173,11 @@ export async function ingestJsonDump(store: Store, options: IngestJsonDumpOption
 
   return inTransaction(store, async () => {
     // The search index follows the stored lines in the same transaction (db/searchIndex.ts).
-    const search = new SearchIndexWriter(store.sqlite);
+    const search = new SearchIndexWriter(store.sqlite, entity);
     search.unindexOldCopy({ first, last, packet });
     store.sqlite.prepare('DELETE FROM changes WHERE id BETWEEN ? AND ?').run(first, last);
     store.sqlite.prepare('DELETE FROM quarantine WHERE packet = ? AND entity = ?').run(packet, entity);
-    const writer = new ChangeWriter(store.sqlite, packet, entity);
+    const writer = new ChangeWriter(store.sqlite, packet, entity, search);
     const summary = await readJsonDump(
       options.archive ?? options.archivePath,
       {

@@ -149,20 +149,52 @@ function isMbidAt(b: Uint8Array, i: number): boolean {
 }
 
 /**
+ * Top-level members whose values {@link mbidOffset} can locate: the fields of the search index
+ * (db/searchIndex.ts). Member k's span is at `spans[2k]`, `spans[2k + 1]`.
+ */
+export const SPANNED_MEMBERS = ['name', 'title', 'sort-name', 'disambiguation', 'aliases'] as const;
+/** Length of the `spans` array {@link mbidOffset} fills. */
+export const MEMBER_SPANS = SPANNED_MEMBERS.length * 2;
+const SPANNED_BYTES = SPANNED_MEMBERS.map((name) => Buffer.from(name, 'latin1'));
+
+/**
+ * 2k when the key whose text (without quotes) is at [from, to) of `b` is {@link SPANNED_MEMBERS}[k]
+ * written without escapes, else -1. The key is never decoded: lengths differ, bytes compared.
+ */
+function spannedMember(b: Uint8Array, from: number, to: number): number {
+  const length = to - 1 - from;
+  for (let k = 0; k < SPANNED_BYTES.length; k++) {
+    const name = SPANNED_BYTES[k]!;
+    if (name.length !== length) continue;
+    let j = 0;
+    while (j < length && b[from + j] === name[j]) j++;
+    if (j === length) return 2 * k;
+  }
+  return -1;
+}
+
+/**
  * The fast path of the ingest: byte offset of the MBID in `line` (36 ASCII bytes) when `line` is
  * one JSON text (RFC 8259, as `JSON.parse` accepts it, surrounding whitespace allowed) whose value
  * is an object with exactly one top-level member `"id"`, written without escapes, holding an MBID
  * string written without escapes; otherwise -1. One pass, no allocation. It never accepts a line
  * that `JSON.parse` refuses; lines it refuses for other reasons (escaped `id`, duplicate `"id"`)
  * go to {@link diagnoseLine}, which decides. UTF-8 validity is not checked here (see `isUtf8`).
+ * With `spans` (length {@link MEMBER_SPANS}), the same pass also records where the values of the
+ * top-level members of {@link SPANNED_MEMBERS} are: `spans[2k]` the first byte of member k's value,
+ * `spans[2k + 1]` the byte after it, both -1 when the line has no such member. A member seen twice
+ * fails the fast path (-1), as SQLite's JSON functions and `JSON.parse` disagree on which one counts.
  */
-export function mbidOffset(b: Uint8Array): number {
+export function mbidOffset(b: Uint8Array, spans?: Int32Array): number {
   const n = b.length;
   let i = skipWhitespace(b, 0, n);
   if (b[i] !== OPEN_OBJECT) return -1;
   let depth = 0;
   let mbid = -1;
   let state = VALUE;
+  // Index into `spans` of the member whose value is being scanned, else -1.
+  let member = -1;
+  spans?.fill(-1);
   for (;;) {
     if (state === VALUE) {
       const c = b[i];
@@ -196,6 +228,7 @@ export function mbidOffset(b: Uint8Array): number {
       i = skipString(b, i + 1, n);
       if (i < 0) return -1;
       const isId = depth === 1 && i - start === 4 && b[start + 1] === 0x69 && b[start + 2] === 0x64;
+      const spanned = spans !== undefined && depth === 1 && !isId ? spannedMember(b, start + 1, i) : -1;
       i = skipWhitespace(b, i, n);
       if (b[i] !== COLON) return -1;
       i = skipWhitespace(b, i + 1, n);
@@ -204,8 +237,19 @@ export function mbidOffset(b: Uint8Array): number {
         mbid = i + 1;
         i += 38;
         state = AFTER;
-      } else state = VALUE;
+      } else {
+        if (spanned >= 0) {
+          if (spans![spanned] !== -1) return -1;
+          spans![spanned] = i;
+          member = spanned;
+        }
+        state = VALUE;
+      }
     } else {
+      if (member >= 0 && depth === 1) {
+        spans![member + 1] = i;
+        member = -1;
+      }
       i = skipWhitespace(b, i, n);
       if (depth === 0) return i === n ? mbid : -1;
       const c = b[i];

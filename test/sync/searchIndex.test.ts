@@ -99,6 +99,18 @@ describe('the search index follows the current state in the writers’ transacti
     expect(indexedIds(store)).toEqual(currentIds(store));
   });
 
+  it('indexes a line whose members the ingest leaves to SQLite (a number as the name) like any other', async () => {
+    const numbered = JSON.stringify({
+      id: SEARCH.byAlias,
+      name: 1999,
+      aliases: [{ name: 'Prince Year', 'sort-name': 7 }],
+    });
+    await storeDump(store, dir.dir, 13, 'artist', [numbered]);
+    expect(found('"1999"')).toEqual([SEARCH.byAlias]);
+    expect(found('"prince" "year" "7"')).toEqual([SEARCH.byAlias]);
+    expect(indexedIds(store)).toEqual(currentIds(store));
+  });
+
   it('indexes lines the ingest stores re-escaped (a raw carriage return), and aliases that are not objects do not fail a dump', async () => {
     const raw = `{"id":"${SEARCH.byName}","name":"Carriage\rReturn Band","sort-name":"Band","aliases":[{"name":"Zeilen\rUmbruch"}]}`;
     // An alias that is not an object is left out instead of failing the dump.
