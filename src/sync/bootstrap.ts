@@ -1,6 +1,7 @@
 import { rename, rm, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import { bootstrappedPacket, markBootstrapped, recordBootstrapPosition } from '../db/bootstrapQueries.js';
+import { withBulkJournal } from '../db/bulkJournal.js';
 import type { Store } from '../db/client.js';
 import type { FeedClient } from '../feed/client.js';
 import { readDumpHead } from '../feed/dumpHead.js';
@@ -82,18 +83,21 @@ export async function bootstrapFromFullDumps(
     const archive = await fetchVerified(options, dump, entity);
     const head = await readDumpHead(archive.path);
     agree(entity, head.replicationSequence);
-    const stored = await ingestJsonDump(store, {
-      packet: head.replicationSequence,
-      entity,
-      archivePath: archive.path,
-      file: null,
-      signal,
-      maxBytes: options.maxBytes,
-      now: options.now,
-      onProgress: (readBytes, lines) =>
-        options.onProgress?.({ entity, readBytes, totalBytes: archive.size, lines }),
-      beforeCommit: () => markBootstrapped(store, dump, entity, head.replicationSequence),
-    });
+    // A full dump is a bulk load into new pages: written once with a rollback journal (db/bulkJournal.ts).
+    const { result: stored } = await withBulkJournal(store, () =>
+      ingestJsonDump(store, {
+        packet: head.replicationSequence,
+        entity,
+        archivePath: archive.path,
+        file: null,
+        signal,
+        maxBytes: options.maxBytes,
+        now: options.now,
+        onProgress: (readBytes, lines) =>
+          options.onProgress?.({ entity, readBytes, totalBytes: archive.size, lines }),
+        beforeCommit: () => markBootstrapped(store, dump, entity, head.replicationSequence),
+      }),
+    );
     await rm(archive.path, { force: true });
     options.logger.info(
       {

@@ -1,0 +1,42 @@
+import type { Store } from './client.js';
+
+/**
+ * Runs `work` (one or more whole transactions) with the database in rollback-journal mode
+ * (`journal_mode = TRUNCATE`) when this connection is the only one open on it, then goes back to
+ * WAL. For a bulk load into new pages (a full dump's import, `livefeed bootstrap`): in WAL mode
+ * every page is written twice, once to the WAL at COMMIT and again into the database file by the
+ * checkpoint (3.1 GB each way for a 1M-line full dump); a rollback journal keeps only the old
+ * contents of the few pages that existed before, and the new ones are written once. A transaction
+ * stays atomic (a killed process leaves a hot journal that the next connection rolls back, as
+ * SQLite does on open), but readers in other processes wait for it: while it runs, the database
+ * is closed to them. When another connection is open (a `serve` reading), the switch fails at once
+ * and `work` runs in WAL mode as any write does.
+ * @returns what `work` returned, and whether the rollback journal was used.
+ * @throws what `work` throws (the journal mode is set back to WAL first).
+ */
+export async function withBulkJournal<T>(
+  store: Store,
+  work: () => Promise<T>,
+): Promise<{ result: T; rollbackJournal: boolean }> {
+  const switched = setJournalMode(store, 'truncate') === 'truncate';
+  try {
+    return { result: await work(), rollbackJournal: switched };
+  } finally {
+    // Another process may have tried to open the file meanwhile; the next open sets WAL anyway.
+    if (switched) setJournalMode(store, 'wal');
+  }
+}
+
+/** Sets the journal mode without waiting for other connections; returns the mode in force after. */
+function setJournalMode(store: Store, mode: 'truncate' | 'wal'): string {
+  const timeout = store.sqlite.pragma('busy_timeout', { simple: true }) as number;
+  store.sqlite.pragma('busy_timeout = 0');
+  try {
+    return String(store.sqlite.pragma(`journal_mode = ${mode}`, { simple: true })).toLowerCase();
+  } catch {
+    // SQLITE_BUSY: another connection holds the file.
+    return String(store.sqlite.pragma('journal_mode', { simple: true })).toLowerCase();
+  } finally {
+    store.sqlite.pragma(`busy_timeout = ${timeout}`);
+  }
+}
