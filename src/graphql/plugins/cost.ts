@@ -6,6 +6,7 @@ import {
   type GraphQLSchema,
   getNamedType,
   getNullableType,
+  isAbstractType,
   isEnumType,
   isInterfaceType,
   isListType,
@@ -37,7 +38,10 @@ import { type FragmentMap, forEachField, fragmentsOf } from './selections.js';
  *   `QuarantinedLine.raw`: {@link LINE_COST}), so any field returning them is counted alike;
  * - a field computed from stored lines may declare the cost of its whole answer, children and list
  *   included, `extensions: { totalCost: N }` (`EntityChange.diff`: a patch between two versions is
- *   no longer than a line, {@link LINE_COST}).
+ *   no longer than a line, {@link LINE_COST});
+ * - under a union or an interface, each value is of one object type: the selection costs what it
+ *   costs for the dearest of those types (`... on EntityChange` and `... on EntityRemoval` of a
+ *   `FeedEvent` are not both paid), not the sum of every type's fragment.
  *
  * So the largest answer within the default limit of 50,000 is about 10 MB, reached by stored lines
  * (README, Hardening; test/graphql/plugins/answerSize.test.ts builds it).
@@ -122,7 +126,8 @@ function selectionCost(
   variables: Record<string, unknown>,
   path?: Set<string>,
 ): number {
-  let total = 0;
+  // Cost of each selected field, by the type condition it sits under (undefined: none).
+  const costs: [condition: string | undefined, cost: number][] = [];
   forEachField(
     selectionSet,
     fragments,
@@ -134,7 +139,7 @@ function selectionCost(
       if (!definition) return;
       const whole = definition.extensions?.totalCost;
       if (typeof whole === 'number') {
-        total += whole;
+        costs.push([typeCondition, whole]);
         return;
       }
       const below = field.selectionSet
@@ -147,11 +152,27 @@ function selectionCost(
             inner,
           )
         : 0;
-      total += multiplier(owner, definition, field, variables) * (fieldCost(definition) + below);
+      costs.push([
+        typeCondition,
+        multiplier(owner, definition, field, variables) * (fieldCost(definition) + below),
+      ]);
     },
     path,
   );
-  return total;
+  if (!isAbstractType(parent)) return costs.reduce((sum, [, cost]) => sum + cost, 0);
+  // A value is of one possible type: the fields that apply to it, for the dearest type.
+  const applies = (condition: string | undefined, type: GraphQLNamedType) => {
+    if (condition === undefined || condition === type.name) return true;
+    const named = schema.getType(condition);
+    return !!named && isAbstractType(named) && isObjectType(type) && schema.isSubType(named, type);
+  };
+  let dearest = 0;
+  for (const type of schema.getPossibleTypes(parent)) {
+    let sum = 0;
+    for (const [condition, cost] of costs) if (applies(condition, type)) sum += cost;
+    dearest = Math.max(dearest, sum);
+  }
+  return dearest;
 }
 
 /**

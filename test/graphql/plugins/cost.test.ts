@@ -46,6 +46,26 @@ describe('the cost of lists', () => {
     expect(cost('{ quarantine(first: 1) { nodes { raw } } }')).toBe(1 + 1 + LINE_COST);
   });
 
+  it('under a union or an interface, a value pays for its own type only: the dearest fragment, not the sum', () => {
+    const change = '... on EntityChange { mbid data }';
+    const removal = '... on EntityRemoval { mbid kind mergedInto }';
+    const page = (selection: string) =>
+      cost(`{ changeFeed(first: 10) { nodes { __typename ${selection} } } }`);
+    const base = page('');
+    expect(page(change) - base).toBe(10 * (1 + LINE_COST));
+    expect(page(removal) - base).toBe(10 * 3);
+    expect(page(`${change} ${removal}`)).toBe(page(change));
+    // Eleven typed entity fragments of MusicBrainzEntity cost what one of them does.
+    const typed = (types: string[]) =>
+      cost(
+        `{ entity(mbid: "x") { current { mbid ${types.map((t) => `... on ${t} { name disambiguation }`).join(' ')} } } }`,
+      );
+    const all = ['Area', 'Artist', 'Event', 'Instrument', 'Label', 'Place', 'Recording', 'Release'];
+    expect(typed(all)).toBe(typed(['Artist']));
+    expect(typed(['Artist', 'Recording'])).toBe(typed(['Artist']));
+    expect(typed(['Artist'])).toBeGreaterThan(typed([]));
+  });
+
   it('fields added by others are counted by the same rules, without naming them', () => {
     // A schema as parallel work extends it: a change feed connection, a search taking a list,
     // typed-entity lists (aliases, tags) with and without a declared bound, a JSON field.
