@@ -10,6 +10,7 @@ export {
   flagsOf,
   loadConfig,
   loadSampleFeedConfig,
+  prepareConfig,
   type SampleFeedConfig,
 } from './config/load.js';
 export { ConfigError, parseByteSize } from './config/parsers.js';

@@ -59,6 +59,9 @@ describe('commands load only what they need', () => {
     // The log saw the sync at work: the hook records what it should.
     expect(run.modules).toContain('src/sync/worker.ts');
     expect(serverModules(run.modules)).toEqual([]);
+    // Without a webhooks file, the YAML parser is not imported either.
+    expect(run.modules).toContain('src/config/webhooksFile.ts');
+    expect(run.modules.filter((m) => /node_modules\/yaml\//.test(m))).toEqual([]);
   });
 
   it('import stores a dump without loading the GraphQL or HTTP server', async () => {

@@ -3,7 +3,7 @@
  * process or sets its exit code; commands return exit codes (src/cli/exit.ts).
  */
 import { Command, Option } from 'commander';
-import { type Config, type Flags, flagsOf, loadConfig } from '../config.js';
+import { type Config, type Flags, flagsOf, loadConfig, prepareConfig } from '../config.js';
 import type { CliCommand } from './command.js';
 import { COMMANDS } from './commands.js';
 import { EXIT, reportError } from './exit.js';
@@ -19,6 +19,7 @@ const forceExit = (code: number): never => process.exit(code);
 async function execute<C>(command: CliCommand<C>, flags: Flags, args: string[]): Promise<number> {
   let token: string | undefined;
   try {
+    if (!command.load) await prepareConfig(command.name, flags);
     const config = command.load ? command.load(flags) : (loadConfig(flags) as C);
     token = (config as Partial<Config>).token;
     const implementation = await command.implementation();

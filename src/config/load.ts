@@ -4,6 +4,7 @@ import type { VerifyMode } from '../feed/signature.js';
 import { OPTIONS } from './options.js';
 import { ConfigError, type Env } from './parsers.js';
 import type { CommandName, OptionRow } from './row.js';
+import { loadYamlParser } from './webhooksFile.js';
 
 type OptionKey = keyof typeof OPTIONS;
 type Parsed = { [K in OptionKey]: z.output<(typeof OPTIONS)[K]['schema']> };
@@ -103,6 +104,21 @@ function parseRows(
 
 function invalid(line: string): ConfigError {
   return new ConfigError(`invalid configuration:\n  ${line}`);
+}
+
+/**
+ * Loads, before {@link loadConfig}, what parsing `command`'s values needs that is costly to import:
+ * the YAML parser, when `command` takes `--webhooks-file` and a file is given (flag or env).
+ */
+export async function prepareConfig(
+  command: CommandName,
+  flags: Flags,
+  env: Env = process.env,
+): Promise<void> {
+  const webhooks = ROWS.webhooks;
+  if (!webhooks.commands.includes(command)) return;
+  if (flags.webhooksFile === undefined && !env[webhooks.env!]) return;
+  await loadYamlParser();
 }
 
 /**

@@ -1,5 +1,5 @@
 import { readFileSync } from 'node:fs';
-import { isMap, isSeq, LineCounter, parseDocument } from 'yaml';
+import type * as Yaml from 'yaml';
 import { ENTITY_TYPES, type EntityType, entityEnumName } from '../feed/entities.js';
 import { isMbid } from '../feed/mbid.js';
 
@@ -35,6 +35,23 @@ const ENUM_NAMES: ReadonlyMap<string, EntityType> = new Map(
   ENTITY_TYPES.map((entity) => [entityEnumName(entity), entity]),
 );
 
+// The YAML parser, imported only by the commands that read a webhooks file (see loadYamlParser):
+// about 70-120 ms of start-up that `sync --once` without webhooks, `import` and `status` skip.
+let yaml: typeof Yaml | undefined;
+
+/**
+ * Imports the YAML parser that {@link readWebhooksFile} needs; config/load.ts `prepareConfig`
+ * calls it before the configuration is loaded when a webhooks file is given.
+ */
+export async function loadYamlParser(): Promise<void> {
+  yaml ??= await import('yaml');
+}
+
+function parser(): typeof Yaml {
+  if (!yaml) throw new Error('the YAML parser is not loaded: call loadYamlParser() first');
+  return yaml;
+}
+
 /** A value of the file with where it is: `[1].entities[0]`, line 5. */
 type Path = (string | number)[];
 
@@ -69,6 +86,7 @@ export function readWebhooksFile(path: string): WebhookSpec[] {
  * @throws Error as {@link readWebhooksFile}
  */
 export function parseWebhooks(text: string): WebhookSpec[] {
+  const { isMap, isSeq, LineCounter, parseDocument } = parser();
   const lines = new LineCounter();
   const doc = parseDocument(text, { lineCounter: lines, prettyErrors: false, uniqueKeys: true });
   if (doc.errors.length > 0) {
@@ -99,7 +117,7 @@ export function parseWebhooks(text: string): WebhookSpec[] {
 /** A YAML or JSON syntax error with its line and column, without the text around it (a secret). */
 function syntaxError(
   error: { code: string; message: string; pos: [number, number] },
-  lines: LineCounter,
+  lines: Yaml.LineCounter,
 ): string {
   const { line, col } = lines.linePos(error.pos[0]);
   const reason = error.message

@@ -1,9 +1,12 @@
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { parseWebhooks } from '../../src/config/webhooksFile.js';
-import { ConfigError, loadConfig } from '../../src/config.js';
+import { ConfigError, loadConfig, prepareConfig } from '../../src/config.js';
 import { tempDir } from '../support/harness.js';
+
+// What the CLI does before loading a configuration that names a webhooks file.
+beforeAll(() => prepareConfig('sync', { webhooksFile: 'hooks.yaml' }, {}));
 
 const SECRET = 'a-secret-of-32-characters-123456';
 const MBID = 'B8A7C51F-362C-4DCB-A259-BC6E0095F0A6';
