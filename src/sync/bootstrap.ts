@@ -93,6 +93,7 @@ export async function bootstrapFromFullDumps(
         signal,
         maxBytes: options.maxBytes,
         now: options.now,
+        bulk: isBulkLoad(store, archive.size),
         onProgress: (readBytes, lines) =>
           options.onProgress?.({ entity, readBytes, totalBytes: archive.size, lines }),
         beforeCommit: () => markBootstrapped(store, dump, entity, head.replicationSequence),
@@ -121,6 +122,19 @@ export async function bootstrapFromFullDumps(
     recordBootstrapPosition(store, { dump, packet: result.packet, entities: [...options.entities], at });
   }
   return result;
+}
+
+/** Uncompressed bytes per archive byte assumed for a full JSON dump (xz of JSON lines: about 9.5). */
+const XZ_RATIO = 8;
+
+/**
+ * True when a full dump of `archiveBytes` adds at least as many bytes as the database holds: then
+ * building the MBID index again after the load costs less than inserting into it (db/mbidIndex.ts).
+ */
+function isBulkLoad(store: Store, archiveBytes: number): boolean {
+  const pages = store.sqlite.pragma('page_count', { simple: true }) as number;
+  const pageSize = store.sqlite.pragma('page_size', { simple: true }) as number;
+  return archiveBytes * XZ_RATIO >= pages * pageSize;
 }
 
 async function latestDump(dumps: FeedClient, signal?: AbortSignal): Promise<string> {

@@ -3,6 +3,7 @@ import type { Readable } from 'node:stream';
 import type { Database, Statement } from 'better-sqlite3';
 import type { Store } from '../db/client.js';
 import { changeId, dumpIdRange } from '../db/keys.js';
+import { suspendMbidIndex } from '../db/mbidIndex.js';
 import { SearchIndexWriter, TITLED_ENTITY_TYPES } from '../db/searchIndex.js';
 import type { EntityType } from '../feed/entities.js';
 import { type JsonDumpMetadata, readJsonDump } from '../feed/jsonDump.js';
@@ -49,6 +50,11 @@ export interface IngestJsonDumpOptions {
   maxBytes?: number;
   /** xz decoder (see readJsonDump). Default `auto`. */
   decoder?: XzDecoder;
+  /**
+   * A bulk load (a full dump into a database holding fewer rows than it adds): the MBID index is
+   * dropped while the lines are written and built again, sorted, before COMMIT (db/mbidIndex.ts).
+   */
+  bulk?: boolean;
   /** Compressed bytes of the archive read so far (see readJsonDump) and lines stored so far, for progress reports. */
   onProgress?: (compressedBytes: number, lines: number) => void;
 }
@@ -175,6 +181,7 @@ export async function ingestJsonDump(store: Store, options: IngestJsonDumpOption
     // The search index follows the stored lines in the same transaction (db/searchIndex.ts).
     const search = new SearchIndexWriter(store.sqlite, entity);
     search.unindexOldCopy({ first, last, packet });
+    const rebuildMbidIndex = options.bulk ? suspendMbidIndex(store.sqlite) : undefined;
     store.sqlite.prepare('DELETE FROM changes WHERE id BETWEEN ? AND ?').run(first, last);
     store.sqlite.prepare('DELETE FROM quarantine WHERE packet = ? AND entity = ?').run(packet, entity);
     const writer = new ChangeWriter(store.sqlite, packet, entity, search);
@@ -193,6 +200,7 @@ export async function ingestJsonDump(store: Store, options: IngestJsonDumpOption
       (line, n) => writer.add(line, n),
     );
     writer.flush();
+    rebuildMbidIndex?.();
     search.indexDump({ first, last, packet });
     const { changeCount, quarantineCount } = writer;
     const file = options.settle ? await options.settle() : options.file;
