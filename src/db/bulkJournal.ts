@@ -40,3 +40,17 @@ function setJournalMode(store: Store, mode: 'truncate' | 'wal'): string {
     store.sqlite.pragma(`busy_timeout = ${timeout}`);
   }
 }
+
+/** Uncompressed bytes per archive byte assumed for a JSON dump (xz of JSON lines: about 9.5). */
+const XZ_RATIO = 8;
+
+/**
+ * True when a JSON dump archive of `archiveBytes` adds about as many bytes as the database holds
+ * or more (a full dump into a new or small database): a bulk load, for which building the MBID
+ * index again after the lines costs less than inserting into it (db/mbidIndex.ts).
+ */
+export function isBulkLoad(store: Store, archiveBytes: number): boolean {
+  const pages = store.sqlite.pragma('page_count', { simple: true }) as number;
+  const pageSize = store.sqlite.pragma('page_size', { simple: true }) as number;
+  return archiveBytes * XZ_RATIO >= pages * pageSize;
+}

@@ -1,7 +1,7 @@
 import { rename, rm, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import { bootstrappedPacket, markBootstrapped, recordBootstrapPosition } from '../db/bootstrapQueries.js';
-import { withBulkJournal } from '../db/bulkJournal.js';
+import { isBulkLoad, withBulkJournal } from '../db/bulkJournal.js';
 import type { Store } from '../db/client.js';
 import type { FeedClient } from '../feed/client.js';
 import { readDumpHead } from '../feed/dumpHead.js';
@@ -122,19 +122,6 @@ export async function bootstrapFromFullDumps(
     recordBootstrapPosition(store, { dump, packet: result.packet, entities: [...options.entities], at });
   }
   return result;
-}
-
-/** Uncompressed bytes per archive byte assumed for a full JSON dump (xz of JSON lines: about 9.5). */
-const XZ_RATIO = 8;
-
-/**
- * True when a full dump of `archiveBytes` adds at least as many bytes as the database holds: then
- * building the MBID index again after the load costs less than inserting into it (db/mbidIndex.ts).
- */
-function isBulkLoad(store: Store, archiveBytes: number): boolean {
-  const pages = store.sqlite.pragma('page_count', { simple: true }) as number;
-  const pageSize = store.sqlite.pragma('page_size', { simple: true }) as number;
-  return archiveBytes * XZ_RATIO >= pages * pageSize;
 }
 
 async function latestDump(dumps: FeedClient, signal?: AbortSignal): Promise<string> {

@@ -2,6 +2,7 @@ import { createReadStream, statSync } from 'node:fs';
 import type { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import tar from 'tar-stream';
+import { isBulkLoad, withBulkJournal } from '../db/bulkJournal.js';
 import type { Store } from '../db/client.js';
 import { MAX_PACKET } from '../db/keys.js';
 import { ENTITY_TYPES, type EntityType, isEntityType } from '../feed/entities.js';
@@ -83,16 +84,22 @@ export async function importJsonDump(store: Store, options: ImportJsonDumpOption
   }
   const fileBytes = statSync(options.path).size;
   const entity = options.entity ?? (await dumpEntityOf(options.path, options.decoder));
-  const result = await ingestJsonDump(store, {
-    packet: options.packet,
-    entity,
-    archivePath: options.path,
-    file: null,
-    signal: options.signal,
-    now: options.now,
-    decoder: options.decoder,
-    maxBytes: options.maxBytes,
-    onProgress: options.onProgress && ((read) => options.onProgress!(read, fileBytes)),
-  });
+  const ingest = (bulk: boolean) =>
+    ingestJsonDump(store, {
+      packet: options.packet,
+      entity,
+      archivePath: options.path,
+      file: null,
+      signal: options.signal,
+      now: options.now,
+      decoder: options.decoder,
+      maxBytes: options.maxBytes,
+      bulk,
+      onProgress: options.onProgress && ((read) => options.onProgress!(read, fileBytes)),
+    });
+  // A full dump into a new or small database loads as `bootstrap` does (db/bulkJournal.ts).
+  const result = isBulkLoad(store, fileBytes)
+    ? (await withBulkJournal(store, () => ingest(true))).result
+    : await ingest(false);
   return { ...result, entity, fileBytes };
 }

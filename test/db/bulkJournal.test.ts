@@ -3,7 +3,7 @@ import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { withBulkJournal } from '../../src/db/bulkJournal.js';
+import { isBulkLoad, withBulkJournal } from '../../src/db/bulkJournal.js';
 import { openStore, type Store } from '../../src/db/client.js';
 import { tempDir } from '../support/harness.js';
 
@@ -83,5 +83,19 @@ describe('withBulkJournal: a bulk load written once, with a rollback journal', (
     store = openStore(store.path);
     expect(store.sqlite.prepare('SELECT x FROM t').pluck().all()).toEqual(['before']);
     expect(mode(store)).toBe('wal');
+  });
+
+  it('isBulkLoad: an archive that adds about as much as the database holds, or more', () => {
+    const bytes = () =>
+      (store.sqlite.pragma('page_count', { simple: true }) as number) *
+      (store.sqlite.pragma('page_size', { simple: true }) as number);
+    expect(isBulkLoad(store, 1_000_000)).toBe(true);
+    store.sqlite.exec('CREATE TABLE filler (x)');
+    const insert = store.sqlite.prepare('INSERT INTO filler VALUES (zeroblob(100000))');
+    for (let i = 0; i < 200; i++) insert.run(); INSERT INTO filler SELECT zeroblob(100000) FROM generate_series(1, 200)',
+    );
+    expect(bytes()).toBeGreaterThan(20_000_000);
+    expect(isBulkLoad(store, 1_000_000)).toBe(false);
+    expect(isBulkLoad(store, Math.ceil(bytes() / 8))).toBe(true);
   });
 });
