@@ -92,8 +92,7 @@ describe('withBulkJournal: a bulk load written once, with a rollback journal', (
     expect(isBulkLoad(store, 1_000_000)).toBe(true);
     store.sqlite.exec('CREATE TABLE filler (x)');
     const insert = store.sqlite.prepare('INSERT INTO filler VALUES (zeroblob(100000))');
-    for (let i = 0; i < 200; i++) insert.run(); INSERT INTO filler SELECT zeroblob(100000) FROM generate_series(1, 200)',
-    );
+    for (let i = 0; i < 200; i++) insert.run();
     expect(bytes()).toBeGreaterThan(20_000_000);
     expect(isBulkLoad(store, 1_000_000)).toBe(false);
     expect(isBulkLoad(store, Math.ceil(bytes() / 8))).toBe(true);
