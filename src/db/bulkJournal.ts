@@ -10,7 +10,7 @@ import type { Store } from './client.js';
  * stays atomic (a killed process leaves a hot journal that the next connection rolls back, as
  * SQLite does on open), but readers in other processes wait for it: while it runs, the database
  * is closed to them. When another connection is open (a `serve` reading), the switch fails at once
- * and `work` runs in WAL mode as any write does.
+ * and `work` runs in WAL mode as any write does. The temp database's cache is held to 2 MB meanwhile.
  * @returns what `work` returned, and whether the rollback journal was used.
  * @throws what `work` throws (the journal mode is set back to WAL first).
  */
@@ -19,9 +19,15 @@ export async function withBulkJournal<T>(
   work: () => Promise<T>,
 ): Promise<{ result: T; rollbackJournal: boolean }> {
   const switched = setJournalMode(store, 'truncate') === 'truncate';
+  // The search index's stage (a row per line, db/searchIndex.ts) and the MBID index's sort
+  // (db/mbidIndex.ts) go through the temp database; its default cache kept about 100 MB of them
+  // resident for 1M lines (peak RSS 240 MB against 143 MB with 2 MB, and no slower).
+  const tempCache = store.sqlite.pragma('temp.cache_size', { simple: true }) as number;
+  store.sqlite.pragma('temp.cache_size = -2000');
   try {
     return { result: await work(), rollbackJournal: switched };
   } finally {
+    store.sqlite.pragma(`temp.cache_size = ${tempCache}`);
     // Another process may have tried to open the file meanwhile; the next open sets WAL anyway.
     if (switched) setJournalMode(store, 'wal');
   }

@@ -24,11 +24,13 @@ describe('withBulkJournal: a bulk load written once, with a rollback journal', (
   it('uses a rollback journal when the connection is alone, and goes back to WAL', async () => {
     const { result, rollbackJournal } = await withBulkJournal(store, async () => {
       store.sqlite.exec("CREATE TABLE t (x); INSERT INTO t VALUES ('during')");
+      expect(store.sqlite.pragma('temp.cache_size', { simple: true })).toBe(-2000);
       return mode(store);
     });
     expect(rollbackJournal).toBe(true);
     expect(result).toBe('truncate');
     expect(mode(store)).toBe('wal');
+    expect(store.sqlite.pragma('temp.cache_size', { simple: true })).not.toBe(-2000);
     const other = openStore(store.path);
     expect(other.sqlite.prepare('SELECT x FROM t').pluck().get()).toBe('during');
     other.close();
