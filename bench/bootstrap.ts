@@ -17,7 +17,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import Database from 'better-sqlite3';
-import { openStore } from '../src/db/client.js';
+import { openForServing } from '../src/db/readOnly.js';
 import { createApp } from '../src/http/app.js';
 import { startSampleFeed } from '../src/samplefeed/server.js';
 import { TEST_PUBLIC_KEY_FILE } from '../test/support/archives.js';
@@ -132,7 +132,8 @@ async function requestFigures(
 
 /** `entity`, `resolve` of 100 and `{ __typename }`, interleaved rounds; the best p50 of each counts. */
 async function readFigures(dbPath: string, dataDir: string, mbids: string[], requests: number) {
-  const store = openStore(dbPath);
+  // As `livefeed serve` opens it (its page cache included).
+  const store = openForServing(dbPath);
   const app = createApp({ store, service: testService(), logger: testLogger(), dataDir });
   const hundred = (i: number) => Array.from({ length: 100 }, (_, k) => mbids[(i * 100 + k) % mbids.length]!);
   const queries = {

@@ -55,7 +55,8 @@ export interface RunningServer {
 export async function startServer(session: Session): Promise<RunningServer> {
   const { config, logger, ops, mode } = session;
   const dbPath = session.database.path;
-  const store = mode === 'serve' ? session.adopt(openForServing(dbPath)) : session.open();
+  // `start` too: the serving connection gets the larger page cache (db/client.ts, SERVING_CACHE_BYTES).
+  const store = session.adopt(openForServing(dbPath));
   if (store.readOnly)
     logger.warn(
       { event: 'read-only', db: dbPath, reason: store.readOnly },

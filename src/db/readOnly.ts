@@ -2,7 +2,7 @@ import { accessSync, constants, existsSync, readFileSync, statSync } from 'node:
 import { dirname } from 'node:path';
 import Database from 'better-sqlite3';
 import { drizzle } from 'drizzle-orm/better-sqlite3';
-import { openStore, type Store } from './client.js';
+import { openStore, SERVING_CACHE_BYTES, type Store } from './client.js';
 import * as schema from './schema.js';
 
 /** Largest database copied into memory when a read-only mount lacks its `-shm` file (1 GiB). */
@@ -39,9 +39,9 @@ export function cannotWrite(path: string): string | null {
  */
 export function openForServing(path: string): Store {
   const why = cannotWrite(path);
-  if (why === null) return openStore(path);
+  if (why === null) return openStore(path, { cacheBytes: SERVING_CACHE_BYTES });
   try {
-    return { ...openStore(path, { readonly: true }), readOnly: why };
+    return { ...openStore(path, { readonly: true, cacheBytes: SERVING_CACHE_BYTES }), readOnly: why };
   } catch (error) {
     const wal = `${path}-wal`;
     const size = statSync(path).size;
