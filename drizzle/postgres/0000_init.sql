@@ -16,17 +16,17 @@ CREATE TABLE "dumps" (
 	"file_name" text,
 	"error" text,
 	"attempts" integer DEFAULT 0 NOT NULL,
-	"checked_at" timestamp with time zone,
-	"next_retry_at" timestamp with time zone,
+	"checked_at" text,
+	"next_retry_at" text,
 	"settled_by" text,
-	"signature_missing_since" timestamp with time zone,
-	"updated_at" timestamp with time zone NOT NULL,
+	"signature_missing_since" text,
+	"updated_at" text NOT NULL,
 	CONSTRAINT "dumps_packet_entity_pk" PRIMARY KEY("packet","entity")
 );
 --> statement-breakpoint
 CREATE TABLE "events" (
 	"id" integer PRIMARY KEY GENERATED ALWAYS AS IDENTITY (sequence name "events_id_seq" INCREMENT BY 1 MINVALUE 1 MAXVALUE 2147483647 START WITH 1 CACHE 1),
-	"at" timestamp with time zone NOT NULL,
+	"at" text NOT NULL,
 	"packet" integer,
 	"kind" text NOT NULL,
 	"message" text NOT NULL
@@ -39,7 +39,7 @@ CREATE TABLE "feed_files" (
 	"sha256" text NOT NULL,
 	"signature" text NOT NULL,
 	"fingerprint" text,
-	"fetched_at" timestamp with time zone NOT NULL,
+	"fetched_at" text NOT NULL,
 	"stored_path" text,
 	"signature_stored_path" text
 );
@@ -51,10 +51,10 @@ CREATE TABLE "meta" (
 --> statement-breakpoint
 CREATE TABLE "packets" (
 	"number" integer PRIMARY KEY NOT NULL,
-	"timestamp" timestamp with time zone,
+	"timestamp" text,
 	"schema_sequence" integer,
-	"synced_at" timestamp with time zone,
-	"created_at" timestamp with time zone NOT NULL
+	"synced_at" text,
+	"created_at" text NOT NULL
 );
 --> statement-breakpoint
 CREATE TABLE "quarantine" (
@@ -80,16 +80,16 @@ CREATE TABLE "replication_packets" (
 	"status" text NOT NULL,
 	"format" text,
 	"schema_sequence" integer,
-	"timestamp" timestamp with time zone,
+	"timestamp" text,
 	"dbmirror_version" integer,
 	"row_count" integer DEFAULT 0 NOT NULL,
 	"file_name" text,
 	"error" text,
 	"attempts" integer DEFAULT 0 NOT NULL,
-	"next_retry_at" timestamp with time zone,
-	"missing_since" timestamp with time zone,
-	"signature_missing_since" timestamp with time zone,
-	"updated_at" timestamp with time zone NOT NULL
+	"next_retry_at" text,
+	"missing_since" text,
+	"signature_missing_since" text,
+	"updated_at" text NOT NULL
 );
 --> statement-breakpoint
 CREATE TABLE "row_changes" (
@@ -102,7 +102,7 @@ CREATE TABLE "row_changes" (
 	"keys" jsonb,
 	"old_data" jsonb,
 	"new_data" jsonb,
-	"timestamp" timestamp with time zone,
+	"timestamp" text,
 	CONSTRAINT "row_changes_packet_ord_pk" PRIMARY KEY("packet","ord")
 );
 --> statement-breakpoint
@@ -110,8 +110,8 @@ CREATE TABLE "sync_lock" (
 	"id" integer PRIMARY KEY NOT NULL,
 	"pid" integer NOT NULL,
 	"host" text NOT NULL,
-	"acquired_at" timestamp with time zone NOT NULL,
-	"heartbeat_at" timestamp with time zone NOT NULL
+	"acquired_at" text NOT NULL,
+	"heartbeat_at" text NOT NULL
 );
 --> statement-breakpoint
 CREATE TABLE "webhooks" (
@@ -123,15 +123,15 @@ CREATE TABLE "webhooks" (
 	"delivered_packet" integer,
 	"attempts" integer DEFAULT 0 NOT NULL,
 	"last_error" text,
-	"last_error_at" timestamp with time zone,
-	"next_retry_at" timestamp with time zone,
-	"last_attempt_at" timestamp with time zone,
-	"last_success_at" timestamp with time zone,
+	"last_error_at" text,
+	"next_retry_at" text,
+	"last_attempt_at" text,
+	"last_success_at" text,
 	"delivered_events" bigint DEFAULT 0 NOT NULL,
 	"deliveries" bigint DEFAULT 0 NOT NULL,
 	"failed_deliveries" bigint DEFAULT 0 NOT NULL,
-	"added_at" timestamp with time zone NOT NULL,
-	"retired_at" timestamp with time zone
+	"added_at" text NOT NULL,
+	"retired_at" text
 );
 --> statement-breakpoint
 CREATE INDEX "changes_mbid" ON "changes" USING btree ("mbid");--> statement-breakpoint

@@ -3,7 +3,7 @@
  * process or sets its exit code; commands return exit codes (src/cli/exit.ts).
  */
 import { Command, Option } from 'commander';
-import { type Config, type Flags, flagsOf, loadConfig } from '../config.js';
+import { type Config, databaseSecrets, type Flags, flagsOf, loadConfig } from '../config.js';
 import type { CliCommand } from './command.js';
 import { COMMANDS } from './commands.js';
 import { EXIT, reportError } from './exit.js';
@@ -13,18 +13,20 @@ const forceExit = (code: number): never => process.exit(code);
 
 /**
  * Loads the command's configuration, then its implementation (src/cli/commands.ts), and runs it;
- * errors become exit codes, with the token (once
- * known) scrubbed from every message.
+ * errors become exit codes, with the token and the database password (once known) scrubbed from
+ * every message.
  */
 async function execute<C>(command: CliCommand<C>, flags: Flags, args: string[]): Promise<number> {
-  let token: string | undefined;
+  const secrets: string[] = [];
   try {
     const config = command.load ? command.load(flags) : (loadConfig(flags) as C);
-    token = (config as Partial<Config>).token;
+    const { token, db, dbPassword } = config as Partial<Config>;
+    if (token) secrets.push(token);
+    secrets.push(...databaseSecrets(db, dbPassword));
     const implementation = await command.implementation();
     return await implementation.run({ config, flags, args, forceExit });
   } catch (error) {
-    return reportError(error, token);
+    return reportError(error, secrets);
   }
 }
 

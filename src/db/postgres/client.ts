@@ -1,7 +1,10 @@
+import { existsSync } from 'node:fs';
+import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { drizzle, type NodePgDatabase } from 'drizzle-orm/node-postgres';
 import { migrate } from 'drizzle-orm/node-postgres/migrator';
 import pg from 'pg';
+import { ConfigError } from '../../config.js';
 import * as schema from './schema.js';
 
 /** The drizzle database over the PostgreSQL schema. */
@@ -71,13 +74,18 @@ const TYPES = {
  * Opens a pool on the database of `connection` and applies the pending migrations of
  * `drizzle/postgres/` (under an advisory lock, so concurrent openers wait for each other). The
  * database must exist; its tables are created on first open.
- * @throws Error naming the database (never its password) when it cannot be reached, refuses the
- *   login, or a migration fails; the pool is closed then.
+ * @throws ConfigError when this build has no PostgreSQL migrations (the single binary); Error naming
+ *   the database (never its password) when it cannot be reached, refuses the login, does not store
+ *   UTF-8, or a migration fails; the pool is closed then.
  */
 export async function openPostgresStore(
   connection: PostgresConnection,
   options: OpenPostgresOptions = {},
 ): Promise<PostgresStore> {
+  if (!existsSync(join(POSTGRES_MIGRATIONS_FOLDER, 'meta', '_journal.json')))
+    throw new ConfigError(
+      `cannot use PostgreSQL ${connection.display}: this livefeed has no PostgreSQL migrations (the single binary stores in SQLite only; install livefeed with npm for PostgreSQL, README, PostgreSQL (in progress))`,
+    );
   const pool = new pg.Pool({
     connectionString: connection.connectionString,
     max: options.maxConnections ?? 4,
@@ -93,6 +101,7 @@ export async function openPostgresStore(
     await pool.end();
   };
   try {
+    await requireUtf8(pool);
     await migrateLocked(pool);
   } catch (error) {
     await close();
@@ -101,6 +110,21 @@ export async function openPostgresStore(
     });
   }
   return { pool, db: drizzle(pool, { schema }), display: connection.display, close };
+}
+
+/**
+ * @throws Error unless the database stores UTF-8: JSON dump lines are UTF-8 and must come back byte
+ *   for byte (a SQL_ASCII or LATIN1 database would store them differently or refuse them).
+ */
+async function requireUtf8(pool: pg.Pool): Promise<void> {
+  const { rows } = await pool.query<{ encoding: string }>(
+    "SELECT current_setting('server_encoding') AS encoding",
+  );
+  const encoding = rows[0]?.encoding;
+  if (encoding !== 'UTF8')
+    throw new Error(
+      `the database's encoding is ${encoding}, livefeed needs UTF8 (CREATE DATABASE ... ENCODING 'UTF8')`,
+    );
 }
 
 /** Applies the pending migrations on one connection that holds the migration lock. */

@@ -2,8 +2,10 @@
  * The PostgreSQL layout (drizzle, issue 17): table by table and column by column the SQLite layout
  * of src/db/schema.ts, with the same names; what each column means is written there. The types are
  * PostgreSQL's own where SQLite has one storage class for all:
- * - times are `timestamptz` (SQLite: ISO 8601 text): node-postgres reads them as `Date`, which the
- *   store turns back into the same ISO 8601 text the SQLite store gives;
+ * - times stay ISO 8601 UTC text, as in SQLite: both stores must give byte-identical answers, and a
+ *   database holds two precisions (archive TIMESTAMPs with microseconds, livefeed's own times with
+ *   milliseconds), which `timestamptz` would not give back as written. Each column holds one format,
+ *   so text order is time order; SQL users cast them (`timestamp::timestamptz`);
  * - `bigint` where a value can pass 2^31: change ids (db/keys.ts packs packet, entity type and
  *   position into up to 53 bits), archive sizes, upstream's seqid and xid, lifetime counters. The
  *   store's pool reads `bigint` as a JS number (all of them are safe integers) - see
@@ -18,20 +20,10 @@
  * (drizzle/postgres/0001_search_and_entity_row.sql), as in SQLite.
  */
 
-import {
-  bigint,
-  customType,
-  index,
-  integer,
-  jsonb,
-  pgTable,
-  primaryKey,
-  text,
-  timestamp,
-} from 'drizzle-orm/pg-core';
+import { bigint, customType, index, integer, jsonb, pgTable, primaryKey, text } from 'drizzle-orm/pg-core';
 
-/** `timestamptz` written from ISO 8601 text, read as `Date`. */
-const time = (name: string) => timestamp(name, { withTimezone: true, mode: 'date' });
+/** An ISO 8601 UTC time as text (see above). */
+const time = (name: string) => text(name);
 /** `bigint` read as a JS number: every value livefeed writes is a safe integer. */
 const big = (name: string) => bigint(name, { mode: 'number' });
 /** `bytea` as a Buffer. */

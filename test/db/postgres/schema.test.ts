@@ -73,7 +73,8 @@ describePostgres('the PostgreSQL schema and migrations (drizzle/postgres)', () =
     expect(await columnType(store, 'changes', 'id')).toBe('bigint');
     expect(await columnType(store, 'changes', 'data')).toBe('text');
     expect(await columnType(store, 'quarantine', 'raw')).toBe('bytea');
-    expect(await columnType(store, 'packets', 'timestamp')).toBe('timestamp with time zone');
+    expect(await columnType(store, 'packets', 'timestamp')).toBe('text');
+    expect(await columnType(store, 'feed_files', 'size')).toBe('bigint');
     expect(await columnType(store, 'row_changes', 'new_data')).toBe('jsonb');
     expect(await columnType(store, 'search_index', 'document')).toBe('tsvector');
     const { rows } = await store.pool.query<{ name: string; definition: string }>(
