@@ -127,10 +127,10 @@ export interface PostgresCluster {
  * initdb in a new temporary folder and starts `postgres` on a free port of 127.0.0.1 (its Unix
  * socket in the folder, never the system's), waiting until it accepts connections. For vitest:
  * `beforeAll(async () => { cluster = await startPostgres(); })`, `afterAll(() => cluster?.stop())`.
- * Takes about two seconds.
+ * Takes about two seconds. `durable` keeps PostgreSQL's fsync and full page writes (for timings).
  * @throws Error with the program's output when initdb or the server fails (the folder is removed).
  */
-export async function startPostgres(): Promise<PostgresCluster> {
+export async function startPostgres(options: { durable?: boolean } = {}): Promise<PostgresCluster> {
   if (POSTGRES_MISSING) throw new Error(`PostgreSQL is not installed: ${POSTGRES_MISSING}`);
   const dir = mkdtempSync(join(tmpdir(), 'livefeed-pg-'));
   if (RUN_AS) chownSync(dir, RUN_AS.uid, RUN_AS.gid);
@@ -150,7 +150,7 @@ export async function startPostgres(): Promise<PostgresCluster> {
       '--locale=C.UTF-8',
       '--no-sync',
     ]);
-    const port = await startServer(dir, data);
+    const port = await startServer(dir, data, !!options.durable);
     return cluster(dir, data, port);
   } catch (error) {
     rmSync(dir, { recursive: true, force: true });
@@ -165,8 +165,12 @@ async function writeOwned(path: string, text: string): Promise<void> {
   if (RUN_AS) chownSync(path, RUN_AS.uid, RUN_AS.gid);
 }
 
-/** Starts the server with `pg_ctl -w`, on a new free port until one is not taken meanwhile. */
-async function startServer(dir: string, data: string): Promise<number> {
+/**
+ * Starts the server with `pg_ctl -w`, on a new free port until one is not taken meanwhile. Not
+ * `durable`: no fsync (a test cluster needs no crash safety); `durable` (the benchmark): the
+ * defaults, as a real server commits.
+ */
+async function startServer(dir: string, data: string, durable: boolean): Promise<number> {
   let lastError: unknown;
   for (let attempt = 0; attempt < 3; attempt++) {
     const port = await freePort();
@@ -174,11 +178,8 @@ async function startServer(dir: string, data: string): Promise<number> {
       `-p ${port}`,
       "-c listen_addresses='127.0.0.1'",
       `-c unix_socket_directories='${dir}'`,
-      // A test cluster: no crash safety needed, small and quick.
-      '-c fsync=off',
-      '-c synchronous_commit=off',
-      '-c full_page_writes=off',
       '-c max_connections=50',
+      ...(durable ? [] : ['-c fsync=off', '-c synchronous_commit=off', '-c full_page_writes=off']),
     ].join(' ');
     try {
       await runAsCluster('pg_ctl', [
