@@ -131,6 +131,10 @@ export async function ingestJsonDumpPostgres(
   const [first, last] = dumpIdRange(packet, entity);
   const now = (options.now ?? (() => new Date()))().toISOString();
   const client = await store.pool.connect();
+  // A connection that breaks between two statements reports it as an 'error' event, which would
+  // end the process unheard; the next statement fails with it anyway, and that rolls back.
+  const ignore = () => {};
+  client.on('error', ignore);
   const writer = new PostgresChangeWriter(client, { packet, entity });
   try {
     await client.query('BEGIN');
@@ -166,10 +170,12 @@ export async function ingestJsonDumpPostgres(
     options.signal?.throwIfAborted();
     options.beforeCommit?.();
     await client.query('COMMIT');
+    client.removeListener('error', ignore);
     client.release();
     return { ...summary, changeCount, quarantineCount };
   } catch (error) {
     await rollBack(client, writer, error as Error);
+    client.removeListener('error', ignore);
     throw error;
   }
 }
