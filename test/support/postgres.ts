@@ -209,6 +209,22 @@ function cluster(dir: string, data: string, port: number): PostgresCluster {
   const urlOf = (database: string, password = true) =>
     `postgres://${POSTGRES_TEST_USER}${password ? `:${POSTGRES_TEST_PASSWORD}` : ''}@127.0.0.1:${port}/${database}`;
   let stopped = false;
+  // A test process that ends without afterAll (an uncaught error) must not leave a server running.
+  const stopAtExit = () => {
+    if (stopped) return;
+    const [cmd, args] = RUN_AS
+      ? [
+          'runuser',
+          ['-u', RUN_AS.name, '--', postgresProgram('pg_ctl'), '-D', data, '-m', 'immediate', 'stop'],
+        ]
+      : [postgresProgram('pg_ctl'), ['-D', data, '-m', 'immediate', 'stop']];
+    try {
+      execFileSync(cmd, args, { stdio: 'ignore' });
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  };
+  process.once('exit', stopAtExit);
   const psql = (database: string, sql: string) =>
     runAsCluster('psql', [
       '-h',
@@ -241,6 +257,7 @@ function cluster(dir: string, data: string, port: number): PostgresCluster {
     async stop() {
       if (stopped) return;
       stopped = true;
+      process.removeListener('exit', stopAtExit);
       try {
         await runAsCluster('pg_ctl', ['-D', data, '-m', 'fast', '-w', 'stop']);
       } finally {
