@@ -41,7 +41,8 @@ function register<C>(root: Command, command: CliCommand<C>): void {
   if (!command.load)
     sub.addHelpText(
       'after',
-      '\nThe upstream token comes from LIVEFEED_TOKEN or the file named by LIVEFEED_TOKEN_FILE (never a flag).',
+      '\nThe upstream token comes from LIVEFEED_TOKEN or the file named by LIVEFEED_TOKEN_FILE (never a flag).' +
+        '\nA PostgreSQL --db takes its password from the URL or the file named by LIVEFEED_DB_PASSWORD_FILE.',
     );
   sub.action(async (...params: unknown[]) => {
     const code = await execute(command, sub.opts(), params.slice(0, -2) as string[]);
