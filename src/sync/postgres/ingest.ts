@@ -51,6 +51,8 @@ class PostgresChangeWriter {
     });
     this.copy = copy;
     this.rows = new CopyRowWriter(copy, this.dump.packet, this.dump.entity);
+    // A 'drain' owed by an ended COPY never comes from this one.
+    this.draining = false;
   }
 
   /** Checks and stores line `position` (its bytes without `\n`, a view valid only during the call). */
