@@ -7,7 +7,9 @@
  * `--graphql-rounds N` (interleaved rounds of the three queries, the best counts, default 5),
  * `--skip-graphql`, `--bootstrap [--lines N]` (only the full dump bootstrap, bench/bootstrap.ts),
  * `--sync-process [--scale S]` (only `sync --once` as a process, bench/syncProcess.ts), `--year` (only the year section, bench/year.ts; `--skip-year` leaves it out),
- * `--search [--search-db PATH]` (only `search` on the bootstrap's 1M-entity database, bench/search.ts). Needs xz, tar, sqlite3, python3 and bzip2 on PATH; loopback only.
+ * `--search [--search-db PATH]` (only `search` on the bootstrap's 1M-entity database, bench/search.ts),
+ * `--postgres [--runs N] [--scale S] [--runner dist|tsx]` (only the JSON dump ingest into PostgreSQL
+ * against psql's `\copy`, bench/postgres.ts). Needs xz, tar, sqlite3, python3 and bzip2 on PATH; loopback only.
  */
 import { execFileSync } from 'node:child_process';
 import { existsSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
@@ -313,6 +315,11 @@ costs the page test more than \`__typename\` (the ratio was 0.32 with it against
 `;
 
 async function main(): Promise<void> {
+  // Issue 17: the ingest into PostgreSQL against psql's \copy (bench/postgres.ts); needs no sqlite3 or python3.
+  if (flag('--postgres')) {
+    await (await import('./postgres.js')).main(argv);
+    return;
+  }
   for (const [cmd, args] of [
     ['xz', ['--version']],
     ['tar', ['--version']],
@@ -652,5 +659,13 @@ async function main(): Promise<void> {
 await main();
 // Issue 16: the year section runs after the whole bench (`--skip-year` leaves it out, `--year` runs
 // it alone); never after a section run alone.
-const ALONE = ['--year', '--bootstrap', '--graphql-only', '--sync-process', '--search', '--skip-year'];
+const ALONE = [
+  '--year',
+  '--bootstrap',
+  '--graphql-only',
+  '--sync-process',
+  '--search',
+  '--postgres',
+  '--skip-year',
+];
 if (!ALONE.some(flag)) await (await import('./year.js')).main(argv);

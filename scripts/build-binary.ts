@@ -4,9 +4,9 @@
  *
  * 1. esbuild bundles `src/cli/main.ts` and its dependencies into ES modules. Each source module's
  *    `import.meta.url` becomes the URL it has under `dist/` of the extraction folder, so relative
- *    paths (`../../drizzle`, `../../fixtures/feed`, `../../package.json`) work unchanged. `bindings`
+ *    paths (`../../drizzle/sqlite`, `../../fixtures/feed`, `../../package.json`) work unchanged. `bindings`
  *    and `node-gyp-build` are replaced by a loader of the embedded native addons.
- * 2. The bundle, the native addons (better-sqlite3, lzma-native), the drizzle migrations, the demo
+ * 2. The bundle, the native addons (better-sqlite3, lzma-native), the SQLite drizzle migrations, the demo
  *    feed and its public test key become SEA assets, with a manifest naming them and their hash.
  * 3. `node --experimental-sea-config` makes the blob; postject injects it into a copy of this
  *    Node binary. At run time scripts/sea/main.cjs extracts the assets once (keyed by hash) and
@@ -161,7 +161,10 @@ async function main(): Promise<void> {
     for (const [name, file] of Object.entries(nativeAddons()))
       copyFileSync(file, join(stage, 'native', `${name}.node`));
     const copied = [
-      ...listFiles('drizzle', (rel) => rel.endsWith('.sql') || rel === 'drizzle/meta/_journal.json'),
+      ...listFiles(
+        'drizzle/sqlite',
+        (rel) => rel.endsWith('.sql') || rel === 'drizzle/sqlite/meta/_journal.json',
+      ),
       ...listFiles('fixtures/feed'),
       'fixtures/keys/test-signing-key.asc',
     ];

@@ -1,8 +1,16 @@
 /**
  * livefeed's configuration: one table of options (src/config/options.ts) from which the commands'
  * flags, environment reading, validation and `--help` all come. Only the CLI (src/cli/) loads it;
- * rooms below take values, and import from here only `ConfigError`.
+ * rooms below take values, and import from here only `ConfigError`. `databaseUrl.ts` reads a
+ * `--db` value: a SQLite file or a PostgreSQL URL, whose password is never shown.
  */
+
+export {
+  databaseSecrets,
+  isPostgresUrl,
+  postgresConnectionString,
+  redactDatabaseUrl,
+} from './config/databaseUrl.js';
 export {
   type Config,
   type FlagHelp,

@@ -102,6 +102,22 @@ describe.skipIf(!ENABLED)('dist/livefeed, the single executable', () => {
     }
   }, 60_000);
 
+  it('stores in SQLite only: a postgres:// --db is refused (exit 2), naming the database without its password', async () => {
+    const error = await run(
+      bin,
+      ['import', 'label.tar.xz', '--packet', '1', '--db', 'postgres://u:not-shown@127.0.0.1:1/db'],
+      {
+        cwd: folder.dir,
+        env,
+      },
+    ).catch((e: { code: number; stderr: string }) => e);
+    expect(error).toMatchObject({ code: 2 });
+    expect((error as { stderr: string }).stderr).toContain(
+      'cannot use PostgreSQL postgres://u:***@127.0.0.1:1/db: this livefeed has no PostgreSQL migrations',
+    );
+    expect((error as { stderr: string }).stderr).not.toContain('not-shown');
+  });
+
   it('starts (sync and serve) in a fresh folder', async () => {
     const fresh = await tempDir('livefeed-binary-start-');
     try {

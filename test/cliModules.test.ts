@@ -30,6 +30,10 @@ async function runLogged(args: string[], dir: string, env: Record<string, string
   return { code, output: [...cli.stdout, ...cli.stderr].join('\n'), modules };
 }
 
+/** Modules of the PostgreSQL store and its driver (issue 17): loaded only for a postgres:// --db. */
+const postgresModules = (modules: string[]) =>
+  modules.filter((m) => /^src\/.*\/postgres\//.test(m) || /node_modules\/(pg|pg-copy-streams)\//.test(m));
+
 /** Modules of the GraphQL and HTTP server stack. */
 const serverModules = (modules: string[]) =>
   modules.filter((m) => /^src\/(graphql|http)\//.test(m) || /node_modules\/graphql-yoga\//.test(m));
@@ -59,6 +63,7 @@ describe('commands load only what they need', () => {
     // The log saw the sync at work: the hook records what it should.
     expect(run.modules).toContain('src/sync/worker.ts');
     expect(serverModules(run.modules)).toEqual([]);
+    expect(postgresModules(run.modules)).toEqual([]);
     // Without a webhooks file, the YAML parser is not imported either.
     expect(run.modules).toContain('src/config/webhooksFile.ts');
     expect(run.modules.filter((m) => /node_modules\/yaml\//.test(m))).toEqual([]);
@@ -72,6 +77,7 @@ describe('commands load only what they need', () => {
     expect(run.output).toMatch(/imported .* as packet 186100 label/);
     expect(run.modules).toContain('src/sync/import.ts');
     expect(serverModules(run.modules)).toEqual([]);
+    expect(postgresModules(run.modules)).toEqual([]);
   });
 
   it('--help of a command lists its flags without loading any command', async () => {

@@ -117,8 +117,10 @@ export const bootstrapCommand: CommandImplementation = {
       throw new ConfigError(`--dump: not a full dump name (YYYYMMDD-NNN): ${JSON.stringify(dump)}`);
     const log = commandLogger(config);
     const demo = !!flags.demo;
+    // Decided first: a database it cannot use (a PostgreSQL URL, for now) stops it before anything starts.
+    const database = chooseDatabase('bootstrap', config, flags).path;
     const sample = demo ? await startSampleFeed({ root: BUNDLED_FEED_ROOT }) : undefined;
-    const store = openStore(chooseDatabase('bootstrap', config, flags).path);
+    const store = openStore(database);
     const dumps = feedClient({ feedRoot: sample?.dumpsUrl ?? config.dumpsUrl, token: undefined }, 'sync');
     const progress = entityProgress(log);
     try {

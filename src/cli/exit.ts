@@ -23,31 +23,32 @@ export const EXIT = {
  * Says on stderr what went wrong and returns the exit code for it: configuration (a weak signing
  * key included) 2, refused
  * token 3, writer lock held 5, feed unreachable (network, 5xx) 6, stopped by a signal 0, else 4.
- * @param token the upstream token of this run (when loaded), scrubbed from every message printed.
+ * @param secrets the upstream token and the database password of this run (when loaded), scrubbed
+ *   from every message printed.
  */
-export function reportError(error: unknown, token: string | undefined): number {
+export function reportError(error: unknown, secrets: readonly (string | undefined)[]): number {
   const say = (text: string) => process.stderr.write(`livefeed: ${text}\n`);
   // A weak signing key is a configuration mistake too.
   if (error instanceof ConfigError || error instanceof WeakSigningKeyError) {
-    say(error.message);
+    say(safeMessage(error, secrets));
     return EXIT.config;
   }
   if (error instanceof FeedAuthError) {
-    say(safeMessage(error, token));
+    say(safeMessage(error, secrets));
     return EXIT.auth;
   }
   if (error instanceof LockHeldError) {
-    say(error.message);
+    say(safeMessage(error, secrets));
     return EXIT.locked;
   }
   if (error instanceof FeedNetworkError || (error instanceof FeedHttpError && error.status >= 500)) {
     say(
-      `the feed is unreachable: ${safeMessage(error, token)} (check --feed-url and the network; README, Exit codes)`,
+      `the feed is unreachable: ${safeMessage(error, secrets)} (check --feed-url and the network; README, Exit codes)`,
     );
     return EXIT.unreachable;
   }
   if ((error as Error)?.name === 'AbortError' || /stopped by SIG/.test(String((error as Error)?.message)))
     return EXIT.ok;
-  say(safeMessage(error, token));
+  say(safeMessage(error, secrets));
   return EXIT.unexpected;
 }

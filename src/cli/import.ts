@@ -2,11 +2,11 @@ import { openStore } from '../db/client.js';
 import { ENTITY_TYPES, type EntityType, isEntityType } from '../feed/entities.js';
 import type { Logger } from '../logger.js';
 import { createProgress, type Progress } from '../ops/progress.js';
-import { type ImportResult, importJsonDump } from '../sync/import.js';
+import { type ImportJsonDumpOptions, type ImportResult, importJsonDump } from '../sync/import.js';
 import type { CommandImplementation } from './command.js';
 import { EXIT } from './exit.js';
 import { commandLogger, withWriterLock } from './session.js';
-import { chooseDatabase } from './targets.js';
+import { chooseDatabase, choosePostgres } from './targets.js';
 
 /** A progress bar in MB of the compressed file, made on the first report (when the size is known). */
 function megabyteProgress(logger: Logger) {
@@ -57,50 +57,62 @@ function importTarget(packetText: unknown, entityText: unknown): { packet: numbe
   return { packet: Number(packetText), entity: entityText as EntityType | undefined };
 }
 
+/** Where `livefeed import` stores: the SQLite store, or a PostgreSQL one (importPostgres.ts). */
+export interface ImportTarget {
+  /** Runs `work` holding the database's writer lock (see session.ts withLock). */
+  withLock<T>(stopMessage: string, work: (signal: AbortSignal) => Promise<T>): Promise<T>;
+  importDump(options: ImportJsonDumpOptions): Promise<ImportResult>;
+  close(): void | Promise<void>;
+}
+
+/** The SQLite file `path` as an import target. */
+function sqliteTarget(path: string, log: Logger): ImportTarget {
+  const store = openStore(path);
+  return {
+    withLock: (stopMessage, work) => withWriterLock(store, log, stopMessage, work),
+    importDump: (options) => importJsonDump(store, options),
+    close: () => store.close(),
+  };
+}
+
 /**
  * `livefeed import FILE --packet N [--entity E]`: takes the writer lock, imports with a progress
  * bar on a terminal (structured `progress` log lines otherwise), prints a summary line. Ctrl-C
- * rolls the import back. Throws ConfigError, LockHeldError, ArchiveError, RangeError or SQLite
- * errors (src/cli/exit.ts maps them).
+ * rolls the import back. Into SQLite, or into PostgreSQL when `--db` is a postgres:// URL (the
+ * PostgreSQL code is loaded only then). Throws ConfigError, LockHeldError, ArchiveError, RangeError,
+ * SQLite or PostgreSQL errors (src/cli/exit.ts maps them).
  */
 export const importCommand: CommandImplementation = {
   async run({ config, flags, args }) {
     const file = args[0]!;
     const log = commandLogger(config);
     const target = importTarget(flags.packet, flags.entity);
-    const store = openStore(chooseDatabase('import', config, flags).path);
+    const postgres = choosePostgres('import', config);
+    const store = postgres
+      ? await (await import('./importPostgres.js')).postgresImportTarget(postgres, log)
+      : sqliteTarget(chooseDatabase('import', config, flags).path, log);
     const progress = megabyteProgress(log);
     try {
-      return await withWriterLock(
-        store,
-        log,
-        'import stopped by a signal: nothing was stored',
-        async (signal) => {
-          const started = Date.now();
-          const result = await importJsonDump(store, {
-            path: file,
-            ...target,
-            signal,
-            onProgress: progress.update,
-          });
-          progress.finish(result.fileBytes);
-          const seconds = (Date.now() - started) / 1000;
-          const { replicationSequence: packet } = result.metadata;
-          log.info(
-            { event: 'import-done', file, packet, entity: result.entity, ...summary(result), seconds },
-            'import done',
-          );
-          process.stdout.write(
-            `imported ${file} as packet ${packet} ${result.entity}: ${result.changeCount} changes, ` +
-              `${result.quarantineCount} quarantined, ${result.lineCount} lines, ${(result.bytes / 1e6).toFixed(1)} MB ` +
-              `in ${seconds.toFixed(1)} s\n`,
-          );
-          return EXIT.ok;
-        },
-      );
+      return await store.withLock('import stopped by a signal: nothing was stored', async (signal) => {
+        const started = Date.now();
+        const result = await store.importDump({ path: file, ...target, signal, onProgress: progress.update });
+        progress.finish(result.fileBytes);
+        const seconds = (Date.now() - started) / 1000;
+        const { replicationSequence: packet } = result.metadata;
+        log.info(
+          { event: 'import-done', file, packet, entity: result.entity, ...summary(result), seconds },
+          'import done',
+        );
+        process.stdout.write(
+          `imported ${file} as packet ${packet} ${result.entity}: ${result.changeCount} changes, ` +
+            `${result.quarantineCount} quarantined, ${result.lineCount} lines, ${(result.bytes / 1e6).toFixed(1)} MB ` +
+            `in ${seconds.toFixed(1)} s\n`,
+        );
+        return EXIT.ok;
+      });
     } finally {
       progress.stop();
-      store.close();
+      await store.close();
     }
   },
 };

@@ -3,7 +3,7 @@
  * process or sets its exit code; commands return exit codes (src/cli/exit.ts).
  */
 import { Command, Option } from 'commander';
-import { type Config, type Flags, flagsOf, loadConfig, prepareConfig } from '../config.js';
+import { type Config, databaseSecrets, type Flags, flagsOf, loadConfig, prepareConfig } from '../config.js';
 import type { CliCommand } from './command.js';
 import { COMMANDS } from './commands.js';
 import { EXIT, reportError } from './exit.js';
@@ -13,19 +13,21 @@ const forceExit = (code: number): never => process.exit(code);
 
 /**
  * Loads the command's configuration, then its implementation (src/cli/commands.ts), and runs it;
- * errors become exit codes, with the token (once
- * known) scrubbed from every message.
+ * errors become exit codes, with the token and the database password (once known) scrubbed from
+ * every message.
  */
 async function execute<C>(command: CliCommand<C>, flags: Flags, args: string[]): Promise<number> {
-  let token: string | undefined;
+  const secrets: string[] = [];
   try {
     if (!command.load) await prepareConfig(command.name, flags);
     const config = command.load ? command.load(flags) : (loadConfig(flags) as C);
-    token = (config as Partial<Config>).token;
+    const { token, db, dbPassword } = config as Partial<Config>;
+    if (token) secrets.push(token);
+    secrets.push(...databaseSecrets(db, dbPassword));
     const implementation = await command.implementation();
     return await implementation.run({ config, flags, args, forceExit });
   } catch (error) {
-    return reportError(error, token);
+    return reportError(error, secrets);
   }
 }
 
@@ -40,7 +42,8 @@ function register<C>(root: Command, command: CliCommand<C>): void {
   if (!command.load)
     sub.addHelpText(
       'after',
-      '\nThe upstream token comes from LIVEFEED_TOKEN or the file named by LIVEFEED_TOKEN_FILE (never a flag).',
+      '\nThe upstream token comes from LIVEFEED_TOKEN or the file named by LIVEFEED_TOKEN_FILE (never a flag).' +
+        '\nA PostgreSQL --db takes its password from the URL or the file named by LIVEFEED_DB_PASSWORD_FILE.',
     );
   sub.action(async (...params: unknown[]) => {
     const code = await execute(command, sub.opts(), params.slice(0, -2) as string[]);

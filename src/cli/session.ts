@@ -108,15 +108,20 @@ export async function openSession(mode: SessionMode, ctx: CommandContext): Promi
   return session;
 }
 
+/** A writer lock as {@link withLock} holds it: `lost` aborts the work, `release` ends it. */
+export interface HeldLock {
+  readonly lost: AbortSignal;
+  release(): void | Promise<void>;
+}
+
 /**
- * Runs `work` holding `store`'s writer lock (sync/lock.ts) for the one-shot writers (`import`,
- * `bootstrap`): the signal it gets aborts on SIGINT/SIGTERM (with `stopMessage` as the reason) or
- * when the lock is lost; the lock and the signal handlers are released however it ends.
- * @throws LockHeldError when another writer holds the lock; whatever `work` throws.
+ * Runs `work` holding the writer lock that `acquire` takes, for the one-shot writers (`import`,
+ * `bootstrap`): the signal `work` gets aborts on SIGINT/SIGTERM (with `stopMessage` as the reason)
+ * or when the lock is lost; the lock and the signal handlers are released however it ends.
+ * @throws whatever `acquire` throws (LockHeldError when another writer holds it) or `work` throws.
  */
-export async function withWriterLock<T>(
-  store: Store,
-  logger: Logger,
+export async function withLock<T>(
+  acquire: (signal: AbortSignal) => Promise<HeldLock>,
   stopMessage: string,
   work: (signal: AbortSignal) => Promise<T>,
 ): Promise<T> {
@@ -125,14 +130,27 @@ export async function withWriterLock<T>(
   process.once('SIGINT', stop);
   process.once('SIGTERM', stop);
   try {
-    const lock = await acquireWriterLock(store, { logger, signal: controller.signal });
+    const lock = await acquire(controller.signal);
     try {
       return await work(AbortSignal.any([controller.signal, lock.lost]));
     } finally {
-      lock.release();
+      await lock.release();
     }
   } finally {
     process.removeListener('SIGINT', stop);
     process.removeListener('SIGTERM', stop);
   }
+}
+
+/**
+ * {@link withLock} with the writer lock of a SQLite `store` (sync/lock.ts).
+ * @throws LockHeldError when another writer holds the lock; whatever `work` throws.
+ */
+export function withWriterLock<T>(
+  store: Store,
+  logger: Logger,
+  stopMessage: string,
+  work: (signal: AbortSignal) => Promise<T>,
+): Promise<T> {
+  return withLock((signal) => acquireWriterLock(store, { logger, signal }), stopMessage, work);
 }

@@ -6,8 +6,16 @@
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { type Config, ConfigError, type Flags } from '../config.js';
+import {
+  type Config,
+  ConfigError,
+  type Flags,
+  isPostgresUrl,
+  postgresConnectionString,
+  redactDatabaseUrl,
+} from '../config.js';
 import type { Store } from '../db/client.js';
+import type { PostgresConnection } from '../db/postgres/client.js';
 import { FeedClient, type FeedClientOptions } from '../feed/client.js';
 import { DEFAULT_FEED_ROOTS } from '../feed/protocol/urls.js';
 import type { Logger } from '../logger.js';
@@ -173,14 +181,49 @@ export interface DatabaseChoice {
   demo: boolean;
 }
 
+/** The commands that work on a PostgreSQL database so far (issue 17; docs/POSTGRES_PORT.md has the rest). */
+export const POSTGRES_COMMANDS: readonly DatabaseCommand[] = ['import'];
+
+/** A PostgreSQL database to work on: how to connect, and its name as messages show it. */
+export interface PostgresChoice {
+  kind: 'postgres';
+  connection: PostgresConnection;
+}
+
 /**
- * Decides the database of `command`: `--db` or `LIVEFEED_DB` when given; otherwise
+ * The PostgreSQL database of `command` when `--db` / `LIVEFEED_DB` is a `postgres://` URL, with the
+ * password of `LIVEFEED_DB_PASSWORD_FILE` put in; undefined for a SQLite file.
+ * @throws ConfigError (exit 2) when `command` does not work on PostgreSQL yet, naming those that do:
+ *   never a silent fall back to SQLite.
+ */
+export function choosePostgres(command: DatabaseCommand, config: Config): PostgresChoice | undefined {
+  if (!isPostgresUrl(config.db)) return undefined;
+  const display = redactDatabaseUrl(config.db);
+  if (!POSTGRES_COMMANDS.includes(command)) {
+    const supported = POSTGRES_COMMANDS.map((name) => `livefeed ${name}`).join(', ');
+    throw new ConfigError(
+      `livefeed ${command} does not work on PostgreSQL yet (--db / LIVEFEED_DB ${display}): so far only ` +
+        `${supported} does; use a SQLite file for ${command} (README, PostgreSQL (in progress))`,
+    );
+  }
+  return {
+    kind: 'postgres',
+    connection: { connectionString: postgresConnectionString(config.db, config.dbPassword), display },
+  };
+}
+
+/**
+ * Decides the SQLite database of `command`: `--db` or `LIVEFEED_DB` when given; otherwise
  * `<data-dir>/demo.db` for the demo and `<data-dir>/livefeed.db` for everything else. The demo is
  * chosen only by `--demo`, or by `start` falling back to it without a token and feed root.
  * @param config the loaded configuration (its `db` holds the flag, env or default value)
  * @param flags commander options of the command (`demo`)
+ * @throws ConfigError (exit 2) when `--db` is a PostgreSQL URL: see {@link choosePostgres}, which
+ *   the commands that work on PostgreSQL call first.
  */
 export function chooseDatabase(command: DatabaseCommand, config: Config, flags: Flags): DatabaseChoice {
+  if (choosePostgres(command, config))
+    throw new ConfigError(`livefeed ${command} chose its database as SQLite, but --db is a PostgreSQL URL`);
   const demo = !!flags.demo || (command === 'start' && noFeedConfigured(config));
   return { path: demo && !config.given.has('db') ? join(config.dataDir, 'demo.db') : config.db, demo };
 }

@@ -1,6 +1,7 @@
 import { existsSync } from 'node:fs';
 import type { z } from 'zod';
 import type { VerifyMode } from '../feed/signature.js';
+import { isPostgresUrl, redactDatabaseUrl, urlPassword } from './databaseUrl.js';
 import { OPTIONS } from './options.js';
 import { ConfigError, type Env } from './parsers.js';
 import type { CommandName, OptionRow } from './row.js';
@@ -94,8 +95,10 @@ function parseRows(
     for (const issue of result.error.issues) {
       if (ROWS[key].secret) lines.push(`  ${source}: ${issue.message}`);
       // The variable or flag and its value, as the user wrote them: LIVEFEED_PORT=abc, --port abc.
-      else
-        lines.push(`  ${source}${source.startsWith('--') ? ' ' : '='}${String(raw[key])}: ${issue.message}`);
+      else {
+        const shown = ROWS[key].redact?.(String(raw[key])) ?? String(raw[key]);
+        lines.push(`  ${source}${source.startsWith('--') ? ' ' : '='}${shown}: ${issue.message}`);
+      }
     }
   }
   if (lines.length > 0) throw new ConfigError(`invalid configuration:\n${lines.join('\n')}`);
@@ -122,6 +125,22 @@ export async function prepareConfig(
 }
 
 /**
+ * The password file goes with a PostgreSQL URL that has no password of its own.
+ * @throws ConfigError when it is given for a SQLite file, or with a URL that has a password too.
+ */
+function checkDatabasePassword(db: string, password: string | undefined): void {
+  if (password === undefined) return;
+  if (!isPostgresUrl(db))
+    throw invalid(
+      `LIVEFEED_DB_PASSWORD_FILE is for a postgres:// --db / LIVEFEED_DB, not the SQLite file ${db}`,
+    );
+  if (urlPassword(db) !== undefined)
+    throw invalid(
+      `--db / LIVEFEED_DB ${redactDatabaseUrl(db)} has a password and LIVEFEED_DB_PASSWORD_FILE gives one too: give it once`,
+    );
+}
+
+/**
  * Builds the one validated Config from command-line flags, then environment, then defaults.
  * @param flags commander options (camelCase keys; undefined = not given)
  * @param env usually process.env (the one place livefeed reads it)
@@ -145,6 +164,7 @@ export function loadConfig(flags: Flags, env: Env = process.env): Config {
       `freshness warning (${value.freshnessWarningMs / 3_600_000} h) is above critical (${value.freshnessCriticalMs / 3_600_000} h)`,
     );
   }
+  checkDatabasePassword(value.db, value.dbPassword);
   if (value.verify === 'fail' && !value.signingKey) {
     throw invalid(
       `${sourceName('verify', flags)} fail needs a signing key (--signing-key / LIVEFEED_SIGNING_KEY); ` +

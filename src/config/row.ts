@@ -25,6 +25,8 @@ export interface OptionRow<S extends z.ZodType = z.ZodType> {
   read?: (env: Env) => unknown;
   /** Errors name the variable but never print its value. */
   secret?: boolean;
+  /** How errors print a value that may hold a secret (the password of a `--db` URL). */
+  redact?: (raw: string) => string;
   /** Not listed in `--help` (values of the system, not livefeed's options). */
   hidden?: boolean;
 }

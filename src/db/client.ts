@@ -28,7 +28,7 @@ export interface Store {
 }
 
 /** Folder of the drizzle-kit migrations, beside `src/` and `dist/` alike. */
-export const MIGRATIONS_FOLDER = fileURLToPath(new URL('../../drizzle', import.meta.url));
+export const MIGRATIONS_FOLDER = fileURLToPath(new URL('../../drizzle/sqlite', import.meta.url));
 
 /** Options of {@link openStore}. */
 export interface OpenStoreOptions {
@@ -50,7 +50,7 @@ export const SERVING_CACHE_BYTES = 64 * 1024 * 1024;
 
 /**
  * Opens (creating when needed) the SQLite file at `path` in WAL mode and applies pending
- * migrations from `drizzle/`. The sync writer and GraphQL readers each open their own Store on
+ * migrations from `drizzle/sqlite/`. The sync writer and GraphQL readers each open their own Store on
  * the same file.
  * @throws Error naming the path when the file cannot be opened or migrated.
  */

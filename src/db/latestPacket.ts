@@ -7,7 +7,7 @@ import { type PacketRow, packetByNumber } from './queries.js';
  * packet from the first one stored up to it also present and complete (no gaps). The writer keeps
  * it as a mark (meta `latest_packet`, JSON `{"from": first packet, "number": latest or null}`) in
  * the transaction that completes or reopens a packet (sync/state.ts, bootstrap), so a read costs
- * three primary key lookups however old the database is. drizzle/0005_read_cost.sql fills the mark
+ * three primary key lookups however old the database is. drizzle/sqlite/0007_read_cost.sql fills the mark
  * for databases made by earlier versions.
  */
 

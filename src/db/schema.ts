@@ -173,7 +173,7 @@ export const rowChanges = sqliteTable(
     // `op` last makes it covering for the per-table counts and op filters.
     index('row_changes_table').on(t.packet, t.tableName, t.ord, t.op),
     // Also `row_changes_entity_row` on (table_name, ENTITY_ROW_ID_SQL) WHERE ENTITY_ROW_TABLES_SQL,
-    // created by the custom migration drizzle/0001_row_changes_entity_row.sql: drizzle-kit splits
+    // created by the custom migration drizzle/sqlite/0001_row_changes_entity_row.sql: drizzle-kit splits
     // expression index columns at commas and writes broken SQL, so it is not declared here.
   ],
 );

@@ -192,11 +192,11 @@ export function tableExists(store: Store, name: string): boolean {
 /** Which drizzle migrations are applied, by the migrator's own bookkeeping (`__drizzle_migrations`). */
 export interface MigrationState {
   expected: number;
-  /** Migrations in `drizzle/` not applied to this database. */
+  /** Migrations in `drizzle/sqlite/` not applied to this database. */
   pending: number;
 }
 
-/** Compares `drizzle/` with the database's migration table. */
+/** Compares `drizzle/sqlite/` with the database's migration table. */
 export function migrationState(store: Store): MigrationState {
   const files = readMigrationFiles({ migrationsFolder: MIGRATIONS_FOLDER });
   const last = tableExists(store, '__drizzle_migrations')

@@ -42,8 +42,10 @@ export class ArchiveError extends Error {
   override name = 'ArchiveError';
 }
 
-/** Message of any thrown value, with `secret` (the token) removed wherever it appears. */
-export function safeMessage(error: unknown, secret?: string): string {
-  const text = error instanceof Error ? `${error.message}` : String(error);
-  return secret ? text.split(secret).join('***') : text;
+/** Message of any thrown value, with `secret` (the token; or several: the database password too) removed wherever it appears. */
+export function safeMessage(error: unknown, secret?: string | readonly (string | undefined)[]): string {
+  let text = error instanceof Error ? `${error.message}` : String(error);
+  for (const one of typeof secret === 'string' ? [secret] : (secret ?? []))
+    if (one) text = text.split(one).join('***');
+  return text;
 }

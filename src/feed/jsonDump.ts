@@ -43,6 +43,12 @@ export interface ReadJsonDumpOptions {
   decoder?: XzDecoder;
   /** Called as the archive file is read, with the compressed bytes read so far (progress). */
   onProgress?: (compressedBytes: number) => void;
+  /**
+   * Backpressure for a store that writes asynchronously (the PostgreSQL COPY, issue 17): called
+   * after each decompressed chunk's lines were handed to `onLine`; when it returns a promise, reading
+   * pauses until it resolves (a rejection fails the read). The SQLite store, synchronous, has none.
+   */
+  whenReady?: () => Promise<void> | undefined;
 }
 
 /** What {@link readJsonDump} read. */
@@ -143,7 +149,18 @@ export async function readJsonDump(
       } catch (error) {
         failed = true;
         stream.destroy(error as Error);
+        return;
       }
+      const ready = options.whenReady?.();
+      if (!ready) return;
+      stream.pause();
+      ready.then(
+        () => stream.resume(),
+        (error) => {
+          failed = true;
+          stream.destroy(error as Error);
+        },
+      );
     });
     stream.once('end', () => {
       if (failed) return;

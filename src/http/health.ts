@@ -16,7 +16,7 @@ export function healthRoute(): Route {
 
 /**
  * Why the instance cannot serve data yet, or null when it can: the database answers, every
- * migration in `drizzle/` is applied, and at least one packet is complete. Staleness is not a
+ * migration in `drizzle/sqlite/` is applied, and at least one packet is complete. Staleness is not a
  * reason (see `/freshness`): a stale copy is still served, so an upstream outage never takes
  * every replica out of service.
  */

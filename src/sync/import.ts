@@ -8,7 +8,7 @@ import { MAX_PACKET } from '../db/keys.js';
 import { ENTITY_TYPES, type EntityType, isEntityType } from '../feed/entities.js';
 import { ArchiveError } from '../feed/errors.js';
 import { createXzDecompressor, type XzDecoder } from '../feed/xz.js';
-import { type IngestResult, ingestJsonDump } from './ingest.js';
+import { type IngestJsonDumpOptions, type IngestResult, ingestJsonDump } from './ingest.js';
 
 /** Options of {@link importJsonDump}. */
 export interface ImportJsonDumpOptions {
@@ -79,27 +79,37 @@ export async function dumpEntityOf(path: string, decoder: XzDecoder = 'auto'): P
  *   Nothing is stored then.
  */
 export async function importJsonDump(store: Store, options: ImportJsonDumpOptions): Promise<ImportResult> {
+  return importJsonDumpWith(async (ingest) => {
+    // A full dump into a new or small database loads as `bootstrap` does (db/bulkJournal.ts).
+    if (!isBulkLoad(store, statSync(ingest.archivePath).size)) return ingestJsonDump(store, ingest);
+    return (await withBulkJournal(store, () => ingestJsonDump(store, { ...ingest, bulk: true }))).result;
+  }, options);
+}
+
+/**
+ * {@link importJsonDump} through the ingest of any store (the PostgreSQL one: sync/postgres/import.ts):
+ * the same checks of packet and entity type, the same ingest options.
+ * @throws as importJsonDump, with the errors of `ingest`.
+ */
+export async function importJsonDumpWith(
+  ingest: (options: IngestJsonDumpOptions) => Promise<IngestResult>,
+  options: ImportJsonDumpOptions,
+): Promise<ImportResult> {
   if (!Number.isInteger(options.packet) || options.packet < 0 || options.packet > MAX_PACKET) {
     throw new RangeError(`packet must be an integer from 0 to ${MAX_PACKET}, not ${options.packet}`);
   }
   const fileBytes = statSync(options.path).size;
   const entity = options.entity ?? (await dumpEntityOf(options.path, options.decoder));
-  const ingest = (bulk: boolean) =>
-    ingestJsonDump(store, {
-      packet: options.packet,
-      entity,
-      archivePath: options.path,
-      file: null,
-      signal: options.signal,
-      now: options.now,
-      decoder: options.decoder,
-      maxBytes: options.maxBytes,
-      bulk,
-      onProgress: options.onProgress && ((read) => options.onProgress!(read, fileBytes)),
-    });
-  // A full dump into a new or small database loads as `bootstrap` does (db/bulkJournal.ts).
-  const result = isBulkLoad(store, fileBytes)
-    ? (await withBulkJournal(store, () => ingest(true))).result
-    : await ingest(false);
+  const result = await ingest({
+    packet: options.packet,
+    entity,
+    archivePath: options.path,
+    file: null,
+    signal: options.signal,
+    now: options.now,
+    decoder: options.decoder,
+    maxBytes: options.maxBytes,
+    onProgress: options.onProgress && ((read) => options.onProgress!(read, fileBytes)),
+  });
   return { ...result, entity, fileBytes };
 }

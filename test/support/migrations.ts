@@ -3,13 +3,15 @@ import { join } from 'node:path';
 import { REPO_ROOT } from './cli.js';
 
 /**
- * The `when` of the drizzle migration whose tag ends in `_<name>` (drizzle/meta/_journal.json), as
+ * The `when` of the drizzle migration whose tag ends in `_<name>` (drizzle/sqlite/meta/_journal.json), as
  * recorded in `__drizzle_migrations.created_at`: tests delete the records from there to make a
  * database look as an earlier version left it.
  * @throws Error when no migration has that name.
  */
 export function migrationTime(name: string): number {
-  const journal = JSON.parse(readFileSync(join(REPO_ROOT, 'drizzle', 'meta', '_journal.json'), 'utf8')) as {
+  const journal = JSON.parse(
+    readFileSync(join(REPO_ROOT, 'drizzle', 'sqlite', 'meta', '_journal.json'), 'utf8'),
+  ) as {
     entries: { tag: string; when: number }[];
   };
   const entry = journal.entries.find((e) => e.tag.endsWith(`_${name}`));

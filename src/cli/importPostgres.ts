@@ -1,0 +1,28 @@
+import { openPostgresStore } from '../db/postgres/client.js';
+import type { Logger } from '../logger.js';
+import { importJsonDumpPostgres } from '../sync/postgres/import.js';
+import { acquirePostgresWriterLock } from '../sync/postgres/lock.js';
+import type { ImportTarget } from './import.js';
+import { withLock } from './session.js';
+import type { PostgresChoice } from './targets.js';
+
+/**
+ * A PostgreSQL database as the target of `livefeed import` (issue 17): opened (migrated), its writer
+ * lock the advisory lock of sync/postgres/lock.ts, the dump through the COPY ingest. Loaded only for
+ * a postgres:// `--db`, so that the SQLite commands never load the driver.
+ * @throws Error naming the database (never its password) when it cannot be opened.
+ */
+export async function postgresImportTarget(choice: PostgresChoice, log: Logger): Promise<ImportTarget> {
+  const store = await openPostgresStore(choice.connection, {
+    applicationName: 'livefeed import',
+    onIdleError: (error) =>
+      log.warn({ event: 'database-connection-lost', err: error.message }, 'a database connection broke'),
+  });
+  log.info({ event: 'database', database: store.display }, `importing into PostgreSQL ${store.display}`);
+  return {
+    withLock: (stopMessage, work) =>
+      withLock((signal) => acquirePostgresWriterLock(store, { logger: log, signal }), stopMessage, work),
+    importDump: (options) => importJsonDumpPostgres(store, options),
+    close: () => store.close(),
+  };
+}

@@ -1,0 +1,143 @@
+import { existsSync } from 'node:fs';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { drizzle, type NodePgDatabase } from 'drizzle-orm/node-postgres';
+import { migrate } from 'drizzle-orm/node-postgres/migrator';
+import pg from 'pg';
+import { ConfigError } from '../../config.js';
+import * as schema from './schema.js';
+
+/** The drizzle database over the PostgreSQL schema. */
+export type PostgresDb = NodePgDatabase<typeof schema>;
+
+/** Folder of the PostgreSQL drizzle-kit migrations, beside `src/` and `dist/` alike. */
+export const POSTGRES_MIGRATIONS_FOLDER = fileURLToPath(
+  new URL('../../../drizzle/postgres', import.meta.url),
+);
+
+/**
+ * Advisory lock key (`pg_advisory_lock(bigint)`) that serialises migrations of one database: two
+ * processes opening a new database at once would otherwise both create the tables.
+ */
+const MIGRATION_LOCK_KEY = 0x6c69_7665_6d69_67n; // "livemig"
+
+/** How livefeed reaches a PostgreSQL database. */
+export interface PostgresConnection {
+  /** The URL with the password, for the driver only: never print it. */
+  connectionString: string;
+  /** The URL as messages show it, its password replaced (config/databaseUrl.ts redactDatabaseUrl). */
+  display: string;
+}
+
+/**
+ * An open PostgreSQL store: a connection pool and drizzle over it. The async twin of the SQLite
+ * `Store` (db/client.ts); docs/POSTGRES_PORT.md has the plan that puts both behind one interface.
+ */
+export interface PostgresStore {
+  pool: pg.Pool;
+  db: PostgresDb;
+  /** The database as messages name it (no password). */
+  display: string;
+  /** Ends every connection of the pool. Idempotent. */
+  close(): Promise<void>;
+}
+
+/** Options of {@link openPostgresStore}. */
+export interface OpenPostgresOptions {
+  /** Most connections of the pool. Default 4: one writer transaction, its lock, a few reads. */
+  maxConnections?: number;
+  /** Shown in `pg_stat_activity.application_name`. Default `livefeed`. */
+  applicationName?: string;
+  /** Called with an error of an idle connection (the server went away); the next query fails too. */
+  onIdleError?: (error: Error) => void;
+}
+
+/**
+ * `bigint` (int8) values as JS numbers: every int8 livefeed stores is a safe integer (change ids are
+ * at most 53 bits, db/keys.ts), and `count(*)` is int8 too. A value past 2^53 is an error, never a
+ * silently rounded number. Set on this pool only, not on the driver's global parsers.
+ */
+const TYPES = {
+  getTypeParser(oid: number, format?: 'text' | 'binary') {
+    if (oid === pg.types.builtins.INT8 && format !== 'binary') {
+      return (text: string) => {
+        const value = Number(text);
+        if (!Number.isSafeInteger(value)) throw new RangeError(`bigint ${text} is past 2^53`);
+        return value;
+      };
+    }
+    return pg.types.getTypeParser(oid, format);
+  },
+} as pg.CustomTypesConfig;
+
+/**
+ * Opens a pool on the database of `connection` and applies the pending migrations of
+ * `drizzle/postgres/` (under an advisory lock, so concurrent openers wait for each other). The
+ * database must exist; its tables are created on first open.
+ * @throws ConfigError when this build has no PostgreSQL migrations (the single binary); Error naming
+ *   the database (never its password) when it cannot be reached, refuses the login, does not store
+ *   UTF-8, or a migration fails; the pool is closed then.
+ */
+export async function openPostgresStore(
+  connection: PostgresConnection,
+  options: OpenPostgresOptions = {},
+): Promise<PostgresStore> {
+  if (!existsSync(join(POSTGRES_MIGRATIONS_FOLDER, 'meta', '_journal.json')))
+    throw new ConfigError(
+      `cannot use PostgreSQL ${connection.display}: this livefeed has no PostgreSQL migrations (the single binary stores in SQLite only; install livefeed with npm for PostgreSQL, README, PostgreSQL (in progress))`,
+    );
+  const pool = new pg.Pool({
+    connectionString: connection.connectionString,
+    max: options.maxConnections ?? 4,
+    application_name: options.applicationName ?? 'livefeed',
+    types: TYPES,
+    connectionTimeoutMillis: 30_000,
+  });
+  pool.on('error', (error) => options.onIdleError?.(error));
+  let closed = false;
+  const close = async () => {
+    if (closed) return;
+    closed = true;
+    await pool.end();
+  };
+  try {
+    await requireUtf8(pool);
+    await migrateLocked(pool);
+  } catch (error) {
+    await close();
+    throw new Error(`cannot open database ${connection.display}: ${(error as Error).message}`, {
+      cause: error,
+    });
+  }
+  return { pool, db: drizzle(pool, { schema }), display: connection.display, close };
+}
+
+/**
+ * @throws Error unless the database stores UTF-8: JSON dump lines are UTF-8 and must come back byte
+ *   for byte (a SQL_ASCII or LATIN1 database would store them differently or refuse them).
+ */
+async function requireUtf8(pool: pg.Pool): Promise<void> {
+  const { rows } = await pool.query<{ encoding: string }>(
+    "SELECT current_setting('server_encoding') AS encoding",
+  );
+  const encoding = rows[0]?.encoding;
+  if (encoding !== 'UTF8')
+    throw new Error(
+      `the database's encoding is ${encoding}, livefeed needs UTF8 (CREATE DATABASE ... ENCODING 'UTF8')`,
+    );
+}
+
+/** Applies the pending migrations on one connection that holds the migration lock. */
+async function migrateLocked(pool: pg.Pool): Promise<void> {
+  const client = await pool.connect();
+  try {
+    await client.query('SELECT pg_advisory_lock($1)', [MIGRATION_LOCK_KEY.toString()]);
+    try {
+      await migrate(drizzle(client, { schema }), { migrationsFolder: POSTGRES_MIGRATIONS_FOLDER });
+    } finally {
+      await client.query('SELECT pg_advisory_unlock($1)', [MIGRATION_LOCK_KEY.toString()]);
+    }
+  } finally {
+    client.release();
+  }
+}

@@ -1,0 +1,194 @@
+import { isUtf8 } from 'node:buffer';
+import { once } from 'node:events';
+import { finished } from 'node:stream/promises';
+import type pg from 'pg';
+import { from as copyFrom } from 'pg-copy-streams';
+import { changeId, dumpIdRange } from '../../db/keys.js';
+import type { PostgresStore } from '../../db/postgres/client.js';
+import type { EntityType } from '../../feed/entities.js';
+import { readJsonDump } from '../../feed/jsonDump.js';
+import type { IngestJsonDumpOptions, IngestResult } from '../ingest.js';
+import { diagnoseLine, mbidOffset } from '../lines.js';
+import { COPY_CHANGES_SQL, CopyRowWriter, hasCopyControlByte } from './copyRows.js';
+import { deleteDumpCopy, insertQuarantine, type QuarantinedLine, recordDump } from './record.js';
+
+/** Bytes of quarantined lines held before they are written (the COPY holds the connection until then). */
+const QUARANTINE_HELD_BYTES = 8 << 20;
+
+/**
+ * One dump's lines on their way into `changes`: the same checks as the SQLite ingest (sync/lines.ts:
+ * the one-pass `mbidOffset` and UTF-8, then `diagnoseLine` for what it refuses), the rows through
+ * `COPY ... FROM STDIN` (copyRows.ts). Keys allow a straight COPY into `changes`: ids follow from
+ * (packet, entity type, position), and the dump's earlier copy was deleted first. Quarantined lines
+ * wait in memory, as the COPY holds the connection; past {@link QUARANTINE_HELD_BYTES} the COPY is
+ * ended, they are written, and a new COPY goes on (a dump of bad lines stays bounded in memory).
+ */
+class PostgresChangeWriter {
+  changeCount = 0;
+  quarantineCount = 0;
+  private copy: ReturnType<typeof copyFrom> | undefined;
+  private rows: CopyRowWriter | undefined;
+  private held: QuarantinedLine[] = [];
+  private heldBytes = 0;
+  private draining = false;
+  /** The COPY's error, reported to the reader at its next chunk (see {@link whenReady}). */
+  private failure: Error | undefined;
+  private readonly base: number;
+
+  constructor(
+    private readonly client: pg.ClientBase,
+    private readonly dump: { packet: number; entity: EntityType },
+  ) {
+    if (!/^[a-z-]+$/.test(dump.entity)) throw new Error(`not an entity type: ${JSON.stringify(dump.entity)}`);
+    this.base = changeId(dump.packet, dump.entity, 0);
+  }
+
+  /** Opens the COPY of the dump's rows. */
+  start(): void {
+    const copy = this.client.query(copyFrom(COPY_CHANGES_SQL));
+    copy.on('error', (error: Error) => {
+      this.failure ??= error;
+    });
+    this.copy = copy;
+    this.rows = new CopyRowWriter(copy, this.dump.packet, this.dump.entity);
+    // A 'drain' owed by an ended COPY never comes from this one.
+    this.draining = false;
+  }
+
+  /** Checks and stores line `position` (its bytes without `\n`, a view valid only during the call). */
+  add(line: Buffer, position: number): void {
+    const at = mbidOffset(line);
+    if (at >= 0 && isUtf8(line)) {
+      if (!this.rows!.add(this.base + position, position, line, at, line)) this.draining = true;
+      this.changeCount++;
+      return;
+    }
+    const text = line.toString('utf8');
+    const diagnosis = diagnoseLine(text);
+    const json = diagnosis.ok ? Buffer.from(diagnosis.json, 'utf8') : undefined;
+    if (diagnosis.ok && json && !hasCopyControlByte(json)) {
+      if (!this.rows!.add(this.base + position, position, Buffer.from(diagnosis.mbid, 'latin1'), 0, json))
+        this.draining = true;
+      this.changeCount++;
+      return;
+    }
+    // Never reached by a line diagnoseLine accepts (it escapes every control byte); kept so that
+    // such a line would be quarantined, not written into the COPY where it would break the row.
+    const reason = diagnosis.ok ? 'control byte 0x01 or 0x02 outside a JSON string' : diagnosis.reason;
+    this.held.push({ line: position, raw: Buffer.from(line), reason });
+    this.heldBytes += line.length;
+    this.quarantineCount++;
+  }
+
+  /**
+   * The reader's backpressure (readJsonDump `whenReady`): a promise while the COPY stream wants
+   * 'drain', or while quarantined lines pass their bound and are being written.
+   */
+  whenReady(): Promise<void> | undefined {
+    if (this.failure) return Promise.reject(this.failure);
+    if (this.heldBytes >= QUARANTINE_HELD_BYTES) return this.writeHeld(true);
+    if (!this.draining) return undefined;
+    this.draining = false;
+    return once(this.copy!, 'drain').then(() => undefined);
+  }
+
+  /** Ends the COPY and writes the quarantined lines held; with `resume`, opens a new COPY. */
+  async writeHeld(resume: boolean): Promise<void> {
+    await this.endCopy();
+    await insertQuarantine(this.client, this.dump, this.held);
+    this.held = [];
+    this.heldBytes = 0;
+    if (resume) this.start();
+  }
+
+  /** Sends the last rows and waits until PostgreSQL accepted the COPY. */
+  private async endCopy(): Promise<void> {
+    const copy = this.copy!;
+    this.rows!.flush();
+    this.copy = undefined;
+    copy.end();
+    await finished(copy);
+  }
+
+  /** Stops a COPY in flight (PostgreSQL then fails it), so that the transaction can roll back. */
+  abort(error: Error): void {
+    this.copy?.destroy(error);
+    this.copy = undefined;
+  }
+}
+
+/**
+ * Stores every line of one JSON dump archive as changes of (packet, entity) in a PostgreSQL
+ * database, in ONE transaction: the PostgreSQL twin of sync/ingest.ts `ingestJsonDump`, with the
+ * same options, checks, quarantine, ids and bookkeeping. The dump is visible whole or not at all;
+ * an earlier copy of it is replaced. Any error, a bad archive or an abort of `signal` rolls it back.
+ * The search index is not kept yet on PostgreSQL (docs/POSTGRES_PORT.md).
+ * @throws ArchiveError (see readJsonDump), the abort reason, or a PostgreSQL error; nothing is stored then.
+ */
+export async function ingestJsonDumpPostgres(
+  store: PostgresStore,
+  options: IngestJsonDumpOptions,
+): Promise<IngestResult> {
+  const { packet, entity } = options;
+  const [first, last] = dumpIdRange(packet, entity);
+  const now = (options.now ?? (() => new Date()))().toISOString();
+  const client = await store.pool.connect();
+  // A connection that breaks between two statements reports it as an 'error' event, which would
+  // end the process unheard; the next statement fails with it anyway, and that rolls back.
+  const ignore = () => {};
+  client.on('error', ignore);
+  const writer = new PostgresChangeWriter(client, { packet, entity });
+  try {
+    await client.query('BEGIN');
+    await deleteDumpCopy(client, { packet, entity, first, last });
+    writer.start();
+    const summary = await readJsonDump(
+      options.archive ?? options.archivePath,
+      {
+        packet,
+        entity,
+        signal: options.signal,
+        maxBytes: options.maxBytes,
+        decoder: options.decoder,
+        whenReady: () => writer.whenReady(),
+        onProgress:
+          options.onProgress &&
+          ((read) => options.onProgress!(read, writer.changeCount + writer.quarantineCount)),
+      },
+      (line, n) => writer.add(line, n),
+    );
+    await writer.writeHeld(false);
+    const { changeCount, quarantineCount } = writer;
+    const file = options.settle ? await options.settle() : options.file;
+    await recordDump(client, {
+      packet,
+      entity,
+      file,
+      changeCount,
+      quarantineCount,
+      now,
+      metadata: summary.metadata,
+    });
+    options.signal?.throwIfAborted();
+    options.beforeCommit?.();
+    await client.query('COMMIT');
+    client.removeListener('error', ignore);
+    client.release();
+    return { ...summary, changeCount, quarantineCount };
+  } catch (error) {
+    await rollBack(client, writer, error as Error);
+    client.removeListener('error', ignore);
+    throw error;
+  }
+}
+
+/** Rolls the dump's transaction back; a connection that cannot is closed, which rolls back too. */
+async function rollBack(client: pg.PoolClient, writer: PostgresChangeWriter, error: Error): Promise<void> {
+  writer.abort(error);
+  try {
+    await client.query('ROLLBACK');
+    client.release();
+  } catch (rollbackError) {
+    client.release(rollbackError as Error);
+  }
+}
