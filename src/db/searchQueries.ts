@@ -5,16 +5,29 @@ import { cachedStatement, limitClause } from './statements.js';
 
 /**
  * Reads of the search index (db/searchIndex.ts). Ranking is FTS5's bm25 with column weights
- * {@link SEARCH_WEIGHTS}; bm25 is negative, lower is better, so pages run by ascending bm25, then
- * by rowid (the change id) to end in a unique key.
+ * {@link SEARCH_WEIGHTS} over the phrases found in at most {@link COMMON_ABOVE} entities: FTS5
+ * computes bm25 by first counting, for each phrase, every entity it is found in, so a common phrase
+ * (a word of one or two letters typed, `the`) would cost a pass over a large part of the index per
+ * request. Common phrases still have to match but count 0 in the score, as stop words do
+ * elsewhere; when every phrase is common, every hit scores 0. bm25 is negative, lower is better, so
+ * pages run by ascending bm25, then by descending rowid (the change id: the newest version first)
+ * to end in a unique key. Nothing is cached between requests: every read sees the index as the
+ * last sync left it.
  */
 
 /** bm25 weights of the columns name, sort_name, aliases, disambiguation: the name counts most. */
 export const SEARCH_WEIGHTS = [10, 5, 3, 1] as const;
 
+/**
+ * A phrase found in more entities than this is common: it must match but does not rank. Finding
+ * out costs reading up to this many entries of the phrase; ranking costs bm25 of up to this many
+ * entities (about 1 µs each) and a count of each ranking phrase's entities (bench/RESULTS.md).
+ */
+export const COMMON_ABOVE = 1000;
+
 const BM25 = `bm25(search_index, ${SEARCH_WEIGHTS.join(', ')})`;
 
-/** One search hit: the entity's current version and its bm25 value (negative, lower is better). */
+/** One search hit: the entity's current version and its bm25 value (negative, lower is better; 0 unranked). */
 export interface SearchHit {
   bm25: number;
   change: ChangeRow;
@@ -26,44 +39,132 @@ export interface SearchKey {
   id: number;
 }
 
-/** What to search: an FTS5 MATCH expression and the entity type slots to keep (null: all). */
+/**
+ * What to search: FTS5 phrases that must all match (each a quoted FTS5 string, `*` after a prefix,
+ * as graphql/searchSyntax.ts writes them) and the entity type slots to keep (null: all).
+ */
 export interface SearchFilter {
-  match: string;
+  phrases: readonly string[];
   slots: number[] | null;
 }
 
-// `slots` as a JSON array (one statement for every filter); the slot is read from the change id.
-const MATCHES = `SELECT rowid AS id, ${BM25} AS bm25 FROM search_index WHERE search_index MATCH @match
-  AND (@slots IS NULL OR ${idSlotSql('rowid')} IN (SELECT value FROM json_each(@slots)))`;
+/** Options of {@link searchHits}; tests lower the threshold instead of indexing 1,000 entities. */
+export interface SearchOptions {
+  /** See {@link COMMON_ABOVE} (the default). */
+  commonAbove?: number;
+}
 
-function bindings(filter: SearchFilter): { match: string; slots: string | null } {
-  return { match: filter.match, slots: filter.slots && JSON.stringify(filter.slots) };
+/** The FTS5 MATCH expression of phrases: all of them (AND). */
+const matchOf = (phrases: readonly string[]) => phrases.join(' ');
+
+// `slots` as a JSON array (one statement for every filter); the slot is read from the change id.
+const SLOTS = `(@slots IS NULL OR ${idSlotSql('rowid')} IN (SELECT value FROM json_each(@slots)))`;
+
+// The line's name as `EntityChange.name` reads it (`name ?? title`, a string or null): SQLite takes
+// it out of the line it reads anyway in a fifth of the time of a JSON.parse of the line in Node
+// (a page of 20 recordings of 3 KB: 0.1 against 0.5 ms), and a search box shows only names.
+const LINE_NAME = `CASE WHEN json_type(c.data, '$.name') = 'text' THEN c.data ->> '$.name'
+  WHEN coalesce(json_type(c.data, '$.name'), 'null') = 'null' AND json_type(c.data, '$.title') = 'text'
+  THEN c.data ->> '$.title' END`;
+
+/** Page rows joined to their lines, in page order; `page` selects `id` and `bm25`. */
+const withLines = (page: string) => `SELECT p.id, p.bm25, c.mbid, CAST(c.data AS BLOB) AS data,
+  ${LINE_NAME} AS name FROM (${page}) p JOIN changes c ON c.id = p.id ORDER BY p.bm25, p.id DESC`;
+
+// After the cursor's hit: a higher bm25, or the same and an older change.
+const AFTER_KEY = '(@bm25 IS NULL OR bm25 > @bm25 OR (bm25 = @bm25 AND id < @id))';
+
+/**
+ * Ranked: `ranking` phrases (all matching) scored by bm25; when `common` phrases are left out of
+ * `ranking`, the hits are those among them that also match the whole search (`@match`), found by
+ * one more pass of the index over the ranked rowids' range, driven by the rarest phrase.
+ */
+function rankedSql(common: boolean, limit: number): string {
+  const ranked = `SELECT rowid AS id, ${BM25} AS bm25 FROM search_index WHERE search_index MATCH @ranking AND ${SLOTS}`;
+  if (!common) {
+    return withLines(
+      `SELECT id, bm25 FROM (${ranked}) WHERE ${AFTER_KEY} ORDER BY bm25, id DESC ${limitClause(limit)}`,
+    );
+  }
+  return `WITH ranked AS MATERIALIZED (${ranked}),
+    matched AS MATERIALIZED (SELECT rowid AS id FROM search_index WHERE search_index MATCH @match
+      AND rowid BETWEEN (SELECT min(id) FROM ranked) AND (SELECT max(id) FROM ranked))
+    ${withLines(`SELECT id, bm25 FROM ranked WHERE id IN matched AND ${AFTER_KEY}
+      ORDER BY bm25, id DESC ${limitClause(limit)}`)}`;
+}
+
+/** Unranked (every phrase common): newest change first, a seek past the cursor's rowid. */
+function unrankedSql(seek: boolean, limit: number): string {
+  return withLines(`SELECT rowid AS id, 0.0 AS bm25 FROM search_index WHERE search_index MATCH @match
+    AND ${SLOTS}${seek ? ' AND rowid < @id' : ''} ORDER BY rowid DESC ${limitClause(limit)}`);
 }
 
 /**
- * Up to `limit` hits of `filter` after `after` (from the best when undefined), best first. The page
- * is chosen from the index alone, then joined to its lines: bm25 is computed once per matching entry.
- * @throws SqliteError when `filter.match` is not valid FTS5 syntax (callers build it escaped).
+ * The phrases of `phrases` found in at most `commonAbove` entities (of any entity type: as bm25's
+ * own counts), in their order. One read of at most `commonAbove + 1` index entries per phrase.
+ */
+export function rankingPhrases(
+  store: Store,
+  phrases: readonly string[],
+  commonAbove = COMMON_ABOVE,
+): string[] {
+  const probe = cachedStatement(
+    store,
+    `SELECT count(*) FROM (SELECT 1 FROM search_index WHERE search_index MATCH ? ${limitClause(commonAbove + 1)})`,
+  ).pluck();
+  return phrases.filter((phrase) => (probe.get(phrase) as number) <= commonAbove);
+}
+
+/**
+ * Up to `limit` hits of `filter` after `after` (from the best when undefined), best first; equal
+ * scores newest change first. The page is chosen from the index alone, then joined to its lines in
+ * the same statement. See the module comment for what ranks.
+ * @throws SqliteError when a phrase is not valid FTS5 syntax (callers build them escaped).
  */
 export function searchHits(
   store: Store,
   filter: SearchFilter,
   after: SearchKey | undefined,
   limit: number,
+  options: SearchOptions = {},
 ): SearchHit[] {
-  const sql = `SELECT p.id, p.bm25, c.mbid, CAST(c.data AS BLOB) AS data FROM (
-      SELECT id, bm25 FROM (${MATCHES}) WHERE @bm25 IS NULL OR bm25 > @bm25 OR (bm25 = @bm25 AND id > @id)
-      ORDER BY bm25, id ${limitClause(limit)}
-    ) p JOIN changes c ON c.id = p.id ORDER BY p.bm25, p.id`;
-  const rows = cachedStatement(store, sql).all({
-    ...bindings(filter),
+  const ranking = rankingPhrases(store, filter.phrases, options.commonAbove);
+  const params = {
+    match: matchOf(filter.phrases),
+    slots: filter.slots && JSON.stringify(filter.slots),
     bm25: after?.bm25 ?? null,
     id: after?.id ?? null,
-  }) as { id: number; bm25: number; mbid: string; data: Buffer }[];
-  return rows.map(({ id, bm25, mbid, data }) => ({ bm25, change: { id, ...changeKey(id), mbid, data } }));
+  };
+  let sql: string;
+  if (ranking.length > 0) {
+    sql = rankedSql(ranking.length < filter.phrases.length, limit);
+    Object.assign(params, { ranking: matchOf(ranking) });
+  } else if (after && after.bm25 > 0) {
+    return []; // no hit scores above 0: nothing comes after such a cursor
+  } else {
+    // Every hit scores 0: after a hit of 0, the older ones; after a ranked hit (a sync between
+    // the pages made the phrases common), all of them.
+    sql = unrankedSql(after?.bm25 === 0, limit);
+  }
+  const rows = cachedStatement(store, sql).all(params) as {
+    id: number;
+    bm25: number;
+    mbid: string;
+    data: Buffer;
+    name: string | null;
+  }[];
+  return rows.map(({ id, bm25, mbid, data, name }) => ({
+    bm25,
+    change: { id, ...changeKey(id), mbid, data, name },
+  }));
 }
 
-/** Number of entities `filter` matches. */
+/** Number of entities `filter` matches (every one: a pass over all of them). */
 export function searchCount(store: Store, filter: SearchFilter): number {
-  return cachedStatement(store, `SELECT count(*) FROM (${MATCHES})`).pluck().get(bindings(filter)) as number;
+  return cachedStatement(
+    store,
+    `SELECT count(*) FROM search_index WHERE search_index MATCH @match AND ${SLOTS}`,
+  )
+    .pluck()
+    .get({ match: matchOf(filter.phrases), slots: filter.slots && JSON.stringify(filter.slots) }) as number;
 }

@@ -3,7 +3,7 @@ import { type SearchFilter, type SearchHit, searchCount, searchHits } from '../.
 import type { EntityType } from '../../feed/entities.js';
 import { builder } from '../builder.js';
 import { type Page, PageInfo, pageArgs, pageInfo, resolvePage } from '../connection.js';
-import { decodeSearchCursor, encodeSearchCursor, matchExpression, searchIdentity } from '../searchSyntax.js';
+import { decodeSearchCursor, encodeSearchCursor, searchIdentity, searchPhrases } from '../searchSyntax.js';
 import { EntityRef, type EntityShape } from './entity.js';
 import { EntityTypeEnum } from './entityType.js';
 
@@ -73,7 +73,7 @@ builder.queryField('search', (t) =>
     },
     resolve: (_r, args, ctx) => {
       const filter: SearchFilter = {
-        match: matchExpression(args.query),
+        phrases: searchPhrases(args.query),
         slots: slotsOf(args.entities as EntityType[] | null | undefined),
       };
       const identity = searchIdentity(filter);
