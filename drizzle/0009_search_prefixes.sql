@@ -26,3 +26,7 @@ FROM changes c
 WHERE c.id = (SELECT id FROM changes WHERE mbid = c.mbid ORDER BY id DESC LIMIT 1)
   AND NOT EXISTS (SELECT 1 FROM removals WHERE mbid = c.mbid AND packet >= c.packet)
 ORDER BY c.id;
+--> statement-breakpoint
+-- One segment instead of the several the fill leaves: each search looks a phrase up in every
+-- segment (a page of a common word: 0.09 ms with 7 segments, 0.025 ms with one; 2 s on 1M entities).
+INSERT INTO `search_index` (`search_index`) VALUES ('optimize');
