@@ -5,7 +5,7 @@
  */
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { openStore } from '../src/db/client.js';
+import { openStore, useServingCache } from '../src/db/client.js';
 import { ENTITY_TYPES } from '../src/feed/entities.js';
 import { createApp } from '../src/http/app.js';
 import { createLogger } from '../src/logger.js';
@@ -13,6 +13,7 @@ import { createLogger } from '../src/logger.js';
 const db = process.argv[2];
 if (!db) throw new Error('usage: serverChild.ts DB');
 const store = openStore(db, { readonly: true });
+useServingCache(store);
 const app = createApp({
   store,
   service: {

@@ -1,4 +1,5 @@
 import { createServer, type Server } from 'node:http';
+import { useServingCache } from '../db/client.js';
 import { openForServing } from '../db/readOnly.js';
 import { safeMessage } from '../feed/errors.js';
 import { databaseName, redactUrl } from '../feed/protocol/urls.js';
@@ -56,6 +57,7 @@ export async function startServer(session: Session): Promise<RunningServer> {
   const { config, logger, ops, mode } = session;
   const dbPath = session.database.path;
   const store = mode === 'serve' ? session.adopt(openForServing(dbPath)) : session.open();
+  useServingCache(store);
   if (store.readOnly)
     logger.warn(
       { event: 'read-only', db: dbPath, reason: store.readOnly },

@@ -82,6 +82,20 @@ export function openStore(path: string, options: OpenStoreOptions = {}): Store {
   return { sqlite, db, path, close: () => sqlite.close() };
 }
 
+/** MiB of database pages a serving connection keeps in memory ({@link useServingCache}). */
+export const SERVING_CACHE_MIB = 64;
+
+/**
+ * Lets the connection that answers GraphQL keep up to `mib` MiB of pages in memory instead of
+ * SQLite's 2 MiB. A search that ranks a few hundred entities reads their FTS5 sizes (about 10 MB
+ * of pages for 1M entities) and then its page of lines: with 2 MiB the one evicts the other on
+ * every request and each is read again from the OS, which took a search ranking 993 entities from
+ * 2.9 to 6.3 ms of CPU (bench/RESULTS.md). Memory is taken as pages are read, up to the bound.
+ */
+export function useServingCache(store: Store, mib = SERVING_CACHE_MIB): void {
+  store.sqlite.pragma(`cache_size = -${mib * 1024}`);
+}
+
 /** Creates the database's folder; a read-only mount is named as such, not as ENOENT or EROFS. */
 function makeFolder(path: string): void {
   refuseVirtualFileSystem(path);

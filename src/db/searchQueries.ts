@@ -23,7 +23,7 @@ export const SEARCH_WEIGHTS = [10, 5, 3, 1] as const;
  * out costs reading up to this many entries of the phrase; ranking costs bm25 of up to this many
  * entities (about 1 µs each) and a count of each ranking phrase's entities (bench/RESULTS.md).
  */
-export const COMMON_ABOVE = 1000;
+export const COMMON_ABOVE = 500;
 
 const BM25 = `bm25(search_index, ${SEARCH_WEIGHTS.join(', ')})`;
 
