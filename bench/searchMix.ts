@@ -2,7 +2,8 @@
  * The requests of the `search` benchmark (bench/search.ts, issue 15), built from the names in the
  * database under test so that they find what a user would find there: whole words, prefixes as a
  * user types them (2, 3 and 4 letters), a word typed after a whole one, diacritics folded and as
- * written, entity type filters, second pages (`after`) and a typo that finds nothing.
+ * written, entity type filters, second pages (`after`) and a typo that finds nothing; and, timed
+ * alone, whole words of five letters or more sent without a space (prefixes with no index).
  */
 import type Database from 'better-sqlite3';
 import { TITLED_ENTITY_TYPES } from '../src/db/searchIndex.js';
@@ -15,6 +16,8 @@ export interface SearchCase {
   entities?: string[];
   /** Asks for the second page: `after` is filled in by {@link withSecondPages}. */
   secondPage?: boolean;
+  /** Timed alone only, not part of the load mix. */
+  aloneOnly?: boolean;
   after?: string;
 }
 
@@ -99,20 +102,22 @@ export function searchCases(names: { name: string; entity: EntityType }[]): Sear
     add(c);
     add({ ...c, label: `${c.label}, second page`, secondPage: true });
   };
+  // Whole words end with a space, as the box sends them once the next key is a space: the word
+  // itself, not a prefix (a prefix of five letters or more is measured on its own, below).
   const one = next((w) => w.some(long));
   const word = one?.words.find(long);
   if (one && word) {
     add({ label: 'a whole word', query: `${word.toLowerCase()} ` });
     const other = ENTITY_TYPES.find((e) => e !== one.entity)!;
-    add({ label: 'a word, one entity type', query: word, entities: [enumName(one.entity)] });
+    add({ label: 'a word, one entity type', query: `${word} `, entities: [enumName(one.entity)] });
     add({
       label: 'a word, two entity types',
-      query: word,
+      query: `${word} `,
       entities: [enumName(one.entity), enumName(other)],
     });
     const typo = [...word];
     typo[typo.length >> 1] = typo[typo.length >> 1] === 'x' ? 'q' : 'x';
-    add({ label: 'a typo (finds nothing)', query: typo.join('') });
+    add({ label: 'a typo (finds nothing)', query: `${typo.join('')} ` });
   }
   for (const letters of [2, 3, 4]) {
     const typed = next((w) => w.some(long))?.words.find(long);
@@ -123,15 +128,26 @@ export function searchCases(names: { name: string; entity: EntityType }[]): Sear
   }
   const two = next((w) => w.length >= 2);
   if (two) {
-    addPages({ label: 'two whole words', query: two.words.slice(0, 2).join(' ') });
+    addPages({ label: 'two whole words', query: `${two.words.slice(0, 2).join(' ')} ` });
     const second = [...two.words[1]!].slice(0, 2).join('');
     add({ label: 'a word, then 2 letters typed', query: `${two.words[0]} ${second}` });
   }
   const marked = next((w) => w.some((x) => folded(x) !== x));
   const accented = marked?.words.find((x) => folded(x) !== x);
   if (accented) {
-    add({ label: 'diacritics left out', query: folded(accented).toLowerCase() });
-    add({ label: 'diacritics as written', query: accented });
+    add({ label: 'diacritics left out', query: `${folded(accented).toLowerCase()} ` });
+    add({ label: 'diacritics as written', query: `${accented} ` });
+  }
+  // A whole word without its space is a prefix of its length: without a prefix index of that
+  // length FTS5 merges the entries of every word it begins. Timed alone, not in the load mix.
+  const five = (w: string) => [...w].length >= 5;
+  const full = next((w) => w.some(five))?.words.find(five);
+  if (full)
+    add({ label: 'a word of 5+ letters typed out, no space (alone only)', query: full, aloneOnly: true });
+  const pair = next((w) => w.length >= 2 && five(w[1]!));
+  if (pair) {
+    const query = pair.words.slice(0, 2).join(' ');
+    add({ label: 'two words typed out, no space (alone only)', query, aloneOnly: true });
   }
   return cases;
 }

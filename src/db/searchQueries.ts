@@ -1,29 +1,21 @@
 import type { Store } from './client.js';
 import { changeKey, idSlotSql } from './keys.js';
 import type { ChangeRow } from './queries.js';
+import { rankingPhrases } from './searchCommon.js';
 import { cachedStatement, limitClause } from './statements.js';
 
 /**
  * Reads of the search index (db/searchIndex.ts). Ranking is FTS5's bm25 with column weights
- * {@link SEARCH_WEIGHTS} over the phrases found in at most {@link COMMON_ABOVE} entities: FTS5
- * computes bm25 by first counting, for each phrase, every entity it is found in, so a common phrase
- * (a word of one or two letters typed, `the`) would cost a pass over a large part of the index per
- * request. Common phrases still have to match but count 0 in the score, as stop words do
- * elsewhere; when every phrase is common, every hit scores 0. bm25 is negative, lower is better, so
- * pages run by ascending bm25, then by descending rowid (the change id: the newest version first)
- * to end in a unique key. Nothing is cached between requests: every read sees the index as the
- * last sync left it.
+ * {@link SEARCH_WEIGHTS} over the phrases that are not common (db/searchCommon.ts): common phrases
+ * must match but count 0 in the score; when every phrase is common, every hit scores 0. bm25 is
+ * negative, lower is better, so pages run by ascending bm25, then by descending rowid (the change
+ * id: the newest version first) to end in a unique key. Nothing is cached between requests but
+ * the index's size, counted again after every commit: every read sees the index as the last sync
+ * left it.
  */
 
 /** bm25 weights of the columns name, sort_name, aliases, disambiguation: the name counts most. */
 export const SEARCH_WEIGHTS = [10, 5, 3, 1] as const;
-
-/**
- * A phrase found in more entities than this is common: it must match but does not rank. Finding
- * out costs reading up to this many entries of the phrase; ranking costs bm25 of up to this many
- * entities (about 1 µs each) and a count of each ranking phrase's entities (bench/RESULTS.md).
- */
-export const COMMON_ABOVE = 500;
 
 const BM25 = `bm25(search_index, ${SEARCH_WEIGHTS.join(', ')})`;
 
@@ -48,9 +40,9 @@ export interface SearchFilter {
   slots: number[] | null;
 }
 
-/** Options of {@link searchHits}; tests lower the threshold instead of indexing 1,000 entities. */
+/** Options of {@link searchHits}; tests lower the threshold instead of indexing 500 entities. */
 export interface SearchOptions {
-  /** See {@link COMMON_ABOVE} (the default). */
+  /** Above how many entities a phrase is common (default: db/searchCommon.ts, commonAbove). */
   commonAbove?: number;
 }
 
@@ -97,22 +89,6 @@ function rankedSql(common: boolean, limit: number): string {
 function unrankedSql(seek: boolean, limit: number): string {
   return withLines(`SELECT rowid AS id, 0.0 AS bm25 FROM search_index WHERE search_index MATCH @match
     AND ${SLOTS}${seek ? ' AND rowid < @id' : ''} ORDER BY rowid DESC ${limitClause(limit)}`);
-}
-
-/**
- * The phrases of `phrases` found in at most `commonAbove` entities (of any entity type: as bm25's
- * own counts), in their order. One read of at most `commonAbove + 1` index entries per phrase.
- */
-export function rankingPhrases(
-  store: Store,
-  phrases: readonly string[],
-  commonAbove = COMMON_ABOVE,
-): string[] {
-  const probe = cachedStatement(
-    store,
-    `SELECT count(*) FROM (SELECT 1 FROM search_index WHERE search_index MATCH ? ${limitClause(commonAbove + 1)})`,
-  ).pluck();
-  return phrases.filter((phrase) => (probe.get(phrase) as number) <= commonAbove);
 }
 
 /**

@@ -3,12 +3,13 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openStore, type Store } from '../../src/db/client.js';
 import { changeId, entitySlot } from '../../src/db/keys.js';
 import {
+  COMMON_MIN,
+  commonAbove,
+  commonAboveFor,
+  indexedEntities,
   rankingPhrases,
-  type SearchFilter,
-  type SearchHit,
-  searchCount,
-  searchHits,
-} from '../../src/db/searchQueries.js';
+} from '../../src/db/searchCommon.js';
+import { type SearchFilter, type SearchHit, searchCount, searchHits } from '../../src/db/searchQueries.js';
 import { tempDir } from '../support/harness.js';
 import { storeDump } from '../support/searchFeed.js';
 
@@ -63,6 +64,19 @@ describe('searchHits: what ranks, and the order of what does not (real SQLite fi
       '"none"',
     ]);
     expect(rankingPhrases(store, ['"tide"'], 5)).toEqual(['"tide"']);
+  });
+
+  it('a phrase is common above 500 entities, or above 1 in 2,000 of the entities indexed', async () => {
+    expect(commonAboveFor(1_000_000)).toBe(COMMON_MIN);
+    expect(commonAboveFor(4_000_000)).toBe(2000);
+    expect(commonAboveFor(50_000_000)).toBe(25_000);
+    expect(commonAbove(store)).toBe(COMMON_MIN);
+    // The size follows every commit: counted again once a dump adds an entity.
+    expect(indexedEntities(store)).toBe(7);
+    await storeDump(store, dir.dir, 21, 'label', [
+      JSON.stringify({ id: mbid(8), name: 'Late Label', 'sort-name': 'Late Label' }),
+    ]);
+    expect(indexedEntities(store)).toBe(8);
   });
 
   it('when every phrase is common, every hit scores 0 and they come newest change first', () => {

@@ -1,7 +1,7 @@
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openStore } from '../../../src/db/client.js';
-import { COMMON_ABOVE } from '../../../src/db/searchQueries.js';
+import { COMMON_MIN } from '../../../src/db/searchCommon.js';
 import { gql, tempDir, testApp } from '../../support/harness.js';
 import {
   buildSearchStory,
@@ -13,8 +13,9 @@ import {
 
 type App = ReturnType<typeof testApp>;
 
-// Areas "Crowd Town N" (one more than COMMON_ABOVE) and "Crowd Special": `crowd` is common.
-const CROWD = COMMON_ABOVE + 1;
+// Areas "Crowd Town N" (one more than COMMON_MIN: the index is small) and "Crowd Special":
+// `crowd` is common.
+const CROWD = COMMON_MIN + 1;
 const crowdMbid = (n: number) => `a1000000-0000-4000-8000-${String(n).padStart(12, '0')}`;
 const SPECIAL = 'a2000000-0000-4000-8000-000000000001';
 const NAMELESS = 'a2000000-0000-4000-8000-000000000002';
