@@ -21,10 +21,11 @@ function slotsOf(entities: EntityType[] | null | undefined): number[] | null {
 /** `score` of a hit: bm25 negated, so that higher is better. */
 const scoreOf = (hit: SearchHit) => -hit.bm25;
 
-const SearchEdge = builder.objectRef<{ cursor: string; hit: SearchHit }>('SearchEdge').implement({
+// The edge keeps its page: the cursor is encoded only when a query asks for it.
+const SearchEdge = builder.objectRef<{ page: Page<SearchHit>; hit: SearchHit }>('SearchEdge').implement({
   description: 'One search hit.',
   fields: (t) => ({
-    cursor: t.exposeString('cursor'),
+    cursor: t.string({ resolve: (e) => e.page.cursorOf(e.hit) }),
     score: t.float({
       description:
         'Relevance (FTS5 bm25, negated): higher is better. A word found in the name weighs most, then the sort ' +
@@ -40,7 +41,7 @@ const SearchConnection = builder.objectRef<Page<SearchHit>>('SearchConnection').
   fields: (t) => ({
     edges: t.field({
       type: [SearchEdge],
-      resolve: (p) => p.items.map((hit) => ({ cursor: p.cursorOf(hit), hit })),
+      resolve: (p) => p.items.map((hit) => ({ page: p, hit })),
     }),
     nodes: t.field({ type: [EntityRef], resolve: (p) => p.items.map(entityOfHit) }),
     pageInfo: t.field({ type: PageInfo, resolve: pageInfo }),
