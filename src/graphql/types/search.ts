@@ -77,13 +77,15 @@ builder.queryField('search', (t) =>
         phrases: searchPhrases(args.query),
         slots: slotsOf(args.entities as EntityType[] | null | undefined),
       };
-      const identity = searchIdentity(filter);
+      // Hashed once, and only when a cursor is read or written.
+      let hashed: string | undefined;
+      const identity = () => (hashed ??= searchIdentity(filter));
       return resolvePage({
         args,
-        decodeAfter: (cursor) => decodeSearchCursor(identity, cursor),
+        decodeAfter: (cursor) => (cursor ? decodeSearchCursor(identity(), cursor) : undefined),
         fetch: (after, limit) => searchHits(ctx.store, filter, after, limit),
         totalCount: () => searchCount(ctx.store, filter),
-        cursorOf: (hit) => encodeSearchCursor(identity, { bm25: hit.bm25, id: hit.change.id }),
+        cursorOf: (hit) => encodeSearchCursor(identity(), { bm25: hit.bm25, id: hit.change.id }),
       });
     },
   }),
