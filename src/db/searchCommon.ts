@@ -24,12 +24,13 @@ const sizes = new WeakMap<Store['sqlite'], { version: string; entities: number }
  * changed the database: a count of FTS5's docsize table, one row per entry (40 µs for 1M).
  */
 export function indexedEntities(store: Store): number {
-  const version = `${cachedStatement(store, 'PRAGMA data_version').pluck().get()}:${cachedStatement(
+  // data_version moves on another connection's commits, total_changes() on this one's.
+  const version = cachedStatement(
     store,
-    'SELECT total_changes()',
+    "SELECT (SELECT data_version FROM pragma_data_version()) || ':' || total_changes()",
   )
     .pluck()
-    .get()}`;
+    .get() as string;
   const cached = sizes.get(store.sqlite);
   if (cached?.version === version) return cached.entities;
   const entities = cachedStatement(store, 'SELECT count(*) FROM search_index_docsize')
