@@ -77,6 +77,16 @@ describe('searchHits: what ranks, and the order of what does not (real SQLite fi
       JSON.stringify({ id: mbid(8), name: 'Late Label', 'sort-name': 'Late Label' }),
     ]);
     expect(indexedEntities(store)).toBe(8);
+    // And once another connection's commit did (a sync beside the server).
+    const writer = openStore(store.path);
+    try {
+      await storeDump(writer, dir.dir, 22, 'label', [
+        JSON.stringify({ id: mbid(9), name: 'Later Label', 'sort-name': 'Later Label' }),
+      ]);
+    } finally {
+      writer.close();
+    }
+    expect(indexedEntities(store)).toBe(9);
   });
 
   it('when every phrase is common, every hit scores 0 and they come newest change first', () => {
