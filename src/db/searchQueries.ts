@@ -67,22 +67,24 @@ const withLines = (page: string) => `SELECT p.id, p.bm25, c.mbid, CAST(c.data AS
 const AFTER_KEY = '(@bm25 IS NULL OR bm25 > @bm25 OR (bm25 = @bm25 AND id < @id))';
 
 /**
- * Ranked: `ranking` phrases (all matching) scored by bm25; when `common` phrases are left out of
- * `ranking`, the hits are those among them that also match the whole search (`@match`), found by
- * one more pass of the index over the ranked rowids' range, driven by the rarest phrase.
+ * Ranked: `ranking` phrases (all matching) scored by bm25. When `common` phrases are left out of
+ * `ranking`, the hits are found first (the whole search, a pass of the index driven by its rarest
+ * phrase) and bm25 is computed for them alone: `+rowid` keeps them a filter of the ranking pass,
+ * not a lookup per hit, and the CTE keeps bm25 out of the WHERE clause.
  */
 function rankedSql(common: boolean, limit: number): string {
-  const ranked = `SELECT rowid AS id, ${BM25} AS bm25 FROM search_index WHERE search_index MATCH @ranking AND ${SLOTS}`;
+  const page = (from: string) =>
+    withLines(`SELECT id, bm25 FROM ${from} WHERE ${AFTER_KEY} ORDER BY bm25, id DESC ${limitClause(limit)}`);
   if (!common) {
-    return withLines(
-      `SELECT id, bm25 FROM (${ranked}) WHERE ${AFTER_KEY} ORDER BY bm25, id DESC ${limitClause(limit)}`,
+    return page(
+      `(SELECT rowid AS id, ${BM25} AS bm25 FROM search_index WHERE search_index MATCH @ranking AND ${SLOTS})`,
     );
   }
-  return `WITH ranked AS MATERIALIZED (${ranked}),
-    matched AS MATERIALIZED (SELECT rowid AS id FROM search_index WHERE search_index MATCH @match
-      AND rowid BETWEEN (SELECT min(id) FROM ranked) AND (SELECT max(id) FROM ranked))
-    ${withLines(`SELECT id, bm25 FROM ranked WHERE id IN matched AND ${AFTER_KEY}
-      ORDER BY bm25, id DESC ${limitClause(limit)}`)}`;
+  return `WITH matched AS MATERIALIZED (
+      SELECT rowid AS id FROM search_index WHERE search_index MATCH @match AND ${SLOTS}),
+    ranked AS MATERIALIZED (SELECT rowid AS id, ${BM25} AS bm25 FROM search_index
+      WHERE search_index MATCH @ranking AND +rowid IN matched)
+    ${page('ranked')}`;
 }
 
 /** Unranked (every phrase common): newest change first, a seek past the cursor's rowid. */
