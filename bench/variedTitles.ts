@@ -55,7 +55,10 @@ export function titleMaker(seed = 15): () => string {
   const words = vocabulary(next);
   const cumulative: number[] = [];
   let total = 0;
-  for (let r = 1; r <= words.length; r++) cumulative.push((total += 1 / (r + 2.7)));
+  for (let r = 1; r <= words.length; r++) {
+    total += 1 / (r + 2.7);
+    cumulative.push(total);
+  }
   const word = () => {
     const x = next() * total;
     let lo = 0;
