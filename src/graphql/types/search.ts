@@ -29,7 +29,9 @@ const SearchEdge = builder.objectRef<{ page: Page<SearchHit>; hit: SearchHit }>(
     score: t.float({
       description:
         'Relevance (FTS5 bm25, negated): higher is better. A word found in the name weighs most, then the sort ' +
-        'name, then aliases, then the disambiguation; rarer words weigh more. Compare scores within one search only.',
+        'name, then aliases, then the disambiguation; rarer words weigh more, and a word too common to rank ' +
+        '(README, Search) counts 0: a search of only such words scores 0 everywhere (newest first). Compare ' +
+        'scores within one search only.',
       resolve: (e) => scoreOf(e.hit),
     }),
     node: t.field({ type: EntityRef, resolve: (e) => entityOfHit(e.hit) }),
