@@ -9,6 +9,7 @@ import { spawn } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import Database from 'better-sqlite3';
 import { advanceLatestPacket } from '../src/db/latestPacket.js';
+import { encodeFeedCursor } from '../src/graphql/types/changeFeed.js';
 import { timed } from './timed.js';
 
 /** Name and query of the case. */
@@ -22,6 +23,23 @@ export const CHANGE_FEED_CASE: [name: string, query: string] = [
       }
     } }`,
 ];
+
+/**
+ * Request bodies of the case as followers send them on a large database (bench/search.ts): the
+ * first page, and pages after cursors a quarter, a half and three quarters into the changes held.
+ */
+export function changeFeedBodies(sqlite: Database.Database): string[] {
+  const query = CHANGE_FEED_CASE[1].replace(
+    '{ changeFeed(first: 100)',
+    'query($after: String) { changeFeed(first: 100, after: $after)',
+  );
+  const [low, high] = sqlite.prepare('SELECT min(id), max(id) FROM changes').raw().get() as [number, number];
+  const at = sqlite.prepare('SELECT id FROM changes WHERE id >= ? ORDER BY id LIMIT 1').pluck();
+  const cursors = [0.25, 0.5, 0.75].map((q) =>
+    encodeFeedCursor({}, { at: 'change', id: at.get(Math.round(low + (high - low) * q)) as number }),
+  );
+  return [null, ...cursors].map((after) => JSON.stringify({ query, variables: { after } }));
+}
 
 /** Throughput of the case ÷ `{ __typename }`'s that meets the target. */
 export const CHANGE_FEED_TARGET = 0.4;

@@ -19,7 +19,10 @@ export interface LoadResult {
   p99Ms: number;
   requests: number;
   errors: number;
+  /** Requests without an answer within the load generator's timeout (2 s for wrk, 10 s for autocannon). */
+  timeouts: number;
   non2xx: number;
+  /** Bytes of an answer (the mean over a mix's bodies). */
   responseBytes: number;
 }
 
@@ -44,70 +47,112 @@ export async function startServer(db: string): Promise<{ port: number; child: Ch
 }
 
 /**
- * `seconds` of load with `query` (10 connections) after a 1 s warm-up, once its answer checked.
- * @throws Error when the answer is not 200 without errors.
+ * `seconds` of load (10 connections) after a 1 s warm-up, once every answer checked. `query` is one
+ * GraphQL query, or a mix: a list of request bodies (`{ query, variables }` as JSON text) sent in
+ * turn, so that the figures are those of the mix as a whole.
+ * @throws Error when an answer is not 200 without errors.
  */
-export async function load(port: number, name: string, query: string, seconds: number): Promise<LoadResult> {
+export async function load(
+  port: number,
+  name: string,
+  query: string | readonly string[],
+  seconds: number,
+): Promise<LoadResult> {
   const url = `http://127.0.0.1:${port}/graphql`;
-  const body = JSON.stringify({ query });
-  // One request first: the answer must be right before its speed means anything.
-  const check = await fetch(url, { method: 'POST', headers: { 'content-type': 'application/json' }, body });
-  const text = await check.text();
-  const parsed = JSON.parse(text) as { errors?: unknown };
-  if (!check.ok || parsed.errors) throw new Error(`${name}: ${check.status} ${text.slice(0, 500)}`);
-  const responseBytes = Buffer.byteLength(text);
-  if (LOAD_GENERATOR === 'wrk') {
-    // wrk (C, Debian's package) costs the shared 2 cores far less per response byte than autocannon.
-    mkdirSync(join(ROOT, 'bench', 'out'), { recursive: true });
-    writeFileSync(
-      WRK_SCRIPT,
-      'wrk.method = "POST"\nwrk.headers["content-type"] = "application/json"\nwrk.body = os.getenv("BODY")\n',
-    );
-    const args = ['-t1', '-c10', '--latency', '-s', WRK_SCRIPT, url];
-    const env = { BODY: body };
-    await timed('wrk', ['-d1s', ...args], { env }); // warm-up, not counted
-    const out = (await timed('wrk', [`-d${seconds}s`, ...args], { env })).stdout;
-    const ms = (label: string) => {
-      const m = new RegExp(`${label}\\s+([\\d.]+)(us|ms|s)\\b`).exec(out);
-      if (!m) throw new Error(`wrk output without ${label}: ${out}`);
-      return Number(m[1]) * (m[2] === 'us' ? 0.001 : m[2] === 's' ? 1000 : 1);
-    };
-    const num = (re: RegExp) => Number(re.exec(out)?.[1] ?? 0);
-    return {
-      query: name,
-      requestsPerSecond: Math.round(num(/Requests\/sec:\s+([\d.]+)/)),
-      p50Ms: Math.round(ms('50%') * 100) / 100,
-      p99Ms: Math.round(ms('99%') * 100) / 100,
-      requests: num(/(\d+) requests in/),
-      errors: num(/Socket errors: connect (\d+)/),
-      non2xx: num(/Non-2xx or 3xx responses: (\d+)/),
-      responseBytes,
-    };
+  const bodies = typeof query === 'string' ? [JSON.stringify({ query })] : [...query];
+  // One request of each body first: the answers must be right before their speed means anything.
+  let responseBytes = 0;
+  for (const body of bodies) {
+    const check = await fetch(url, { method: 'POST', headers: { 'content-type': 'application/json' }, body });
+    const text = await check.text();
+    const parsed = JSON.parse(text) as { errors?: unknown };
+    if (!check.ok || parsed.errors) throw new Error(`${name}: ${check.status} ${text.slice(0, 500)}`);
+    responseBytes += Buffer.byteLength(text);
   }
-  const bin = join(ROOT, 'node_modules', '.bin', 'autocannon');
-  const common = ['-m', 'POST', '-H', 'content-type=application/json', '-b', body, '-c', '10', '--json'];
-  await timed(bin, [...common, '-d', '1', url]); // warm-up, not counted
-  const out = await timed(bin, [...common, '-d', String(seconds), url]);
-  const r = JSON.parse(out.stdout) as {
-    requests: { average: number; total: number };
-    latency: { p50: number; p99: number };
-    errors: number;
-    non2xx: number;
+  responseBytes = Math.round(responseBytes / bodies.length);
+  const figures =
+    LOAD_GENERATOR === 'wrk'
+      ? await wrkLoad(url, bodies, seconds)
+      : await autocannonLoad(url, bodies, seconds);
+  return { query: name, ...figures, responseBytes };
+}
+
+type Figures = Omit<LoadResult, 'query' | 'responseBytes'>;
+
+/** wrk (C, Debian's package) costs the shared 2 cores far less per response byte than autocannon. */
+async function wrkLoad(url: string, bodies: string[], seconds: number): Promise<Figures> {
+  mkdirSync(join(ROOT, 'bench', 'out'), { recursive: true });
+  // One body a line (JSON text has no raw newline), sent in turn by the one wrk thread.
+  writeFileSync(WRK_BODIES, `${bodies.join('\n')}\n`);
+  writeFileSync(
+    WRK_SCRIPT,
+    [
+      'local bodies = {}',
+      `for line in io.lines("${WRK_BODIES}") do bodies[#bodies + 1] = line end`,
+      'local next = 0',
+      'request = function()',
+      '  next = next % #bodies + 1',
+      '  return wrk.format("POST", nil, { ["content-type"] = "application/json" }, bodies[next])',
+      'end',
+      '',
+    ].join('\n'),
+  );
+  const args = ['-t1', '-c10', '--latency', '-s', WRK_SCRIPT, url];
+  await timed('wrk', ['-d1s', ...args]); // warm-up, not counted
+  const out = (await timed('wrk', [`-d${seconds}s`, ...args])).stdout;
+  const ms = (label: string) => {
+    const m = new RegExp(`${label}\\s+([\\d.]+)(us|ms|s)\\b`).exec(out);
+    if (!m) throw new Error(`wrk output without ${label}: ${out}`);
+    return Number(m[1]) * (m[2] === 'us' ? 0.001 : m[2] === 's' ? 1000 : 1);
   };
+  const num = (re: RegExp) => Number(re.exec(out)?.[1] ?? 0);
   return {
-    query: name,
+    requestsPerSecond: Math.round(num(/Requests\/sec:\s+([\d.]+)/)),
+    p50Ms: Math.round(ms('50%') * 100) / 100,
+    p99Ms: Math.round(ms('99%') * 100) / 100,
+    requests: num(/(\d+) requests in/),
+    errors: num(/Socket errors: connect (\d+)/),
+    timeouts: num(/Socket errors: .*timeout (\d+)/),
+    non2xx: num(/Non-2xx or 3xx responses: (\d+)/),
+  };
+}
+
+/** autocannon (a devDependency) in its own process, the bodies in turn on each connection. */
+async function autocannonLoad(url: string, bodies: string[], seconds: number): Promise<Figures> {
+  const run = async (duration: number) => {
+    const script = `require('autocannon')({ url: process.env.URL, connections: 10, duration: ${duration},
+      requests: JSON.parse(process.env.BODIES).map((body) => ({ method: 'POST', body,
+        headers: { 'content-type': 'application/json' } })) }, (error, result) => {
+      if (error) throw error;
+      process.stdout.write(JSON.stringify(result));
+    });`;
+    const out = await timed(process.execPath, ['-e', script], {
+      env: { URL: url, BODIES: JSON.stringify(bodies) },
+    });
+    return JSON.parse(out.stdout) as {
+      requests: { average: number; total: number };
+      latency: { p50: number; p99: number };
+      errors: number;
+      timeouts: number;
+      non2xx: number;
+    };
+  };
+  await run(1); // warm-up, not counted
+  const r = await run(seconds);
+  return {
     requestsPerSecond: Math.round(r.requests.average),
     p50Ms: r.latency.p50,
     p99Ms: r.latency.p99,
     requests: r.requests.total,
     errors: r.errors,
+    timeouts: r.timeouts,
     non2xx: r.non2xx,
-    responseBytes,
   };
 }
 
 /** wrk when installed (`apt-get install wrk`), else autocannon (a devDependency). */
 export const LOAD_GENERATOR: 'wrk' | 'autocannon' =
   process.argv.includes('--autocannon') || spawnSync('wrk', ['--version']).error ? 'autocannon' : 'wrk';
-/** The wrk script that POSTs the body given in `BODY`, written before each load. */
+/** The wrk script that POSTs the bodies of {@link WRK_BODIES} in turn, written before each load. */
 const WRK_SCRIPT = join(ROOT, 'bench', 'out', 'post.lua');
+const WRK_BODIES = join(ROOT, 'bench', 'out', 'post-bodies.txt');

@@ -5,14 +5,14 @@
  */
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { openStore } from '../src/db/client.js';
+import { openStore, SERVING_CACHE_BYTES } from '../src/db/client.js';
 import { ENTITY_TYPES } from '../src/feed/entities.js';
 import { createApp } from '../src/http/app.js';
 import { createLogger } from '../src/logger.js';
 
 const db = process.argv[2];
 if (!db) throw new Error('usage: serverChild.ts DB');
-const store = openStore(db, { readonly: true });
+const store = openStore(db, { readonly: true, cacheBytes: SERVING_CACHE_BYTES });
 const app = createApp({
   store,
   service: {

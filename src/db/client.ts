@@ -43,8 +43,10 @@ export interface OpenStoreOptions {
 /**
  * Page cache of a connection that serves GraphQL: the `changes` MBID index of 1M entities is
  * 44 MB, and with the default 16 MB `resolve` of 100 MBIDs read most of its pages again from the
- * OS on each request: 692 µs for the 100 seeks against 269 µs with 64 MB (bench/RESULTS.md).
- * A reader's cache holds only pages it read; the sync's writer keeps the default (its RSS target).
+ * OS on each request: 692 µs for the 100 seeks against 269 µs with 64 MB; and a search that ranks
+ * a few hundred entities reads their FTS5 sizes and then its page of lines, which evicted each
+ * other (6.3 → 2.9 ms of CPU for a search ranking 993 entities; bench/RESULTS.md). A reader's
+ * cache holds only pages it read; the sync's writer keeps the default (its RSS target).
  */
 export const SERVING_CACHE_BYTES = 64 * 1024 * 1024;
 

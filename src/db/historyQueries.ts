@@ -1,4 +1,5 @@
 import type { Store } from './client.js';
+import { cachedStatement } from './statements.js';
 
 /**
  * How much history is held (`--keep-history`, issue 14): meta `history_from` is the oldest packet
@@ -15,9 +16,12 @@ export function recordHistoryFrom(store: Store, packet: number): void {
     .run(String(packet));
 }
 
-/** The packet before which changes were pruned, or undefined when none ever were. */
+/**
+ * The packet before which changes were pruned, or undefined when none ever were. Read on every
+ * change stream page, so its statement is prepared once per connection.
+ */
 export function prunedBefore(store: Store): number | undefined {
-  const value = store.sqlite.prepare("SELECT value FROM meta WHERE key = 'history_from'").pluck().get() as
+  const value = cachedStatement(store, "SELECT value FROM meta WHERE key = 'history_from'").pluck().get() as
     | string
     | undefined;
   return value === undefined ? undefined : Number(value);
@@ -30,6 +34,6 @@ export function prunedBefore(store: Store): number | undefined {
 export function historyFrom(store: Store): number | undefined {
   const pruned = prunedBefore(store);
   if (pruned !== undefined) return pruned;
-  const oldest = store.sqlite.prepare('SELECT min(number) FROM packets').pluck().get() as number | null;
+  const oldest = cachedStatement(store, 'SELECT min(number) FROM packets').pluck().get() as number | null;
   return oldest ?? undefined;
 }

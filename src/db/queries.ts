@@ -36,6 +36,11 @@ export interface ChangeRow {
   position: number;
   mbid: string;
   data: Buffer;
+  /**
+   * The line's `name`, else its `title` (null when neither is a string), when the read took it out
+   * in SQL (search hits): `EntityChange.name` then needs no parse of the line.
+   */
+  name?: string | null;
 }
 
 /** A `feed_files` row. */

@@ -3,7 +3,7 @@ import { newestChangeIdSql } from './currentQueries.js';
 import { idPacketSql } from './keys.js';
 
 /**
- * The search index (issue 15, Search): the FTS5 table `search_index` (drizzle/sqlite/0008_search.sql),
+ * The search index (issue 15, Search): the FTS5 table `search_index` (drizzle/sqlite/0009_search_prefixes.sql),
  * contentless with `contentless_delete=1`. It holds one row per CURRENT entity of the current state
  * (db/currentQueries.ts), its rowid the entity's newest change id: an MBID's line is indexed when
  * it is the MBID's newest line (largest id in `changes_mbid`) and no removal of the same or a
@@ -25,7 +25,7 @@ const TITLED = TITLED_ENTITY_TYPES.map((entity) => `'${entity}'`).join(', ');
 
 /**
  * The columns of one index row after its rowid, from a `changes` row `c` (columns `entity`,
- * `data`); the migration's fill (drizzle/sqlite/0008_search.sql) repeats them, as a migration is plain
+ * `data`); the migrations' fills (drizzle/sqlite/0008_search.sql, 0009_search_prefixes.sql) repeat them, as a migration is plain
  * SQL, and the ingest reads the same values in JS (sync/searchFields.ts). The json_extract calls
  * share SQLite's JSON parse cache, so the line is parsed once per row; json_each reads the aliases
  * from that parse and runs only for lines that have aliases.

@@ -21,14 +21,14 @@ function queryError(message: string): GraphQLError {
 }
 
 /**
- * The FTS5 MATCH expression of a user's `search` query (README, Search). Every word and every
- * "quoted phrase" must match (AND), each written as an FTS5 string, so nothing the user types is
+ * The FTS5 phrases of a user's `search` query (README, Search), all of which must match (AND): every
+ * word and every "quoted phrase", each written as an FTS5 string, so nothing the user types is
  * FTS5 syntax (`NEAR`, `OR`, `-`, `*`, `:` and `^` match as text). The last term matches as a prefix
- * (search as you type) when it is a plain word and the query does not end in white space.
+ * (search as you type: `"moun"*`) when it is a plain word and the query does not end in white space.
  * @throws GraphQLError BAD_USER_INPUT (extensions.argument `query`) for a query without a word, or
  *   longer than {@link MAX_QUERY_LENGTH} characters or {@link MAX_QUERY_TERMS} terms.
  */
-export function matchExpression(query: string): string {
+export function searchPhrases(query: string): string[] {
   if (query.length > MAX_QUERY_LENGTH) {
     throw queryError(`"query" has ${query.length} characters; at most ${MAX_QUERY_LENGTH} are allowed`);
   }
@@ -46,17 +46,15 @@ export function matchExpression(query: string): string {
   }
   const last = terms.length - 1;
   const prefix = !terms[last]!.phrase && !/\s$/u.test(query);
-  return terms
-    .map(({ text }, i) => `"${text.replaceAll('"', '""')}"${prefix && i === last ? '*' : ''}`)
-    .join(' ');
+  return terms.map(({ text }, i) => `"${text.replaceAll('"', '""')}"${prefix && i === last ? '*' : ''}`);
 }
 
 /**
- * Hash of a search (its MATCH expression and entity filter) that binds its cursors to it: 16 hex
+ * Hash of a search (its phrases and entity filter) that binds its cursors to it: 16 hex
  * digits. Computed once per request and passed to {@link encodeSearchCursor} / {@link decodeSearchCursor}.
  */
 export function searchIdentity(filter: SearchFilter): string {
-  const scope = JSON.stringify([filter.match, filter.slots]);
+  const scope = JSON.stringify([filter.phrases.join(' '), filter.slots]);
   return createHash('sha256').update(scope).digest('hex').slice(0, 16);
 }
 

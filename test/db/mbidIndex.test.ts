@@ -47,7 +47,9 @@ describe('a bulk load builds the MBID index once, after its lines', () => {
         expect(JSON.parse(currentOfMbid(store, mbid)!.latest!.data.toString()).name).toBe(`Later ${i}`);
     }
     expect(indexedIds(store)).toEqual(currentIds(store));
-    expect(searchHits(store, { match: '"later"', slots: null }, undefined, 500)).toHaveLength(300);
+    expect(
+      searchHits(store, { phrases: ['"later"'], slots: null }, undefined, 500, { commonAbove: 1000 }),
+    ).toHaveLength(300);
     // The planner uses the rebuilt index for the current state's seeks.
     const plan = store.sqlite
       .prepare(`EXPLAIN QUERY PLAN SELECT id FROM changes WHERE mbid = ? ORDER BY id DESC LIMIT 1`)

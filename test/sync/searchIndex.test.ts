@@ -25,7 +25,9 @@ describe('the search index follows the current state in the writers’ transacti
   let dir: Awaited<ReturnType<typeof tempDir>>;
   let store: Store;
   const found = (words: string) =>
-    searchHits(store, { match: words, slots: null }, undefined, 100).map((hit) => hit.change.mbid);
+    searchHits(store, { phrases: words.split(' '), slots: null }, undefined, 100).map(
+      (hit) => hit.change.mbid,
+    );
 
   beforeEach(async () => {
     dir = await tempDir('lf-search-index-');
@@ -180,5 +182,35 @@ describe('the search index follows the current state in the writers’ transacti
     store = openStore(path);
     expect(indexedIds(store)).toEqual(expected);
     expect(found('"new" "moniker"')).toEqual([SEARCH.renamed]);
+  });
+
+  it('the prefix migration makes the index again with prefix indexes, holding the same entries', async () => {
+    const path = store.path;
+    const expected = indexedIds(store);
+    store.close();
+    // Back to the index as drizzle/sqlite/0008_search.sql made it (no prefix indexes), 0009 not recorded.
+    const old = new Database(path);
+    old.exec(`DROP TABLE search_index;
+      CREATE VIRTUAL TABLE search_index USING fts5(name, sort_name, aliases, disambiguation,
+        content = '', contentless_delete = 1, tokenize = 'unicode61 remove_diacritics 2')`);
+    old.exec(
+      `INSERT INTO search_index (rowid, name) VALUES ${expected.map((id) => `(${id}, 'stale')`).join(', ')}`,
+    );
+    old
+      .prepare('DELETE FROM __drizzle_migrations WHERE created_at >= ?')
+      .run(migrationTime('search_prefixes'));
+    old.close();
+    store = openStore(path);
+    const sql = store.sqlite
+      .prepare("SELECT sql FROM sqlite_master WHERE name = 'search_index'")
+      .pluck()
+      .get();
+    expect(sql).toContain("prefix = '1 2 3 4'");
+    expect(indexedIds(store)).toEqual(expected);
+    expect(found('"stale"')).toEqual([]);
+    expect(found('"new" "mon"*')).toEqual([SEARCH.renamed]);
+    expect(found('"l"*').sort()).toEqual([SEARCH.byName, SEARCH.byAlias, SEARCH.byDisambiguation].sort());
+    const check = store.sqlite.prepare("INSERT INTO search_index(search_index) VALUES ('integrity-check')");
+    expect(() => check.run()).not.toThrow();
   });
 });

@@ -28,6 +28,7 @@ export const EntityChangeRef = builder.objectRef<ChangeRow>('EntityChange').impl
       nullable: true,
       description: 'The line\'s "name" or "title".',
       resolve: (c, _a, ctx) => {
+        if (c.name !== undefined) return c.name; // taken out with the line (db/searchQueries.ts)
         const { json } = typedEntityOf(c, ctx);
         const name = json.name ?? json.title;
         return typeof name === 'string' ? name : null;

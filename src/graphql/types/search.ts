@@ -3,7 +3,7 @@ import { type SearchFilter, type SearchHit, searchCount, searchHits } from '../.
 import type { EntityType } from '../../feed/entities.js';
 import { builder } from '../builder.js';
 import { type Page, PageInfo, pageArgs, pageInfo, resolvePage } from '../connection.js';
-import { decodeSearchCursor, encodeSearchCursor, matchExpression, searchIdentity } from '../searchSyntax.js';
+import { decodeSearchCursor, encodeSearchCursor, searchIdentity, searchPhrases } from '../searchSyntax.js';
 import { EntityRef, type EntityShape } from './entity.js';
 import { EntityTypeEnum } from './entityType.js';
 
@@ -21,14 +21,17 @@ function slotsOf(entities: EntityType[] | null | undefined): number[] | null {
 /** `score` of a hit: bm25 negated, so that higher is better. */
 const scoreOf = (hit: SearchHit) => -hit.bm25;
 
-const SearchEdge = builder.objectRef<{ cursor: string; hit: SearchHit }>('SearchEdge').implement({
+// The edge keeps its page: the cursor is encoded only when a query asks for it.
+const SearchEdge = builder.objectRef<{ page: Page<SearchHit>; hit: SearchHit }>('SearchEdge').implement({
   description: 'One search hit.',
   fields: (t) => ({
-    cursor: t.exposeString('cursor'),
+    cursor: t.string({ resolve: (e) => e.page.cursorOf(e.hit) }),
     score: t.float({
       description:
         'Relevance (FTS5 bm25, negated): higher is better. A word found in the name weighs most, then the sort ' +
-        'name, then aliases, then the disambiguation; rarer words weigh more. Compare scores within one search only.',
+        'name, then aliases, then the disambiguation; rarer words weigh more, and a word too common to rank ' +
+        '(README, Search) counts 0: a search of only such words scores 0 everywhere (newest first). Compare ' +
+        'scores within one search only.',
       resolve: (e) => scoreOf(e.hit),
     }),
     node: t.field({ type: EntityRef, resolve: (e) => entityOfHit(e.hit) }),
@@ -40,7 +43,7 @@ const SearchConnection = builder.objectRef<Page<SearchHit>>('SearchConnection').
   fields: (t) => ({
     edges: t.field({
       type: [SearchEdge],
-      resolve: (p) => p.items.map((hit) => ({ cursor: p.cursorOf(hit), hit })),
+      resolve: (p) => p.items.map((hit) => ({ page: p, hit })),
     }),
     nodes: t.field({ type: [EntityRef], resolve: (p) => p.items.map(entityOfHit) }),
     pageInfo: t.field({ type: PageInfo, resolve: pageInfo }),
@@ -73,16 +76,18 @@ builder.queryField('search', (t) =>
     },
     resolve: (_r, args, ctx) => {
       const filter: SearchFilter = {
-        match: matchExpression(args.query),
+        phrases: searchPhrases(args.query),
         slots: slotsOf(args.entities as EntityType[] | null | undefined),
       };
-      const identity = searchIdentity(filter);
+      // Hashed once, and only when a cursor is read or written.
+      let hashed: string | undefined;
+      const identity = () => (hashed ??= searchIdentity(filter));
       return resolvePage({
         args,
-        decodeAfter: (cursor) => decodeSearchCursor(identity, cursor),
+        decodeAfter: (cursor) => (cursor ? decodeSearchCursor(identity(), cursor) : undefined),
         fetch: (after, limit) => searchHits(ctx.store, filter, after, limit),
         totalCount: () => searchCount(ctx.store, filter),
-        cursorOf: (hit) => encodeSearchCursor(identity, { bm25: hit.bm25, id: hit.change.id }),
+        cursorOf: (hit) => encodeSearchCursor(identity(), { bm25: hit.bm25, id: hit.change.id }),
       });
     },
   }),

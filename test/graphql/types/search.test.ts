@@ -1,10 +1,34 @@
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openStore } from '../../../src/db/client.js';
+import { COMMON_MIN } from '../../../src/db/searchCommon.js';
 import { gql, tempDir, testApp } from '../../support/harness.js';
-import { buildSearchStory, PAGING_FILLERS, pagingFiller, SEARCH } from '../../support/searchFeed.js';
+import {
+  buildSearchStory,
+  PAGING_FILLERS,
+  pagingFiller,
+  SEARCH,
+  storeDump,
+} from '../../support/searchFeed.js';
 
 type App = ReturnType<typeof testApp>;
+
+// Areas "Crowd Town N" (one more than COMMON_MIN: the index is small) and "Crowd Special":
+// `crowd` is common.
+const CROWD = COMMON_MIN + 1;
+const crowdMbid = (n: number) => `a1000000-0000-4000-8000-${String(n).padStart(12, '0')}`;
+const SPECIAL = 'a2000000-0000-4000-8000-000000000001';
+const NAMELESS = 'a2000000-0000-4000-8000-000000000002';
+const NUMERIC = 'a2000000-0000-4000-8000-000000000003';
+const CROWD_LINES = [
+  ...Array.from({ length: CROWD }, (_, n) => JSON.stringify({ id: crowdMbid(n), name: `Crowd Town ${n}` })),
+  JSON.stringify({ id: SPECIAL, name: 'Crowd Special' }),
+];
+// EntityChange.name: `name`, else `title`; null when neither is a string.
+const ODD_NAMES = [
+  JSON.stringify({ id: NAMELESS, name: null, title: 'Odd Title', 'sort-name': 'Nameless Wonder' }),
+  JSON.stringify({ id: NUMERIC, name: 42, 'sort-name': 'Numeric Wonder' }),
+];
 
 const SEARCH_QUERY = `query($q: String!, $e: [EntityType!], $first: Int, $after: String) {
   search(query: $q, entities: $e, first: $first, after: $after) {
@@ -35,6 +59,8 @@ describe('search over the current state (yoga.fetch, real archives and SQLite)',
     const path = join(dir.dir, 'livefeed.db');
     const store = openStore(path);
     await buildSearchStory(store, dir.dir);
+    await storeDump(store, dir.dir, 13, 'area', CROWD_LINES);
+    await storeDump(store, dir.dir, 13, 'artist', ODD_NAMES);
     store.close();
     app = testApp(path, dir.dir);
   }, 60_000);
@@ -180,5 +206,46 @@ describe('search over the current state (yoga.fetch, real archives and SQLite)',
       '{ search(query: "grosse", first: 500) { nodes { history(first: 500) { nodes { packet position mbid name } } } } }',
     );
     expect(heavy.errors?.[0]?.extensions?.code).toBe('QUERY_TOO_COMPLEX');
+  });
+
+  it('a word in more than 1,000 entities must match but does not rank: alone, every hit scores 0, newest first', async () => {
+    const seen: string[] = [];
+    let after: string | undefined;
+    for (;;) {
+      const page = (await search('crowd ', { first: 500, after })).data!.search;
+      expect(page.totalCount).toBe(CROWD + 1);
+      expect(new Set(page.edges.map((e: { score: number }) => e.score))).toEqual(new Set([0]));
+      seen.push(...page.nodes.map((n: { mbid: string }) => n.mbid));
+      if (!page.pageInfo.hasNextPage) break;
+      after = page.pageInfo.endCursor;
+    }
+    // Equal scores come newest change first: here the dump's last line first.
+    expect(seen).toEqual([SPECIAL, ...Array.from({ length: CROWD }, (_, n) => crowdMbid(CROWD - 1 - n))]);
+  });
+
+  it('with a rarer word, a search ranks by it: the common word still has to match', async () => {
+    const special = (await search('special')).data!.search.edges;
+    for (const q of ['crowd special', 'crowd spe', 'special crowd']) {
+      const edges = (await search(q)).data!.search.edges;
+      expect(
+        edges.map((e: { node: { mbid: string } }) => e.node.mbid),
+        q,
+      ).toEqual([SPECIAL]);
+      expect(edges[0].score, q).toBeGreaterThan(0);
+      expect(edges[0].score, q).toBe(special[0].score);
+    }
+    expect(await mbidsOf('crowd wonder')).toEqual([]);
+  });
+
+  it('a hit’s name is the one entity(mbid) gives: name, else title, null when neither is a string', async () => {
+    for (const [q, mbid, name] of [
+      ['nameless wonder', NAMELESS, 'Odd Title'],
+      ['numeric wonder', NUMERIC, null],
+    ] as const) {
+      const hit = (await search(q)).data!.search.edges[0].node;
+      const entity = await gql(app, `{ entity(mbid: "${mbid}") { latest { name } } }`);
+      expect(hit).toMatchObject({ mbid, latest: { name } });
+      expect(entity.data!.entity.latest.name).toBe(name);
+    }
   });
 });

@@ -1,0 +1,67 @@
+import type { Store } from './client.js';
+import { cachedStatement, limitClause } from './statements.js';
+
+/**
+ * Which phrases of a search rank (issue 15, README Search). FTS5 computes bm25 by first counting,
+ * for each phrase, every entity it is found in, then scoring every entity that matches: a common
+ * phrase (a word of one or two letters being typed, `the`) would cost a pass over a large part of
+ * the index on every request. A phrase is common when it is found in more than
+ * {@link COMMON_MIN} entities and in more than 1 in {@link COMMON_SHARE} of the entities indexed:
+ * it must still match, but does not count in the score, as stop words elsewhere. Relative to the
+ * index, so that a word means as much on a full copy as on a small one; ranking then costs up to
+ * one bm25 per 2,000 entities indexed (about 1.5 µs each; bench/RESULTS.md).
+ */
+
+/** A phrase in this many entities or fewer always ranks. */
+export const COMMON_MIN = 500;
+/** A phrase in at most 1 in this many entities indexed ranks. */
+export const COMMON_SHARE = 2000;
+
+const sizes = new WeakMap<Store['sqlite'], { version: string; entities: number }>();
+
+/**
+ * Entities in the search index, counted again only after a commit (this connection's or another's)
+ * changed the database: a count of FTS5's docsize table, one row per entry (40 µs for 1M).
+ */
+export function indexedEntities(store: Store): number {
+  // data_version moves on another connection's commits, total_changes() on this one's.
+  const version = cachedStatement(
+    store,
+    "SELECT (SELECT data_version FROM pragma_data_version()) || ':' || total_changes()",
+  )
+    .pluck()
+    .get() as string;
+  const cached = sizes.get(store.sqlite);
+  if (cached?.version === version) return cached.entities;
+  const entities = cachedStatement(store, 'SELECT count(*) FROM search_index_docsize')
+    .pluck()
+    .get() as number;
+  sizes.set(store.sqlite, { version, entities });
+  return entities;
+}
+
+/** Above how many entities a phrase is common in an index of `entities` entities. */
+export function commonAboveFor(entities: number): number {
+  return Math.max(COMMON_MIN, Math.floor(entities / COMMON_SHARE));
+}
+
+/** Above how many entities a phrase is common in `store`'s index now. */
+export function commonAbove(store: Store): number {
+  return commonAboveFor(indexedEntities(store));
+}
+
+/**
+ * The phrases of `phrases` found in at most `limit` entities (of any entity type, as bm25 counts
+ * them), in their order: one read of at most `limit + 1` index entries per phrase.
+ */
+export function rankingPhrases(
+  store: Store,
+  phrases: readonly string[],
+  limit = commonAbove(store),
+): string[] {
+  const probe = cachedStatement(
+    store,
+    `SELECT count(*) FROM (SELECT 1 FROM search_index WHERE search_index MATCH ? ${limitClause(limit + 1)})`,
+  ).pluck();
+  return phrases.filter((phrase) => (probe.get(phrase) as number) <= limit);
+}
