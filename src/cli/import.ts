@@ -2,9 +2,10 @@ import { openStore } from '../db/client.js';
 import { ENTITY_TYPES, type EntityType, isEntityType } from '../feed/entities.js';
 import type { Logger } from '../logger.js';
 import { createProgress, type Progress } from '../ops/progress.js';
-import { type ImportJsonDumpOptions, type ImportResult, importJsonDump } from '../sync/import.js';
+import { type ImportResult, importJsonDump } from '../sync/import.js';
 import type { CommandImplementation } from './command.js';
 import { EXIT } from './exit.js';
+import type { ImportTarget } from './importTarget.js';
 import { commandLogger, withWriterLock } from './session.js';
 import { chooseDatabase, choosePostgres } from './targets.js';
 
@@ -55,14 +56,6 @@ function importTarget(packetText: unknown, entityText: unknown): { packet: numbe
     );
   }
   return { packet: Number(packetText), entity: entityText as EntityType | undefined };
-}
-
-/** Where `livefeed import` stores: the SQLite store, or a PostgreSQL one (importPostgres.ts). */
-export interface ImportTarget {
-  /** Runs `work` holding the database's writer lock (see session.ts withLock). */
-  withLock<T>(stopMessage: string, work: (signal: AbortSignal) => Promise<T>): Promise<T>;
-  importDump(options: ImportJsonDumpOptions): Promise<ImportResult>;
-  close(): void | Promise<void>;
 }
 
 /** The SQLite file `path` as an import target. */

@@ -2,7 +2,7 @@ import { openPostgresStore } from '../db/postgres/client.js';
 import type { Logger } from '../logger.js';
 import { importJsonDumpPostgres } from '../sync/postgres/import.js';
 import { acquirePostgresWriterLock } from '../sync/postgres/lock.js';
-import type { ImportTarget } from './import.js';
+import type { ImportTarget } from './importTarget.js';
 import { withLock } from './session.js';
 import type { PostgresChoice } from './targets.js';
 

@@ -1,0 +1,9 @@
+import type { ImportJsonDumpOptions, ImportResult } from '../sync/import.js';
+
+/** Where `livefeed import` stores: the SQLite store (import.ts), or a PostgreSQL one (importPostgres.ts). */
+export interface ImportTarget {
+  /** Runs `work` holding the database's writer lock (see session.ts withLock). */
+  withLock<T>(stopMessage: string, work: (signal: AbortSignal) => Promise<T>): Promise<T>;
+  importDump(options: ImportJsonDumpOptions): Promise<ImportResult>;
+  close(): void | Promise<void>;
+}
