@@ -1,6 +1,8 @@
 import type { Database, Statement } from 'better-sqlite3';
+import type { Store } from './client.js';
 import { newestChangeIdSql } from './currentQueries.js';
 import { idPacketSql } from './keys.js';
+import { cachedStatement } from './statements.js';
 
 /**
  * The search index (issue 15, Search): the FTS5 table `search_index` (drizzle/sqlite/0009_search_prefixes.sql),
@@ -88,23 +90,6 @@ const deleteOf = (ids: string) => `DELETE FROM search_index WHERE rowid IN (${id
 
 type Range = { first: number; last: number; packet: number };
 
-// Prepared once per connection: a sync prepares them for each of a day's 264 JSON dumps otherwise,
-// and the multi-row INSERTs' compiled programs pile up until garbage collection.
-const preparedByConnection = new WeakMap<Database, Map<string, Statement>>();
-function prepared(db: Database, sql: string): Statement {
-  let statements = preparedByConnection.get(db);
-  if (!statements) {
-    statements = new Map();
-    preparedByConnection.set(db, statements);
-  }
-  let statement = statements.get(sql);
-  if (!statement) {
-    statement = db.prepare(sql);
-    statements.set(sql, statement);
-  }
-  return statement;
-}
-
 /**
  * Keeps the search index for one JSON dump of `packet`, whose changes are the rowid range
  * [first, last] (db/keys.ts, dumpIdRange), inside the dump's transaction:
@@ -127,27 +112,31 @@ export class SearchIndexWriter {
 
   /** `db` in a transaction; `entity`: the dump's entity type (which member names it). */
   constructor(
-    db: Database,
+    store: Store,
     private readonly entity: string,
   ) {
+    const db = store.sqlite;
+    // Prepared once per connection (db/statements.ts): a sync stores a day's 264 JSON dumps, and
+    // statements prepared per dump left their compiled multi-row INSERTs to the garbage collector
+    // (peak RSS 216 -> 192 MB, bench/RESULTS.md).
+    const prepared = (sql: string) => cachedStatement(store, sql);
     db.exec(CREATE_STAGE);
     this.statements = {
-      dropOld: prepared(db, deleteOf(`SELECT c.id FROM changes c WHERE ${DUMP_INDEXED}`)),
-      restorePrevious: prepared(db, insertWhere(`c.id IN (${PREVIOUS_INDEXED})`)),
-      dropPrevious: prepared(db, deleteOf(previousIndexed(STAGE, STAGED_NEWEST))),
+      dropOld: prepared(deleteOf(`SELECT c.id FROM changes c WHERE ${DUMP_INDEXED}`)),
+      restorePrevious: prepared(insertWhere(`c.id IN (${PREVIOUS_INDEXED})`)),
+      dropPrevious: prepared(deleteOf(previousIndexed(STAGE, STAGED_NEWEST))),
       add: prepared(
-        db,
         `${INSERT} SELECT c.id, c.name, c.sort_name, c.aliases, c.disambiguation FROM ${STAGE} c
          WHERE ${STAGED_NEWEST} AND ${notRemovedSince('c.mbid', '@packet')} ORDER BY c.id`,
       ),
     };
     const insert = `INSERT INTO ${STAGE} (id, mbid, name, sort_name, aliases, disambiguation) VALUES `;
-    this.stageMany = prepared(db, insert + Array.from({ length: STAGE_BATCH }, () => STAGE_ROW).join(', '));
-    this.stageOne = prepared(db, insert + STAGE_ROW);
+    this.stageMany = prepared(insert + Array.from({ length: STAGE_BATCH }, () => STAGE_ROW).join(', '));
+    this.stageOne = prepared(insert + STAGE_ROW);
     // CAST: a BLOB would be read as SQLite's binary JSON, not as JSON text.
     const line = '(SELECT ? AS entity, CAST(? AS TEXT) AS data)';
-    this.fieldsOfLine = prepared(db, `SELECT ${FIELD_COLUMNS} FROM ${line} c`).raw();
-    this.clearStage = prepared(db, `DELETE FROM ${STAGE}`);
+    this.fieldsOfLine = prepared(`SELECT ${FIELD_COLUMNS} FROM ${line} c`).raw();
+    this.clearStage = prepared(`DELETE FROM ${STAGE}`);
     this.clearStage.run();
   }
 

@@ -179,7 +179,7 @@ export async function ingestJsonDump(store: Store, options: IngestJsonDumpOption
 
   return inTransaction(store, async () => {
     // The search index follows the stored lines in the same transaction (db/searchIndex.ts).
-    const search = new SearchIndexWriter(store.sqlite, entity);
+    const search = new SearchIndexWriter(store, entity);
     search.unindexOldCopy({ first, last, packet });
     const rebuildMbidIndex = options.bulk ? suspendMbidIndex(store.sqlite) : undefined;
     store.sqlite.prepare('DELETE FROM changes WHERE id BETWEEN ? AND ?').run(first, last);
