@@ -1,4 +1,4 @@
-import type { Store } from './client.js';
+import { type Store, withoutBusyWait } from './client.js';
 
 /**
  * Runs `work` (one or more whole transactions) with the database in rollback-journal mode
@@ -35,16 +35,14 @@ export async function withBulkJournal<T>(
 
 /** Sets the journal mode without waiting for other connections; returns the mode in force after. */
 function setJournalMode(store: Store, mode: 'truncate' | 'wal'): string {
-  const timeout = store.sqlite.pragma('busy_timeout', { simple: true }) as number;
-  store.sqlite.pragma('busy_timeout = 0');
-  try {
-    return String(store.sqlite.pragma(`journal_mode = ${mode}`, { simple: true })).toLowerCase();
-  } catch {
-    // SQLITE_BUSY: another connection holds the file.
-    return String(store.sqlite.pragma('journal_mode', { simple: true })).toLowerCase();
-  } finally {
-    store.sqlite.pragma(`busy_timeout = ${timeout}`);
-  }
+  return withoutBusyWait(store.sqlite, () => {
+    try {
+      return String(store.sqlite.pragma(`journal_mode = ${mode}`, { simple: true })).toLowerCase();
+    } catch {
+      // SQLITE_BUSY: another connection holds the file.
+      return String(store.sqlite.pragma('journal_mode', { simple: true })).toLowerCase();
+    }
+  });
 }
 
 /** Uncompressed bytes per archive byte assumed for a JSON dump (xz of JSON lines: about 9.5). */

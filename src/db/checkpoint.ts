@@ -1,5 +1,6 @@
 import { statSync } from 'node:fs';
 import type { Database } from 'better-sqlite3';
+import { withoutBusyWait } from './client.js';
 
 /** WAL size from which the sync checkpoints after a commit instead of at the end of its pass. */
 export const MAX_DEFERRED_WAL_BYTES = 1 << 30;
@@ -52,17 +53,15 @@ interface CheckpointRow {
 }
 
 function truncateWal(sqlite: Database): boolean {
-  const timeout = sqlite.pragma('busy_timeout', { simple: true }) as number;
-  sqlite.pragma('busy_timeout = 0');
-  try {
-    const [row] = sqlite.pragma('wal_checkpoint(TRUNCATE)') as CheckpointRow[];
-    return row?.busy === 0;
-  } catch {
-    // SQLITE_BUSY: a reader or another checkpoint; the next pass tries again.
-    return false;
-  } finally {
-    sqlite.pragma(`busy_timeout = ${timeout}`);
-  }
+  return withoutBusyWait(sqlite, () => {
+    try {
+      const [row] = sqlite.pragma('wal_checkpoint(TRUNCATE)') as CheckpointRow[];
+      return row?.busy === 0;
+    } catch {
+      // SQLITE_BUSY: a reader or another checkpoint; the next pass tries again.
+      return false;
+    }
+  });
 }
 
 /** Bytes of the WAL file of the database at `path` (0 when there is none). */

@@ -148,3 +148,18 @@ function refuseVirtualFileSystem(path: string): void {
     );
   }
 }
+
+/**
+ * Runs `work` with this connection's busy timeout at 0, then puts it back: for steps that must not
+ * wait for other connections (a checkpoint's truncation, a journal mode switch) and are skipped or
+ * fall back when they would.
+ */
+export function withoutBusyWait<T>(sqlite: Database.Database, work: () => T): T {
+  const timeout = sqlite.pragma('busy_timeout', { simple: true }) as number;
+  sqlite.pragma('busy_timeout = 0');
+  try {
+    return work();
+  } finally {
+    sqlite.pragma(`busy_timeout = ${timeout}`);
+  }
+}
