@@ -1,6 +1,6 @@
 /**
  * `npm run bench -- --bootstrap [--lines N] [--requests N] [--runner dist|tsx] [--graphql-seconds S]
- * [--graphql-rounds R]` (issue 14): a real `livefeed bootstrap` process (the compiled `dist/`, as
+ * [--graphql-rounds R] [--reads-only]` (issue 14): a real `livefeed bootstrap` process (the compiled `dist/`, as
  * installed, by default) of a generated full dump of N real-shaped lines (default 1,000,000;
  * bench/bootstrapInput.ts, cached) from the sample feed over loopback, its signature verified with
  * the test key, against the floor (`xz -dc | tar -xO | sqlite3 .import` on the same archive); its
@@ -11,7 +11,7 @@
  * Prints one JSON line and writes bench/out/bootstrap-<lines>.json; the figures are copied into
  * bench/RESULTS.md and the README by hand.
  */
-import { rmSync, statSync, writeFileSync } from 'node:fs';
+import { existsSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -188,6 +188,48 @@ async function httpFigures(dbPath: string, mbids: string[], seconds: number, rou
   return best;
 }
 
+/**
+ * `--reads-only`: the read figures alone, on the database a previous run left (no bootstrap, no
+ * floor), to measure a change of the read path without the 5–8 minutes of the import.
+ * @throws Error when that database does not exist.
+ */
+async function readsOnly(
+  mbids: string[],
+  lines: number,
+  values: Record<string, string | boolean | undefined>,
+  log: (text: string) => void,
+): Promise<Record<string, unknown>> {
+  const dbPath = bootstrapDbPath(lines);
+  if (!existsSync(dbPath))
+    throw new Error(`${dbPath} does not exist: run npm run bench -- --bootstrap first`);
+  log('entity, resolve of 100 and { __typename } ...');
+  const reads = await readFigures(dbPath, bootstrapDataDir(lines), mbids, Number(values.requests));
+  log(`the same over loopback HTTP (${LOAD_GENERATOR}) ...`);
+  const http = await httpFigures(
+    dbPath,
+    mbids,
+    Number(values['graphql-seconds']),
+    Number(values['graphql-rounds']),
+  );
+  const figures = { date: new Date().toISOString(), lines, dbPath, ...readRatios(reads, http) };
+  process.stdout.write(`${JSON.stringify(figures)}\n`);
+  return figures;
+}
+
+/** The figures of {@link readFigures} and {@link httpFigures} with their ratios to `{ __typename }`. */
+function readRatios(reads: Awaited<ReturnType<typeof readFigures>>, http: Record<string, LoadResult>) {
+  const perSecond = (name: string) => http[name]!.requestsPerSecond;
+  return {
+    reads,
+    entityVsTypename: Number((reads.entity!.p50Ms / reads.typename!.p50Ms).toFixed(2)),
+    resolve100VsTypename: Number((reads.resolve100!.p50Ms / reads.typename!.p50Ms).toFixed(2)),
+    http,
+    // Time per request against `{ __typename }`'s (the inverse of the throughput ratio).
+    httpEntityVsTypename: Number((perSecond('typename') / perSecond('entity')).toFixed(2)),
+    httpResolve100VsTypename: Number((perSecond('typename') / perSecond('resolve100')).toFixed(2)),
+  };
+}
+
 /** Runs the benchmark; resolves to the figures (also printed as one JSON line). */
 export async function main(argv: string[] = process.argv.slice(2)): Promise<Record<string, unknown>> {
   const { values } = parseArgs({
@@ -199,6 +241,7 @@ export async function main(argv: string[] = process.argv.slice(2)): Promise<Reco
       'graphql-seconds': { type: 'string', default: '5' },
       'graphql-rounds': { type: 'string', default: '3' },
       bootstrap: { type: 'boolean' },
+      'reads-only': { type: 'boolean' },
     },
     strict: false,
   });
@@ -206,6 +249,7 @@ export async function main(argv: string[] = process.argv.slice(2)): Promise<Reco
   const runner = String(values.runner);
   const log = (text: string) => process.stderr.write(`${text}\n`);
   const input = await bootstrapInput(lines, log);
+  if (values['reads-only']) return readsOnly(input.mbids, lines, values, log);
   if (runner !== 'tsx') {
     log('compiling dist/ (npm run build) ...');
     await timed('npx', ['tsc', '-p', 'tsconfig.build.json']);
@@ -229,7 +273,6 @@ export async function main(argv: string[] = process.argv.slice(2)): Promise<Reco
   log(`the same over loopback HTTP (${LOAD_GENERATOR}) ...`);
   const seconds = Number(values['graphql-seconds']);
   const http = await httpFigures(dbPath, input.mbids, seconds, Number(values['graphql-rounds']));
-  const perSecond = (name: string) => http[name]!.requestsPerSecond;
   const figures = {
     date: new Date().toISOString(),
     lines,
@@ -244,13 +287,7 @@ export async function main(argv: string[] = process.argv.slice(2)): Promise<Reco
     dbPath,
     dbBytes,
     dbVsLines: Number((dbBytes / input.uncompressedBytes).toFixed(3)),
-    reads,
-    entityVsTypename: Number((reads.entity!.p50Ms / reads.typename!.p50Ms).toFixed(2)),
-    resolve100VsTypename: Number((reads.resolve100!.p50Ms / reads.typename!.p50Ms).toFixed(2)),
-    http,
-    // Time per request against `{ __typename }`'s (the inverse of the throughput ratio).
-    httpEntityVsTypename: Number((perSecond('typename') / perSecond('entity')).toFixed(2)),
-    httpResolve100VsTypename: Number((perSecond('typename') / perSecond('resolve100')).toFixed(2)),
+    ...readRatios(reads, http),
   };
   writeFileSync(join(BENCH_OUT, `bootstrap-${lines}.json`), `${JSON.stringify(figures, null, 2)}\n`);
   process.stdout.write(`${JSON.stringify(figures)}\n`);

@@ -1,11 +1,4 @@
-import {
-  defaultFieldResolver,
-  type ExecutionResult,
-  GraphQLError,
-  type GraphQLSchema,
-  isObjectType,
-  parse,
-} from 'graphql';
+import { type ExecutionResult, GraphQLError, type GraphQLSchema, isObjectType, parse } from 'graphql';
 import type { Plugin } from 'graphql-yoga';
 
 type RequestParser = Parameters<Parameters<NonNullable<Plugin['onRequestParse']>>[0]['setRequestParser']>[0];
@@ -60,7 +53,10 @@ export function guardResolvers(schema: GraphQLSchema): void {
   for (const type of Object.values(schema.getTypeMap())) {
     if (!isObjectType(type) || type.name.startsWith('__')) continue;
     for (const field of Object.values(type.getFields())) {
-      const resolve = field.resolve ?? defaultFieldResolver;
+      // A property read does no work to stop, and left without a resolver graphql-jit reads it
+      // inline instead of calling a function with a fresh `info` per value.
+      if (!field.resolve) continue;
+      const resolve = field.resolve;
       field.resolve = (source, args, context, info) => {
         const deadline = deadlines.get(context as object);
         if (deadline && deadline.clock() > deadline.at) throw budgetError(deadline.budgetMs);

@@ -122,7 +122,7 @@ interface FeedConnectionShape {
 const ChangeFeedEdge = builder.objectRef<{ cursor: string; node: FeedEvent }>('ChangeFeedEdge').implement({
   fields: (t) => ({
     cursor: t.exposeString('cursor'),
-    node: t.field({ type: FeedEventUnion, resolve: (e) => e.node }),
+    node: t.expose('node', { type: FeedEventUnion }),
   }),
 });
 

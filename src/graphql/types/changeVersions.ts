@@ -20,7 +20,7 @@ export const JsonPatchOperationRef = builder.objectRef<Operation>('JsonPatchOper
       description: '`add`, `remove`, `replace`, `move`, `copy` or `test`.',
       resolve: (o) => o.op,
     }),
-    path: t.string({ description: 'JSON Pointer (RFC 6901) of the value changed.', resolve: (o) => o.path }),
+    path: t.exposeString('path', { description: 'JSON Pointer (RFC 6901) of the value changed.' }),
     from: t.string({
       nullable: true,
       description: 'For `move` and `copy`: the JSON Pointer the value comes from.',

@@ -45,7 +45,7 @@ export function completenessOf(store: Store, service: ServiceInfo): EntityTypeCo
 const CompletenessRef = builder.objectRef<EntityTypeCompleteness>('EntityTypeCompleteness').implement({
   description: 'Whether the current state holds every entity of one type.',
   fields: (t) => ({
-    entity: t.field({ type: EntityTypeEnum, resolve: (c) => c.entity }),
+    entity: t.expose('entity', { type: EntityTypeEnum }),
     tracked: t.exposeBoolean('tracked', { description: 'This instance syncs the type.' }),
     fullDump: t.exposeString('fullDump', {
       nullable: true,
@@ -65,8 +65,8 @@ const BootstrapRef = builder.objectRef<BootstrapPosition>('Bootstrap').implement
     packet: t.exposeInt('packet', {
       description: "The dumps' REPLICATION_SEQUENCE; the sync continued at the following packet.",
     }),
-    entities: t.field({ type: [EntityTypeEnum], resolve: (b) => b.entities }),
-    at: t.field({ type: 'DateTime', description: 'When it finished.', resolve: (b) => b.at }),
+    entities: t.expose('entities', { type: [EntityTypeEnum] }),
+    at: t.expose('at', { type: 'DateTime', description: 'When it finished.' }),
   }),
 });
 

@@ -43,7 +43,7 @@ export const EntityRef = builder.objectRef<EntityShape>('Entity').implement({
     '`latest` is null and `removed` is set).',
   fields: (t) => ({
     mbid: t.exposeID('mbid'),
-    type: t.field({ type: EntityTypeEnum, resolve: (e) => e.type }),
+    type: t.expose('type', { type: EntityTypeEnum }),
     latest: t.field({
       type: EntityChangeRef,
       nullable: true,

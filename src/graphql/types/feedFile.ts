@@ -46,6 +46,6 @@ export const FeedFileRef = builder.objectRef<FeedFileRow>('FeedFile').implement(
       nullable: true,
       description: 'Fingerprint of the key that verified the file.',
     }),
-    fetchedAt: t.field({ type: 'DateTime', resolve: (f) => f.fetchedAt }),
+    fetchedAt: t.expose('fetchedAt', { type: 'DateTime' }),
   }),
 });

@@ -31,7 +31,7 @@ export interface JsonDumpShape {
 export const JsonDumpRef = builder.objectRef<JsonDumpShape>('JsonDump').implement({
   description: 'The JSON dump of one entity type for one packet.',
   fields: (t) => ({
-    entity: t.field({ type: EntityTypeEnum, resolve: (d) => d.entity }),
+    entity: t.expose('entity', { type: EntityTypeEnum }),
     status: t.field({
       type: DumpStatusEnum,
       resolve: (d) => (d.row?.status as 'SYNCED' | undefined) ?? (d.tracked ? 'PENDING' : 'SKIPPED'),

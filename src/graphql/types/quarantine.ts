@@ -18,7 +18,7 @@ export const QuarantinedLineRef = builder.objectRef<QuarantineRow>('QuarantinedL
     'The rest of the dump is stored.',
   fields: (t) => ({
     packet: t.exposeInt('packet'),
-    entity: t.field({ type: EntityTypeEnum, resolve: (q) => q.entity }),
+    entity: t.expose('entity', { type: EntityTypeEnum }),
     line: t.exposeInt('line', { description: '1-based line number in mbdump/<entity>.' }),
     raw: t.exposeString('raw', {
       description: 'The line exactly as received.',

@@ -45,7 +45,7 @@ export const EntityRemovalRef = builder.objectRef<RemovalRow>('EntityRemoval').i
       resolve: (r) => r.entity,
     }),
     packet: t.exposeInt('packet', { description: 'The packet whose replication packet removed it.' }),
-    kind: t.field({ type: RemovalKindEnum, resolve: (r) => r.kind }),
+    kind: t.expose('kind', { type: RemovalKindEnum }),
     mergedInto: t.exposeID('mergedInto', {
       nullable: true,
       description:

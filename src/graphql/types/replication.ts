@@ -68,12 +68,12 @@ export const ReplicationPacketRef = builder
       'The replication packet of a packet (replication-<N>-v2.tar.bz2, test deployment replication-<N>.tar.bz2): ' +
       "the hour's row-level database changes.",
     fields: (t) => ({
-      format: t.field({ type: ReplicationFormatEnum, resolve: (r) => r.format }),
+      format: t.expose('format', { type: ReplicationFormatEnum }),
       replicationSequence: t.exposeInt('packet', {
         description: 'REPLICATION_SEQUENCE (checked to equal the packet number).',
       }),
       schemaSequence: t.exposeInt('schemaSequence', { description: 'SCHEMA_SEQUENCE.' }),
-      timestamp: t.field({ type: 'DateTime', description: 'TIMESTAMP.', resolve: (r) => r.timestamp }),
+      timestamp: t.expose('timestamp', { type: 'DateTime', description: 'TIMESTAMP.' }),
       dbmirrorVersion: t.exposeInt('dbmirrorVersion', {
         nullable: true,
         description: 'DBMIRROR_VERSION (2 for V2); null for V1.',

@@ -95,21 +95,19 @@ export const MbidResolutionRef = builder.objectRef<MbidResolution>('MbidResoluti
   description: 'What a stored MBID stands for now: itself, the entity it was merged into, or nothing.',
   fields: (t) => ({
     mbid: t.exposeID('mbid', { description: 'The MBID asked for, in lower case.' }),
-    status: t.field({ type: ResolutionStatusEnum, resolve: (r) => r.status }),
-    target: t.field({
+    status: t.expose('status', { type: ResolutionStatusEnum }),
+    target: t.expose('target', {
       type: EntityRef,
       nullable: true,
       description:
         'Itself when CURRENT, the end of the merge chain when MERGED, null when DELETED or UNKNOWN.',
-      resolve: (r) => r.target,
     }),
-    path: t.idList({
+    path: t.exposeIDList('path', {
       description:
         'Each merge hop in order: the MBID the asked one was merged into, then the one that was merged into, ' +
         'and so on to the end of the chain; empty when no merge was followed.',
       // For the cost limit (graphql/plugins/cost.ts): the walk stops after MAX_HOPS hops.
       extensions: { maxItems: MAX_HOPS + 1 },
-      resolve: (r) => r.path,
     }),
   }),
 });

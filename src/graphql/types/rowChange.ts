@@ -59,7 +59,7 @@ export const RowChangeRef = builder.objectRef<RowChangeRow>('RowChange').impleme
       resolve: (r) => r.xid,
     }),
     table: t.exposeString('table', { description: '`schema.table`, unquoted, e.g. musicbrainz.artist.' }),
-    op: t.field({ type: RowOperationEnum, resolve: (r) => r.op }),
+    op: t.expose('op', { type: RowOperationEnum }),
     keys: t.field({
       type: 'JSON',
       nullable: true,

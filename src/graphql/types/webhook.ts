@@ -59,7 +59,7 @@ export const WebhookRef = builder.objectRef<WebhookState>('Webhook').implement({
     }),
     deliveries: t.exposeInt('deliveries', { description: 'POSTs answered 2xx over its life.' }),
     failedDeliveries: t.exposeInt('failedDeliveries', { description: 'POSTs that failed over its life.' }),
-    addedAt: t.field({ type: 'DateTime', resolve: (w) => w.addedAt }),
+    addedAt: t.expose('addedAt', { type: 'DateTime' }),
     retiredAt: t.field(
       time(
         'Set when a sync ran with a webhooks file that no longer lists it (its position is kept).',

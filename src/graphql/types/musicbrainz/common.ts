@@ -124,7 +124,7 @@ export const MusicBrainzEntityRef = builder.interfaceRef<TypedEntity>('MusicBrai
     'repository has the mapping). Fields the line does not hold are null. `EntityChange.data` has the whole line.',
   resolveType: (entity) => TYPE_NAMES[entity.type],
   fields: (t) => ({
-    mbid: t.id({ description: 'JSON `id`, lower case.', resolve: (e) => e.mbid }),
+    mbid: t.exposeID('mbid', { description: 'JSON `id`, lower case.' }),
     name: t.string({
       nullable: true,
       description: 'JSON `title` for recordings, releases, release groups and works; `name` for the others.',
