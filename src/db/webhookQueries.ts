@@ -1,8 +1,8 @@
 import { and, asc, eq, isNull, notInArray, sql } from 'drizzle-orm';
 import type { EntityType } from '../feed/entities.js';
-import { feedFrontier } from './changeFeedQueries.js';
 import type { Store } from './client.js';
 import { feedPositionText, nextPacketOf, parseFeedPosition } from './feedPosition.js';
+import { feedFrontier } from './feedWindow.js';
 import { webhooks } from './schema.js';
 import { tableExists } from './status.js';
 

@@ -1,6 +1,7 @@
-import { type FeedEvent, type FeedQuery, feedFrontier, readFeedEvents } from '../db/changeFeedQueries.js';
+import { type FeedEvent, type FeedQuery, readFeedEvents } from '../db/changeFeedQueries.js';
 import type { Store } from '../db/client.js';
 import type { FeedPosition } from '../db/feedPosition.js';
+import { feedFrontier } from '../db/feedWindow.js';
 import type { PacketEvents } from './events.js';
 
 /** Events one read of {@link followChangeStream} takes from the database at most. */

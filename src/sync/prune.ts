@@ -49,7 +49,7 @@ export function historyCutoff(store: Store, keep: KeepHistory, now: Date): numbe
  * below the cutoff, except each MBID's current version (its newest change), and the row
  * changes of replication packets below it; removals and the current state stay whole. Works in
  * transactions of at most {@link BATCH_ROWS} rows, yielding between them, so readers (WAL) and the
- * sync's own steps are never held up long; then records `history_from` and gives free pages back
+ * sync's own steps are never held up long, after recording `history_from`; then gives free pages back
  * with incremental vacuum (converting the file once, see {@link ensureIncrementalVacuum}).
  * @throws SQLite errors; what was deleted before stays deleted (every row deleted is outside the window).
  */
@@ -63,9 +63,11 @@ export async function pruneHistory(
   const result: PruneResult = { historyFrom: cutoff, changes: 0, rowChanges: 0, freedPages: 0 };
   if (cutoff === undefined || cutoff <= 0) return result;
   ensureIncrementalVacuum(store, logger);
+  // Recorded before the first row goes: from then on a change stream cursor before the cutoff gets
+  // HISTORY_PRUNED, never a page read across rows that are half deleted (a silent gap).
+  recordHistoryFrom(store, cutoff);
   result.changes = await pruneChanges(store, cutoff);
   result.rowChanges = await pruneRowChanges(store, cutoff);
-  recordHistoryFrom(store, cutoff);
   result.freedPages = await vacuumSteps(store);
   if (result.changes + result.rowChanges > 0) {
     logger.info(

@@ -1,7 +1,8 @@
-import { HistoryPrunedError, positionOfEvent, readFeedEvents } from '../db/changeFeedQueries.js';
+import { positionOfEvent, readFeedEvents } from '../db/changeFeedQueries.js';
 import type { Store } from '../db/client.js';
 import { feedEventJson } from '../db/feedEventJson.js';
 import { feedPositionText, parseFeedPosition } from '../db/feedPosition.js';
+import { HistoryPrunedError } from '../db/feedWindow.js';
 import type { EntityType } from '../feed/entities.js';
 
 /** What a webhook delivery asks of the change stream. */

@@ -1,8 +1,12 @@
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { readFeedEvents } from '../../src/db/changeFeedQueries.js';
 import { openStore, type Store } from '../../src/db/client.js';
 import { currentOfMbids } from '../../src/db/currentQueries.js';
+import type { FeedPosition } from '../../src/db/feedPosition.js';
+import { HistoryPrunedError } from '../../src/db/feedWindow.js';
+import { prunedBefore } from '../../src/db/historyQueries.js';
 import { changeId } from '../../src/db/keys.js';
 import { parseKeepFiles } from '../../src/files/retentionPolicy.js';
 import { historyCutoff, pruneHistory } from '../../src/sync/prune.js';
@@ -52,7 +56,14 @@ describe('--keep-history: pruning keeps the current state whole', () => {
     const changesBefore = count('SELECT count(*) FROM changes');
     expect(store.sqlite.pragma('auto_vacuum', { simple: true })).toBe(0);
 
-    const result = await pruneHistory(store, parseKeepFiles('2'), NOW, testLogger());
+    const pruning = pruneHistory(store, parseKeepFiles('2'), NOW, testLogger());
+    // The first batch is gone before pruneHistory first yields; the cutoff is recorded already, so
+    // a change stream cursor before it gets HISTORY_PRUNED, never a page read across a half-pruned range.
+    expect(count('SELECT count(*) FROM changes')).toBeLessThan(changesBefore);
+    expect(prunedBefore(store)).toBe(13);
+    const oldCursor: FeedPosition = { at: 'packetEnd', packet: 10 };
+    expect(() => readFeedEvents(store, { first: 10, after: oldCursor })).toThrow(HistoryPrunedError);
+    const result = await pruning;
 
     expect(store.sqlite.pragma('auto_vacuum', { simple: true })).toBe(2);
     // Every current version is still there: the same status, packet and newest line for every MBID.

@@ -5,13 +5,13 @@ import {
   type FeedEvent,
   type FeedPage,
   type FeedQuery,
-  HistoryPrunedError,
   isRemovalEvent,
   positionOfEvent,
   readFeedEvents,
 } from '../../db/changeFeedQueries.js';
 import type { Store } from '../../db/client.js';
 import { type FeedPosition, feedPositionText, parseFeedPosition } from '../../db/feedPosition.js';
+import { HistoryPrunedError } from '../../db/feedWindow.js';
 import type { EntityType } from '../../feed/entities.js';
 import { followChangeStream } from '../../ops/changeStream.js';
 import { builder } from '../builder.js';

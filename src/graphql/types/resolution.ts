@@ -1,5 +1,6 @@
 import type { Store } from '../../db/client.js';
 import { type CurrentRow, currentOfMbid, currentOfMbids } from '../../db/currentQueries.js';
+import { readSnapshot } from '../../db/snapshot.js';
 import type { EntityType } from '../../feed/entities.js';
 import { builder } from '../builder.js';
 import { userError } from '../errors.js';
@@ -129,8 +130,11 @@ builder.queryFields((t) => ({
     args: { mbids: t.arg.idList({ required: true }) },
     resolve: (_r, args, ctx) => {
       const mbids = checkMbids(args.mbids);
-      const rows = currentOfMbids(ctx.store, mbids, { data: false });
-      return mbids.map((mbid, i) => resolveMbid(ctx.store, mbid, rows[i] ?? null));
+      // One snapshot for the list and every merge hop: a packet committed meanwhile is seen whole or not at all.
+      return readSnapshot(ctx.store, () => {
+        const rows = currentOfMbids(ctx.store, mbids, { data: false });
+        return mbids.map((mbid, i) => resolveMbid(ctx.store, mbid, rows[i] ?? null));
+      });
     },
   }),
 }));
