@@ -1,32 +1,16 @@
-import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { openStore } from '../../../src/db/client.js';
 import { MAX_MBIDS } from '../../../src/graphql/types/resolution.js';
+import { appOverBuiltStore } from '../../support/appFixture.js';
 import { buildCurrentStateHistory, MBID } from '../../support/currentStateFeed.js';
-import { gql, tempDir, testApp } from '../../support/harness.js';
-
-type App = ReturnType<typeof testApp>;
+import { gql } from '../../support/harness.js';
 
 describe('entity, entities and resolve over the current state (yoga.fetch)', () => {
-  let dir: Awaited<ReturnType<typeof tempDir>>;
-  let app: App;
-
-  beforeAll(async () => {
-    dir = await tempDir('lf-resolve-');
-    const path = join(dir.dir, 'livefeed.db');
-    const store = openStore(path);
-    await buildCurrentStateHistory(store, dir.dir);
-    store.close();
-    app = testApp(path, dir.dir);
-  }, 60_000);
-  afterAll(async () => {
-    app?.store.close();
-    await dir?.cleanup();
-  });
+  const fixture = appOverBuiltStore('lf-resolve-', (store, dir) => buildCurrentStateHistory(store, dir));
 
   it('entity(mbid) answers the newest version; history still lists every change', async () => {
     const answer = await gql(
-      app,
+      fixture.app,
       `query($m: ID!) { entity(mbid: $m) { mbid type latest { packet position name } history { nodes { packet } } removed { kind } } }`,
       { m: MBID.replaced.toUpperCase() },
     );
@@ -45,7 +29,7 @@ describe('entity, entities and resolve over the current state (yoga.fetch)', () 
 
   it('entity(mbid) of a deleted MBID keeps its last version and says it was removed', async () => {
     const answer = await gql(
-      app,
+      fixture.app,
       `query($m: ID!) { entity(mbid: $m) { latest { packet name } removed { kind packet } } }`,
       { m: MBID.deletedDespiteOlderDump },
     );
@@ -57,9 +41,13 @@ describe('entity, entities and resolve over the current state (yoga.fetch)', () 
 
   it('entities(mbids) answers in the order asked, null where unknown, duplicates repeated', async () => {
     const mbids = [MBID.chainEnd, MBID.unknown, MBID.replaced, MBID.notInDumps, MBID.chainEnd];
-    const answer = await gql(app, 'query($m: [ID!]!) { entities(mbids: $m) { mbid latest { packet } } }', {
-      m: mbids,
-    });
+    const answer = await gql(
+      fixture.app,
+      'query($m: [ID!]!) { entities(mbids: $m) { mbid latest { packet } } }',
+      {
+        m: mbids,
+      },
+    );
     expect(answer).toEqual({
       data: {
         entities: [
@@ -71,7 +59,7 @@ describe('entity, entities and resolve over the current state (yoga.fetch)', () 
         ],
       },
     });
-    const none = await gql(app, '{ entities(mbids: []) { mbid } }');
+    const none = await gql(fixture.app, '{ entities(mbids: []) { mbid } }');
     expect(none).toEqual({ data: { entities: [] } });
   });
 
@@ -87,7 +75,7 @@ describe('entity, entities and resolve over the current state (yoga.fetch)', () 
       MBID.unknown,
     ];
     const answer = await gql(
-      app,
+      fixture.app,
       'query($m: [ID!]!) { resolve(mbids: $m) { mbid status path target { mbid type latest { packet } } } }',
       { m: mbids },
     );
@@ -117,7 +105,7 @@ describe('entity, entities and resolve over the current state (yoga.fetch)', () 
 
   it("resolve reads a target's line only when asked for it, and then the newest one", async () => {
     const answer = await gql(
-      app,
+      fixture.app,
       'query($m: [ID!]!) { resolve(mbids: $m) { status target { mbid latest { packet name data } } } }',
       { m: [MBID.replaced, MBID.chainStart] },
     );
@@ -130,7 +118,7 @@ describe('entity, entities and resolve over the current state (yoga.fetch)', () 
   });
 
   it('resolve stops at a merge cycle instead of looping', async () => {
-    const store = openStore(app.store.path);
+    const store = openStore(fixture.app.store.path);
     const a = 'c0000000-0000-4000-8000-00000000000a';
     const b = 'c0000000-0000-4000-8000-00000000000b';
     const insert = store.sqlite.prepare(
@@ -140,7 +128,7 @@ describe('entity, entities and resolve over the current state (yoga.fetch)', () 
     insert.run(b, a);
     store.close();
     const answer = await gql(
-      app,
+      fixture.app,
       'query($m: [ID!]!) { resolve(mbids: $m) { status path target { mbid } } }',
       {
         m: [a],
@@ -158,10 +146,10 @@ describe('entity, entities and resolve over the current state (yoga.fetch)', () 
       (_, i) => `d0000000-0000-4000-8000-${String(i).padStart(12, '0')}`,
     );
     const query = `query($m: [ID!]!) { ${field}(mbids: $m) { __typename } }`;
-    const over = await gql(app, query, { m: many });
+    const over = await gql(fixture.app, query, { m: many });
     expect(over.errors?.[0]?.extensions).toMatchObject({ code, maxMbids: MAX_MBIDS });
     expect(over.errors?.[0]?.message).toContain(`at most ${MAX_MBIDS}`);
-    const atMost = await gql(app, query, { m: many.slice(0, MAX_MBIDS) });
+    const atMost = await gql(fixture.app, query, { m: many.slice(0, MAX_MBIDS) });
     expect(atMost.errors).toBeUndefined();
     expect(atMost.data![field]).toHaveLength(MAX_MBIDS);
   });
@@ -169,7 +157,7 @@ describe('entity, entities and resolve over the current state (yoga.fetch)', () 
   it.each(['entities', 'resolve'])(
     '%s with an invalid MBID fails with INVALID_MBID naming its index',
     async (field) => {
-      const answer = await gql(app, `query($m: [ID!]!) { ${field}(mbids: $m) { __typename } }`, {
+      const answer = await gql(fixture.app, `query($m: [ID!]!) { ${field}(mbids: $m) { __typename } }`, {
         m: [MBID.replaced, 'not-an-mbid'],
       });
       expect(answer.errors?.[0]?.extensions?.code).toBe('INVALID_MBID');

@@ -1,8 +1,7 @@
-import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { openStore } from '../../../src/db/client.js';
+import { describe, expect, it } from 'vitest';
 import { COMMON_MIN } from '../../../src/db/searchCommon.js';
-import { gql, tempDir, testApp } from '../../support/harness.js';
+import { appOverBuiltStore } from '../../support/appFixture.js';
+import { gql } from '../../support/harness.js';
 import {
   buildSearchStory,
   PAGING_FILLERS,
@@ -10,8 +9,6 @@ import {
   SEARCH,
   storeDump,
 } from '../../support/searchFeed.js';
-
-type App = ReturnType<typeof testApp>;
 
 // Areas "Crowd Town N" (one more than COMMON_MIN: the index is small) and "Crowd Special":
 // `crowd` is common.
@@ -40,9 +37,8 @@ const SEARCH_QUERY = `query($q: String!, $e: [EntityType!], $first: Int, $after:
 }`;
 
 describe('search over the current state (yoga.fetch, real archives and SQLite)', () => {
-  let dir: Awaited<ReturnType<typeof tempDir>>;
-  let app: App;
-  const search = (q: string, more: Record<string, unknown> = {}) => gql(app, SEARCH_QUERY, { q, ...more });
+  const search = (q: string, more: Record<string, unknown> = {}) =>
+    gql(fixture.app, SEARCH_QUERY, { q, ...more });
   const mbidsOf = async (q: string, more: Record<string, unknown> = {}) => {
     const answer = await search(q, more);
     expect(answer.errors).toBeUndefined();
@@ -54,19 +50,10 @@ describe('search over the current state (yoga.fetch, real archives and SQLite)',
     return answer.errors![0]!;
   };
 
-  beforeAll(async () => {
-    dir = await tempDir('lf-search-');
-    const path = join(dir.dir, 'livefeed.db');
-    const store = openStore(path);
-    await buildSearchStory(store, dir.dir);
-    await storeDump(store, dir.dir, 13, 'area', CROWD_LINES);
-    await storeDump(store, dir.dir, 13, 'artist', ODD_NAMES);
-    store.close();
-    app = testApp(path, dir.dir);
-  }, 60_000);
-  afterAll(async () => {
-    app?.store.close();
-    await dir?.cleanup();
+  const fixture = appOverBuiltStore('lf-search-', async (store, dir) => {
+    await buildSearchStory(store, dir);
+    await storeDump(store, dir, 13, 'area', CROWD_LINES);
+    await storeDump(store, dir, 13, 'artist', ODD_NAMES);
   });
 
   it('ignores case and diacritics: grosse boite finds "Grosse Boîte" of every entity type, names and titles', async () => {
@@ -163,7 +150,7 @@ describe('search over the current state (yoga.fetch, real archives and SQLite)',
       'BAD_CURSOR',
     );
     const changes = await gql(
-      app,
+      fixture.app,
       '{ changes(packet: 10, entity: ARTIST, first: 1) { pageInfo { endCursor } } }',
     );
     const foreign = changes.data!.changes.pageInfo.endCursor;
@@ -202,7 +189,7 @@ describe('search over the current state (yoga.fetch, real archives and SQLite)',
   it('pages like every connection: at most 500, and the page size counts in the cost limit', async () => {
     expect((await errorOf('grosse', { first: 501 })).extensions?.code).toBe('PAGE_SIZE_EXCEEDED');
     const heavy = await gql(
-      app,
+      fixture.app,
       '{ search(query: "grosse", first: 500) { nodes { history(first: 500) { nodes { packet position mbid name } } } } }',
     );
     expect(heavy.errors?.[0]?.extensions?.code).toBe('QUERY_TOO_COMPLEX');
@@ -243,7 +230,7 @@ describe('search over the current state (yoga.fetch, real archives and SQLite)',
       ['numeric wonder', NUMERIC, null],
     ] as const) {
       const hit = (await search(q)).data!.search.edges[0].node;
-      const entity = await gql(app, `{ entity(mbid: "${mbid}") { latest { name } } }`);
+      const entity = await gql(fixture.app, `{ entity(mbid: "${mbid}") { latest { name } } }`);
       expect(hit).toMatchObject({ mbid, latest: { name } });
       expect(entity.data!.entity.latest.name).toBe(name);
     }

@@ -1,12 +1,11 @@
 import { readFile } from 'node:fs/promises';
-import { join } from 'node:path';
 import { getNamedType, isObjectType } from 'graphql';
-import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
-import { openStore } from '../../../src/db/client.js';
+import { describe, expect, it, vi } from 'vitest';
 import { ENTITY_TYPES, type EntityType } from '../../../src/feed/entities.js';
 import { schema } from '../../../src/graphql/schema.js';
 import { TYPE_NAMES } from '../../../src/graphql/types/musicbrainz/common.js';
-import { gql, tempDir, testApp } from '../../support/harness.js';
+import { appOverBuiltStore } from '../../support/appFixture.js';
+import { gql } from '../../support/harness.js';
 import {
   buildTypedEntities,
   packetOneLines,
@@ -15,29 +14,13 @@ import {
 } from '../../support/typedEntityLines.js';
 import { expectedOf, INTERFACE, selection, TYPES } from '../../support/typedEntitySpec.js';
 
-type App = ReturnType<typeof testApp>;
-
 const fragments = Object.entries(TYPES)
   .map(([type, spec]) => `... on ${type} { ${selection(spec)} }`)
   .join(' ');
 const TYPED_SELECTION = `__typename ${selection(INTERFACE)} ${fragments}`;
 
 describe('typed entities: MusicBrainzEntity and its eleven types (yoga.fetch, real archives)', () => {
-  let dir: Awaited<ReturnType<typeof tempDir>>;
-  let app: App;
-
-  beforeAll(async () => {
-    dir = await tempDir('lf-typed-');
-    const path = join(dir.dir, 'livefeed.db');
-    const store = openStore(path);
-    await buildTypedEntities(store, dir.dir);
-    store.close();
-    app = testApp(path, dir.dir);
-  }, 60_000);
-  afterAll(async () => {
-    app?.store.close();
-    await dir?.cleanup();
-  });
+  const fixture = appOverBuiltStore('lf-typed-', (store, dir) => buildTypedEntities(store, dir));
 
   it.each(ENTITY_TYPES.map((e) => [e]))(
     'every typed field of each %s line is the value of its JSON field, null where the line has none',
@@ -45,7 +28,7 @@ describe('typed entities: MusicBrainzEntity and its eleven types (yoga.fetch, re
       const lines = packetOneLines()[entity as EntityType];
       expect(lines.length).toBeGreaterThan(0);
       const answer = await gql(
-        app,
+        fixture.app,
         `{ changes(packet: 1, entity: ${entity.toUpperCase().replace('-', '_')}, first: 20) { nodes { mbid type entity { ${TYPED_SELECTION} } } } }`,
       );
       expect(answer.errors).toBeUndefined();
@@ -97,7 +80,7 @@ describe('typed entities: MusicBrainzEntity and its eleven types (yoga.fetch, re
   it('inline fragments on the interface pick each type, across entity types in one list', async () => {
     const mbids = [TYPED.edSheeran, TYPED.abstractLogix, TYPED.place, TYPED.releaseGroup];
     const answer = await gql(
-      app,
+      fixture.app,
       `query($m: [ID!]!) { entities(mbids: $m) { current { __typename mbid name
          ... on Artist { sortName lifeSpan { begin ended } }
          ... on Label { labelCode country }
@@ -137,7 +120,7 @@ describe('typed entities: MusicBrainzEntity and its eleven types (yoga.fetch, re
 
   it('Entity.current is the newest version typed; EntityChange.entity each version; data stays', async () => {
     const answer = await gql(
-      app,
+      fixture.app,
       `query($m: ID!) { entity(mbid: $m) {
          current { ... on Release { releaseGroupMbid status } }
          history { nodes { packet data entity { ... on Release { releaseGroupMbid status } } } } } }`,
@@ -165,7 +148,7 @@ describe('typed entities: MusicBrainzEntity and its eleven types (yoga.fetch, re
     const parse = vi.spyOn(JSON, 'parse');
     try {
       const answer = await gql(
-        app,
+        fixture.app,
         `{ changes(packet: 1, entity: LABEL, first: 20) { nodes { name type entity { name disambiguation
              aliases { name } ... on Label { sortName labelCode lifeSpan { begin } } } } }
            entities(mbids: ["${TYPED.abstractLogix}"]) { latest { name entity { name } } current { name } } }`,
@@ -181,7 +164,7 @@ describe('typed entities: MusicBrainzEntity and its eleven types (yoga.fetch, re
 
   it('Entity.current is null for an MBID no JSON dump held (known from a deletion)', async () => {
     const answer = await gql(
-      app,
+      fixture.app,
       `query($m: ID!) { entity(mbid: $m) { latest { packet } current { mbid } removed { kind } } }`,
       {
         m: TYPED.deletedOnly,
@@ -194,7 +177,7 @@ describe('typed entities: MusicBrainzEntity and its eleven types (yoga.fetch, re
 
   it('a JSON value of another type than upstream writes is a field error naming entity, line and path', async () => {
     const answer = await gql(
-      app,
+      fixture.app,
       `query($m: ID!) { entity(mbid: $m) { current { name ... on Recording { length isrcs } } } }`,
       { m: TYPED.badRecording },
     );
