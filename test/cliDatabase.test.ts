@@ -210,5 +210,6 @@ describe('serve on a read-only file system (a real read-only tmpfs mount)', () =
     const fresh = await runCli(['sync', '--once', '--demo', '--data-dir', join(mount.dir, 'new')]);
     expect(fresh.stderr).toContain('read-only file system');
     expect(fresh.stderr).not.toMatch(/ENOENT|EROFS: /);
-  });
+    // Four real processes one after another (serve, two syncs): 12 s alone, over 30 s on a busy machine.
+  }, 90_000);
 });

@@ -59,10 +59,19 @@ export function feedFilters(args: {
   return filters;
 }
 
+// The kind of each filter set met, per request: a page of 100 edges makes 100 cursors of one kind,
+// and the digest is most of a cursor's cost.
+const kinds = new WeakMap<FeedFilters, string>();
+
 /** The cursor kind of a filter set: a cursor is valid only with the filters it was made under. */
 function cursorKind(filters: FeedFilters): string {
-  const digest = createHash('sha256').update(JSON.stringify(filters)).digest('base64url').slice(0, 16);
-  return `changeFeed/${digest}`;
+  let kind = kinds.get(filters);
+  if (kind === undefined) {
+    const digest = createHash('sha256').update(JSON.stringify(filters)).digest('base64url').slice(0, 16);
+    kind = `changeFeed/${digest}`;
+    kinds.set(filters, kind);
+  }
+  return kind;
 }
 
 /** Opaque cursor of a stream position under `filters`. */
