@@ -192,12 +192,15 @@ function bodyFault(fault: Fault, length: number): Transform {
         if (at >= chunk.length) return callback(null, chunk);
         if (at > 0) this.push(chunk.subarray(0, at));
         // A stall simply never asks for more: the connection stays open and silent. A cut ends the
-        // response with an error (the server destroys the connection), a moment later so that the
-        // bytes before the cut have left: destroying a socket drops what it has not sent yet.
+        // response with an error (the server destroys the connection) once the response has taken
+        // the bytes before the cut, and a moment later so that they have left: destroying a socket
+        // drops what it has not sent yet. A fixed delay alone lost them on a busy machine.
         if (fault.kind === 'stall') return;
-        later(50).then(() =>
-          callback(Object.assign(new Error('injected fault: connection cut'), { code: 'FAULT_CUT' })),
-        );
+        void (async () => {
+          for (let waited = 0; this.readableLength > 0 && waited < 5_000; waited += 10) await later(10);
+          await later(50);
+          callback(Object.assign(new Error('injected fault: connection cut'), { code: 'FAULT_CUT' }));
+        })();
         return;
       }
       if (fault.kind === 'trickle') {
