@@ -66,9 +66,9 @@ function checkedLimit(limit: number): number {
 
 /**
  * Up to `limit` changes of one JSON dump after line `afterPosition`, in file order (one range
- * read of the primary key). @throws RangeError for a bad limit; the driver's error
+ * read of the primary key). Rejects with a RangeError for a bad limit, or the driver's error.
  */
-export function changesPagePostgres(
+export async function changesPagePostgres(
   store: PostgresStore,
   packet: number,
   entity: EntityType,
@@ -81,9 +81,10 @@ export function changesPagePostgres(
 
 /**
  * Up to `limit` changes of `mbid` after change id `afterId` (0: from the oldest), oldest first:
- * a seek on `changes_mbid` (mbid, id). @throws RangeError for a bad limit; the driver's error
+ * a seek on `changes_mbid` (mbid, id). Rejects with a RangeError for a bad limit, or the driver's
+ * error.
  */
-export function changesOfMbidPagePostgres(
+export async function changesOfMbidPagePostgres(
   store: PostgresStore,
   mbid: string,
   afterId: number,
