@@ -25,15 +25,16 @@ function aggregateChanges(name: string, where: string) {
   };
 }
 
-const DUMP_PAGE = aggregateChanges(
+/** The statements of the reads below, exported for the plan test (test/db/postgres/readPlans.test.ts). */
+export const DUMP_PAGE = aggregateChanges(
   'livefeed_changes_page',
   'WHERE id > $1 AND id <= $2 ORDER BY id LIMIT $3',
 );
-const MBID_PAGE = aggregateChanges(
+export const MBID_PAGE = aggregateChanges(
   'livefeed_changes_of_mbid_page',
   'WHERE mbid = $1 AND id > $2 ORDER BY id LIMIT $3',
 );
-const PREVIOUS = aggregateChanges(
+export const PREVIOUS = aggregateChanges(
   'livefeed_previous_change',
   'WHERE mbid = $1 AND id < $2 ORDER BY id DESC LIMIT 1',
 );

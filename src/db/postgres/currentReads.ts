@@ -11,8 +11,9 @@ import type { PostgresStore } from './client.js';
  * - the newest removal: one reverse seek in `removals_mbid` (mbid, packet, kind): of a deletion and
  *   a merge in one packet, the merge ('MERGED' > 'DELETED' in every collation) names the target.
  * One statement for any number of MBIDs (LATERAL over `unnest`), prepared once per connection.
+ * Exported for the plan test (test/db/postgres/readPlans.test.ts).
  */
-const CURRENT_OF = {
+export const CURRENT_OF = {
   name: 'livefeed_current_of_mbids',
   text: `SELECT m.mbid, c.id, c.data, r.entity, r.kind, r.packet, r.merged_into
     FROM unnest($1::text[]) AS m (mbid)
