@@ -142,12 +142,7 @@ export function aggregateChanges(where: string): string {
     FROM (SELECT id, mbid, data FROM changes ${where})`;
 }
 
-/**
- * One row of an {@link aggregateChanges} statement (or its PostgreSQL twin, db/postgres/changeReads.ts):
- * ids, MBIDs and byte lengths of `data` as comma-separated lists, every line's bytes back to back;
- * ids null when no row matched.
- */
-export type AggregateRow = [ids: string | null, mbids: string, lengths: string, data: Buffer];
+type AggregateRow = [string | null, string, string, Buffer];
 
 /**
  * Rows of an {@link aggregateChanges} statement in ascending `id`, each `data` a view of the one
@@ -155,14 +150,7 @@ export type AggregateRow = [ids: string | null, mbids: string, lengths: string, 
  * sorted here (never observed), so the order never depends on it.
  */
 export function changeRows(statement: Statement, ...params: unknown[]): ChangeRow[] {
-  return aggregateRows(statement.raw(true).get(...params) as AggregateRow);
-}
-
-/**
- * The changes of one {@link AggregateRow}, in ascending `id`.
- * @throws Error when the lengths do not add up to the bytes read (a broken aggregate)
- */
-export function aggregateRows([ids, mbids, lengths, data]: AggregateRow): ChangeRow[] {
+  const [ids, mbids, lengths, data] = statement.raw(true).get(...params) as AggregateRow;
   if (ids === null) return [];
   const idList = ids.split(',');
   const mbidList = mbids.split(',');
