@@ -1,91 +1,15 @@
-import { join } from 'node:path';
 import { afterAll, beforeAll, expect, it } from 'vitest';
-import { openStore, type Store } from '../../src/db/client.js';
+import type { Store } from '../../src/db/client.js';
 import type { CurrentRow } from '../../src/db/currentQueries.js';
 import { recordHistoryFrom } from '../../src/db/historyQueries.js';
 import { changeId } from '../../src/db/keys.js';
 import type { ChangeRow } from '../../src/db/queries.js';
 import { type Reads, sqliteReads } from '../../src/db/reads.js';
-import { ingestJsonDumpPostgres } from '../../src/sync/postgres/ingest.js';
-import { writeJsonDump } from '../support/archives.js';
-import {
-  artistLine,
-  type CurrentStateStep,
-  currentStateArchives,
-  MBID,
-  storeStep,
-} from '../support/currentStateFeed.js';
-import { describeStores, type StoreUnderTest } from '../support/stores.js';
+import { artistLine, MBID } from '../support/currentStateFeed.js';
+import { FILLER_0, fillReadsStory, LABEL_LINES, label, SAME_PACKET_LINE } from '../support/readsFeed.js';
+import { describeStores } from '../support/stores.js';
 
-// The current state story of test/support/currentStateFeed.ts and two more JSON dumps: artist dump
-// 13, stored after packet 13 deleted `deletedTarget`, holds it again (a removal and a line of the
-// same packet: the removal wins); label dump 15, with its own TIMESTAMP, holds 120 lines with
-// characters of two, three and four UTF-8 bytes (byte lengths differ from character counts).
-const SAME_PACKET_LINE = artistLine(MBID.deletedTarget, 'same packet — ✓');
-const label = (n: number) => `b0000000-0000-4000-8000-${String(n).padStart(12, '0')}`;
-const LABEL_LINES = Array.from({ length: 120 }, (_, i) =>
-  JSON.stringify({ id: label(i + 1), name: `Étiquette ${i + 1} — 𝄞`, 'label-code': i }),
-);
-const LABEL_TIMESTAMP = '2026-05-12 08:30:00.250001+00';
-
-async function extraArchives(dir: string): Promise<CurrentStateStep[]> {
-  const same = await writeJsonDump(join(dir, 'dump-13'), {
-    packet: 13,
-    entity: 'artist',
-    lines: [SAME_PACKET_LINE],
-  });
-  const labels = await writeJsonDump(join(dir, 'dump-15'), {
-    packet: 15,
-    entity: 'label',
-    lines: LABEL_LINES,
-    timestamp: LABEL_TIMESTAMP,
-  });
-  return [
-    { kind: 'dump', packet: 13, entity: 'artist', path: same.path },
-    { kind: 'dump', packet: 15, entity: 'label', path: labels.path },
-  ];
-}
-
-/**
- * Fills `target` from the story's real archives and returns the SQLite store that holds them:
- * `target` itself, or for PostgreSQL a SQLite twin filled the same way. SQLite stores every
- * archive through its writers; PostgreSQL stores the JSON dumps through `ingestJsonDumpPostgres`
- * and, as its replication packet writer is not ported yet (docs/POSTGRES_PORT.md, step 2), gets the
- * `removals` and `packets` rows the SQLite replication writer made of the same packets.
- */
-async function fill(target: StoreUnderTest): Promise<Store> {
-  const steps = [...(await currentStateArchives(target.dir)), ...(await extraArchives(target.dir))];
-  const sqlite = target.sqlite ?? openStore(join(target.dir, 'twin.sqlite'));
-  for (const step of steps) await storeStep(sqlite, step);
-  const pg = target.postgres;
-  if (!pg) return sqlite;
-  for (const step of steps) {
-    if (step.kind !== 'dump') continue;
-    await ingestJsonDumpPostgres(pg, { ...step, archivePath: step.path, file: null });
-  }
-  const removals = sqlite.sqlite
-    .prepare('SELECT mbid, entity, packet, kind, merged_into FROM removals')
-    .raw()
-    .all() as unknown[][];
-  for (const row of removals) {
-    await pg.pool.query(
-      'INSERT INTO removals (mbid, entity, packet, kind, merged_into) VALUES ($1, $2, $3, $4, $5)',
-      row,
-    );
-  }
-  const packets = sqlite.sqlite
-    .prepare('SELECT number, timestamp, schema_sequence, synced_at, created_at FROM packets')
-    .raw()
-    .all() as unknown[][];
-  for (const row of packets) {
-    await pg.pool.query(
-      `INSERT INTO packets (number, timestamp, schema_sequence, synced_at, created_at) VALUES ($1, $2, $3, $4, $5)
-       ON CONFLICT (number) DO NOTHING`,
-      row,
-    );
-  }
-  return sqlite;
-}
+// Both stores filled from the same real archives (test/support/readsFeed.ts) answer the same.
 
 /** A change as plain data (SQLite's lazily read line included), for deep comparison. */
 const plainChange = (c: ChangeRow) => ({
@@ -104,7 +28,7 @@ describeStores('current state and history reads', (kind, store) => {
   let twin: Store;
   const reads = (): Reads => store().reads;
   beforeAll(async () => {
-    twin = await fill(store());
+    twin = await fillReadsStory(store());
   }, 60_000);
   afterAll(() => {
     if (twin !== store().sqlite) twin?.close();
@@ -173,6 +97,12 @@ describeStores('current state and history reads', (kind, store) => {
     expect(row).toMatchObject({ status: 'DELETED', packet: 13, entity: 'artist' });
     expect(row!.latest!.id).toBe(changeId(13, 'artist', 1));
     expect(row!.latest!.data).toEqual(Buffer.from(SAME_PACKET_LINE));
+  });
+
+  it('of a deletion and a merge in one packet, the merge wins and names its target', async () => {
+    const row = await reads().currentOfMbid(FILLER_0);
+    expect(row).toMatchObject({ status: 'MERGED', packet: 16, entity: 'artist', mergedInto: MBID.chainEnd });
+    expect(row!.latest!.id).toBe(changeId(10, 'artist', 10));
   });
 
   it('a list of MBIDs answers in the order asked, duplicates and unknowns included, as one MBID at a time', async () => {
