@@ -108,6 +108,23 @@ function currentRowOf(store: Store, raw: RawCurrentRow): CurrentRow | undefined 
       : data === null
         ? new LazyChange(store, changeId, mbid)
         : { id: changeId, ...changeKey(changeId), mbid, data };
+  return currentRowFrom(mbid, latest, removedEntity, removal, removedPacket, mergedInto);
+}
+
+/**
+ * The rule of the current state (see the top of this file), shared by both stores: the newest
+ * removal (kind, packet, entity, target; nulls when none) wins over `latest`, the newest JSON dump
+ * line, when its packet is the same or newer. Undefined when neither exists. Arguments, not a
+ * removal object: no allocation per row on the request path.
+ */
+export function currentRowFrom(
+  mbid: string,
+  latest: ChangeRow | null,
+  removedEntity: EntityType | null,
+  removal: 'DELETED' | 'MERGED' | null,
+  removedPacket: number | null,
+  mergedInto: string | null,
+): CurrentRow | undefined {
   if (removal !== null && (latest === null || removedPacket! >= latest.packet)) {
     return { mbid, entity: removedEntity!, status: removal, packet: removedPacket!, mergedInto, latest };
   }

@@ -1,5 +1,6 @@
 import { join } from 'node:path';
 import type { Store } from '../../src/db/client.js';
+import type { EntityType } from '../../src/feed/entities.js';
 import { ingestJsonDump } from '../../src/sync/ingest.js';
 import { storeReplicationPacket } from '../../src/sync/replication.js';
 import { writeJsonDump } from './archives.js';
@@ -35,7 +36,8 @@ const filler = (n: number) => `f0000000-0000-4000-8000-${String(n).padStart(12, 
 
 const ROW_ID: Record<string, number> = Object.fromEntries(Object.values(MBID).map((gid, i) => [gid, i + 1]));
 const row = (gid: string) => artistRow({ id: ROW_ID[gid]!, gid, name: `Artist ${ROW_ID[gid]}` });
-const line = (mbid: string, name: string) => JSON.stringify({ id: mbid, name, type: 'Person' });
+/** The artist JSON dump line of the story for `mbid` with `name`. */
+export const artistLine = (mbid: string, name: string) => JSON.stringify({ id: mbid, name, type: 'Person' });
 const touch = (gid: string, xid: number): FixtureRow => ({
   xid,
   table: 'musicbrainz.artist',
@@ -55,41 +57,67 @@ const remove = (gid: string, xid: number): FixtureRow => ({
   oldData: row(gid),
 });
 
+/** One archive of the {@link currentStateArchives} story: a JSON dump or a replication packet. */
+export type CurrentStateStep =
+  | { kind: 'dump'; packet: number; entity: EntityType; path: string }
+  | { kind: 'packet'; packet: number; path: string };
+
 /**
- * Stores, through the real writers (real xz and bzip2 archives), in this order: artist JSON dump
- * 10 (the first nine MBIDs and {@link FILLER} more), replication packet 12 (deletes `reappeared`
- * and `deletedDespiteOlderDump`, merges `chainStart` → `middle` and `mergedThenDeleted` →
- * `deletedTarget`), JSON dump 11 (`replaced` and `deletedDespiteOlderDump` again), packet 13
- * (merges `middle` → `chainEnd` and `mergedIntoUnheld` → `notInDumps`, deletes `deletedTarget`),
- * JSON dump 14 (`reappeared`).
+ * Writes the archives of the current state story (real xz and bzip2 archives), in the order they
+ * are stored: artist JSON dump 10 (the first nine MBIDs and {@link FILLER} more), replication packet
+ * 12 (deletes `reappeared` and `deletedDespiteOlderDump`, merges `chainStart` → `middle` and
+ * `mergedThenDeleted` → `deletedTarget`), JSON dump 11 (`replaced` and `deletedDespiteOlderDump`
+ * again), packet 13 (merges `middle` → `chainEnd` and `mergedIntoUnheld` → `notInDumps`, deletes
+ * `deletedTarget`), JSON dump 14 (`reappeared`).
  */
-export async function buildCurrentStateHistory(store: Store, dir: string): Promise<void> {
-  const dump = async (packet: number, lines: string[]) => {
+export async function currentStateArchives(dir: string): Promise<CurrentStateStep[]> {
+  const dump = async (packet: number, lines: string[]): Promise<CurrentStateStep> => {
     const built = await writeJsonDump(join(dir, `dump-${packet}`), { packet, entity: 'artist', lines });
-    await ingestJsonDump(store, { packet, entity: 'artist', archivePath: built.path, file: null });
+    return { kind: 'dump', packet, entity: 'artist', path: built.path };
   };
-  const packet = async (number: number, rows: FixtureRow[]) => {
+  const packet = async (number: number, rows: FixtureRow[]): Promise<CurrentStateStep> => {
     const path = await writeReplicationPacket(join(dir, `packet-${number}`), {
       packet: number,
       format: 'v2',
       rows,
     });
-    await storeReplicationPacket(store, number, path);
+    return { kind: 'packet', packet: number, path };
   };
   const firstNine = Object.values(MBID).slice(0, 9);
-  const fillers = Array.from({ length: FILLER }, (_, i) => line(filler(i), `Filler ${i}`));
-  await dump(10, [...firstNine.map((mbid) => line(mbid, 'first')), ...fillers]);
-  await packet(12, [
-    remove(MBID.reappeared, 1),
-    remove(MBID.deletedDespiteOlderDump, 2),
-    ...merge(MBID.chainStart, MBID.middle, 3),
-    ...merge(MBID.mergedThenDeleted, MBID.deletedTarget, 4),
-  ]);
-  await dump(11, [line(MBID.replaced, 'second'), line(MBID.deletedDespiteOlderDump, 'second')]);
-  await packet(13, [
-    ...merge(MBID.middle, MBID.chainEnd, 5),
-    ...merge(MBID.mergedIntoUnheld, MBID.notInDumps, 6),
-    remove(MBID.deletedTarget, 7),
-  ]);
-  await dump(14, [line(MBID.reappeared, 'back')]);
+  const fillers = Array.from({ length: FILLER }, (_, i) => artistLine(filler(i), `Filler ${i}`));
+  return [
+    await dump(10, [...firstNine.map((mbid) => artistLine(mbid, 'first')), ...fillers]),
+    await packet(12, [
+      remove(MBID.reappeared, 1),
+      remove(MBID.deletedDespiteOlderDump, 2),
+      ...merge(MBID.chainStart, MBID.middle, 3),
+      ...merge(MBID.mergedThenDeleted, MBID.deletedTarget, 4),
+    ]),
+    await dump(11, [artistLine(MBID.replaced, 'second'), artistLine(MBID.deletedDespiteOlderDump, 'second')]),
+    await packet(13, [
+      ...merge(MBID.middle, MBID.chainEnd, 5),
+      ...merge(MBID.mergedIntoUnheld, MBID.notInDumps, 6),
+      remove(MBID.deletedTarget, 7),
+    ]),
+    await dump(14, [artistLine(MBID.reappeared, 'back')]),
+  ];
+}
+
+/** Stores one step in a SQLite store through the real writers (sync/ingest.ts, sync/replication.ts). */
+export async function storeStep(store: Store, step: CurrentStateStep): Promise<void> {
+  if (step.kind === 'dump') {
+    await ingestJsonDump(store, {
+      packet: step.packet,
+      entity: step.entity,
+      archivePath: step.path,
+      file: null,
+    });
+  } else {
+    await storeReplicationPacket(store, step.packet, step.path);
+  }
+}
+
+/** Stores the whole {@link currentStateArchives} story in a SQLite store, in order. */
+export async function buildCurrentStateHistory(store: Store, dir: string): Promise<void> {
+  for (const step of await currentStateArchives(dir)) await storeStep(store, step);
 }

@@ -64,7 +64,12 @@ export const dumps = pgTable(
   ],
 );
 
-/** One JSON dump line; `id` as in SQLite (db/keys.ts): a dump is one contiguous id range. */
+/**
+ * One JSON dump line; `id` as in SQLite (db/keys.ts): a dump is one contiguous id range.
+ * `changes_mbid` is on (mbid, id): SQLite's index on mbid ends with the rowid (the id) by itself, so
+ * the newest line of an MBID, its previous version and its history pages are one seek there; here
+ * the id must be named for the same seeks (an index on mbid alone reads every version and sorts).
+ */
 export const changes = pgTable(
   'changes',
   {
@@ -75,7 +80,7 @@ export const changes = pgTable(
     mbid: text('mbid').notNull(),
     data: text('data').notNull(),
   },
-  (t) => [index('changes_mbid').on(t.mbid)],
+  (t) => [index('changes_mbid').on(t.mbid, t.id)],
 );
 
 export const quarantine = pgTable(

@@ -1,0 +1,67 @@
+import type { EntityType } from '../feed/entities.js';
+import { packetTimestamp, previousChange } from './changeVersionQueries.js';
+import type { Store } from './client.js';
+import { type CurrentRow, currentOfMbid, currentOfMbids } from './currentQueries.js';
+import { historyFrom, prunedBefore } from './historyQueries.js';
+import { type ChangeRow, changeCountOfMbid, changesOfMbidPage, changesPage } from './queries.js';
+
+/**
+ * The reads of the current state and of history that the GraphQL layer needs, as one async
+ * interface with two implementations (docs/POSTGRES_PORT.md, step 3): {@link sqliteReads} over the
+ * synchronous functions of db/*Queries.ts, and `postgresReads` (db/postgres/reads.ts, loaded only
+ * for a postgres:// database). Both give the same answers byte for byte: `data` is the stored
+ * line's UTF-8 bytes, times the stored ISO 8601 text. MBIDs are lower case, as stored.
+ * Every method rejects with the store's error (a closed database, a lost connection).
+ */
+export interface Reads {
+  /**
+   * The current state of `mbid` (db/currentQueries.ts): its newest JSON dump line by change id and
+   * its newest removal by packet, then kind; a removal wins over a line of the same or an older
+   * packet. Undefined when neither a JSON dump nor a removal holds it.
+   */
+  currentOfMbid(mbid: string): Promise<CurrentRow | undefined>;
+  /**
+   * The current state of each of `mbids` in the order given (duplicates answer the same row,
+   * undefined where not held), in one statement. `data: false` is a hint that the caller mostly
+   * needs statuses: SQLite then reads each line when first used; PostgreSQL, which cannot read
+   * later without a promise, reads them in the same statement.
+   */
+  currentOfMbids(mbids: readonly string[], options?: { data?: boolean }): Promise<(CurrentRow | undefined)[]>;
+  /** Up to `limit` changes of `mbid` after change id `afterId` (0: from the oldest), oldest first. */
+  changesOfMbidPage(mbid: string, afterId: number, limit: number): Promise<ChangeRow[]>;
+  /** Number of changes held for `mbid` (every version). */
+  changeCountOfMbid(mbid: string): Promise<number>;
+  /** The packet before which changes were pruned (--keep-history), or undefined when none ever were. */
+  prunedBefore(): Promise<number | undefined>;
+  /** The oldest packet whose changes are held: the pruning cutoff, else the oldest stored packet. */
+  historyFrom(): Promise<number | undefined>;
+  /**
+   * The held version of `change.mbid` just before `change` (the newest change with a smaller id),
+   * or undefined when `change` is the oldest held.
+   */
+  previousChange(change: Pick<ChangeRow, 'id' | 'mbid'>): Promise<ChangeRow | undefined>;
+  /** The TIMESTAMP of `packet` (ISO 8601 as stored), or null when no archive of it was read. */
+  packetTimestamp(packet: number): Promise<string | null>;
+  /** Up to `limit` changes of the JSON dump (packet, entity) after line `afterPosition`, in file order. */
+  changesPage(packet: number, entity: EntityType, afterPosition: number, limit: number): Promise<ChangeRow[]>;
+}
+
+/**
+ * {@link Reads} over a SQLite store: each method calls the synchronous function of the same name
+ * (their statements and speed are measured in bench/RESULTS.md) and resolves with its answer.
+ */
+export function sqliteReads(store: Store): Reads {
+  // Async methods: an error of the synchronous read becomes a rejection, as on PostgreSQL.
+  return {
+    currentOfMbid: async (mbid) => currentOfMbid(store, mbid),
+    currentOfMbids: async (mbids, options) => currentOfMbids(store, mbids, options),
+    changesOfMbidPage: async (mbid, afterId, limit) => changesOfMbidPage(store, mbid, afterId, limit),
+    changeCountOfMbid: async (mbid) => changeCountOfMbid(store, mbid),
+    prunedBefore: async () => prunedBefore(store),
+    historyFrom: async () => historyFrom(store),
+    previousChange: async (change) => previousChange(store, change),
+    packetTimestamp: async (packet) => packetTimestamp(store, packet),
+    changesPage: async (packet, entity, afterPosition, limit) =>
+      changesPage(store, packet, entity, afterPosition, limit),
+  };
+}
