@@ -5,7 +5,8 @@
  * and prints the table. Options: `--runs N` (timed runs of each ingest, interleaved; the best
  * counts, default 5), `--rebuild` (fresh inputs), `--graphql-seconds S` (per query, default 5),
  * `--graphql-rounds N` (interleaved rounds of the three queries, the best counts, default 5),
- * `--skip-graphql`, `--bootstrap [--lines N]` (only the full dump bootstrap, bench/bootstrap.ts),
+ * `--skip-graphql`, `--bootstrap [--lines N] [--reads-only]` (only the full dump bootstrap, bench/bootstrap.ts;
+ * `--reads-only`: its read figures on the database the last run left),
  * `--sync-process [--scale S]` (only `sync --once` as a process, bench/syncProcess.ts), `--year` (only the year section, bench/year.ts; `--skip-year` leaves it out),
  * `--search [--search-db PATH]` (only `search` and `changeFeed` on the bootstrap's 1M-entity database, bench/search.ts),
  * `--postgres [--runs N] [--scale S] [--runner dist|tsx]` (only the JSON dump ingest into PostgreSQL
