@@ -1,3 +1,4 @@
+import type { Store } from '../db/client.js';
 import { missingReplicationPackets, storedReplicationPacket } from '../db/replicationQueries.js';
 import { replicationPacketName } from '../feed/protocol/urls.js';
 import type { SyncContext, SyncReport } from './context.js';
@@ -6,6 +7,7 @@ import { recordFailure, recordNotThere, retryDeferred } from './fileRecords.js';
 import { runFileStep } from './fileStep.js';
 import { storeReplicationPacket } from './replication.js';
 import { recordSignatureFailure } from './signatureMissing.js';
+import { sqliteStoreOf } from './syncStore.js';
 
 /** Raised when the feed has no replication packet that replication-info says exists (FEED.md, Errors). */
 export class MissingPacketError extends Error {
@@ -26,7 +28,8 @@ export async function askReplicationPacket(
   packet: number,
   now: () => Date,
 ): Promise<void> {
-  if (ctx.policy.deferFailed && retryDeferred(ctx.store, { packet }, now())) {
+  const store = sqliteStoreOf(ctx.store, 'Replication packets');
+  if (ctx.policy.deferFailed && retryDeferred(store, { packet }, now())) {
     report.deferred++;
     return;
   }
@@ -38,12 +41,11 @@ export async function askReplicationPacket(
       packet,
       name,
       label: `replication packet ${packet}`,
-      stored: () => storedReplicationPacket(ctx.store, packet) !== undefined,
-      store: (fetched, beforeCommit) => storeReplication(ctx, fetched, beforeCommit, now),
+      stored: () => storedReplicationPacket(store, packet) !== undefined,
+      store: (fetched, beforeCommit) => storeReplication(ctx, store, fetched, beforeCommit, now),
       notThere: () => {
         const reason = `${name} is not on the feed although replication-info lists packet ${packet} or later`;
-        if (recordNotThere(ctx.store, packet, reason, now()) === 'MISSING')
-          throw new MissingPacketError(reason);
+        if (recordNotThere(store, packet, reason, now()) === 'MISSING') throw new MissingPacketError(reason);
         ctx.observe.logger.warn(
           { event: 'replication-pending', packet, file: name },
           `${reason}; asking again later (it may not be copied yet)`,
@@ -52,9 +54,9 @@ export async function askReplicationPacket(
       recordFailure: (reason, error) => {
         // MISSING is recorded by recordNotThere: reported, asked again on every poll, never FAILED.
         if (!(error instanceof MissingPacketError)) {
-          return recordFailure(ctx.store, { packet }, reason, now(), error);
+          return recordFailure(store, { packet }, reason, now(), error);
         }
-        recordSignatureFailure(ctx.store, { packet }, error, now());
+        recordSignatureFailure(store, { packet }, error, now());
         return undefined;
       },
     },
@@ -65,12 +67,13 @@ export async function askReplicationPacket(
 /** Stores a fetched replication packet and logs what it held (schema change, unresolved deletions). */
 async function storeReplication(
   ctx: SyncContext,
+  store: Store,
   fetched: FetchedFile,
   beforeCommit: () => void,
   now: () => Date,
 ): Promise<void> {
   const { name, packet } = fetched.record;
-  const stored = await storeReplicationPacket(ctx.store, packet, fetched.tmpPath, {
+  const stored = await storeReplicationPacket(store, packet, fetched.tmpPath, {
     signal: ctx.signal,
     fileName: name,
     now,
@@ -115,7 +118,7 @@ export async function recheckMissingPackets(
   now: () => Date,
 ): Promise<void> {
   if (!ctx.policy.replicationPackets) return;
-  for (const packet of missingReplicationPackets(ctx.store, from)) {
+  for (const packet of missingReplicationPackets(sqliteStoreOf(ctx.store, 'Replication packets'), from)) {
     if (ctx.policy.skipPackets.has(packet)) continue;
     ctx.signal?.throwIfAborted();
     await askReplicationPacket(ctx, report, packet, now);

@@ -1,0 +1,126 @@
+/**
+ * Suites that run the same test bodies against both stores (issue 17): a temporary SQLite file and
+ * a database of the throw-away PostgreSQL cluster (postgres.ts). A body gets a {@link StoreKind}
+ * and makes a fresh database per test with {@link StoreKind.create}; rows are read with the
+ * statement written once, `?` parameters, and come back alike from both stores (see {@link plain}).
+ */
+import { createHash } from 'node:crypto';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe } from 'vitest';
+import { redactDatabaseUrl } from '../../src/config/databaseUrl.js';
+import { openStore } from '../../src/db/client.js';
+import { openPostgresStore } from '../../src/db/postgres/client.js';
+import { pgRows } from '../../src/db/postgres/sql.js';
+import { postgresSyncStore } from '../../src/sync/postgres/syncStore.js';
+import { sqliteSyncStore } from '../../src/sync/sqliteSyncStore.js';
+import type { SyncStore } from '../../src/sync/syncStore.js';
+import { describePostgres, type PostgresCluster, startPostgres } from './postgres.js';
+
+/** A fresh database of one store kind. */
+export interface TestDatabase {
+  store: SyncStore;
+  /** The `--db` value of a CLI run on it (a PostgreSQL URL holds the test cluster's password). */
+  db: string;
+  /** Rows of `sql` (`?` parameters), values made {@link plain}. */
+  rows<T = Record<string, unknown>>(sql: string, ...args: unknown[]): Promise<T[]>;
+  /** Closes the store's connections (the database stays). */
+  close(): Promise<void>;
+}
+
+/** One of the two stores, for a suite's body. */
+export interface StoreKind {
+  kind: 'sqlite' | 'postgres';
+  /** A new empty database (migrated), its SQLite file under `dataDir` or a new PostgreSQL database. */
+  create(dataDir: string): Promise<TestDatabase>;
+}
+
+/**
+ * A value as both stores give it: booleans as 1/0 (SQLite has none) and bytes (PostgreSQL `bytea`)
+ * as the UTF-8 text SQLite keeps.
+ */
+export function plain(value: unknown): unknown {
+  if (typeof value === 'boolean') return value ? 1 : 0;
+  if (Buffer.isBuffer(value)) return value.toString('utf8');
+  return value;
+}
+
+function plainRow<T>(row: Record<string, unknown>): T {
+  return Object.fromEntries(Object.entries(row).map(([key, value]) => [key, plain(value)])) as T;
+}
+
+const sqliteKind: StoreKind = {
+  kind: 'sqlite',
+  async create(dataDir) {
+    const path = join(dataDir, 'livefeed.db');
+    const store = sqliteSyncStore(openStore(path));
+    return {
+      store,
+      db: path,
+      rows: async (sql, ...args) =>
+        (store.sqlite.prepare(sql).all(...args) as Record<string, unknown>[]).map((row) => plainRow(row)),
+      close: async () => store.close(),
+    };
+  },
+};
+
+let databases = 0;
+
+function postgresKind(cluster: () => PostgresCluster): StoreKind {
+  return {
+    kind: 'postgres',
+    async create() {
+      const { url } = await cluster().createDatabase(`stores_${process.pid}_${++databases}`);
+      const store = await openPostgresStore({ connectionString: url, display: redactDatabaseUrl(url) });
+      return {
+        store: postgresSyncStore(store),
+        db: url,
+        rows: async (sql, ...args) =>
+          (await pgRows<Record<string, unknown>>(store.pool, sql, args)).map((row) => plainRow(row)),
+        close: () => store.close(),
+      };
+    },
+  };
+}
+
+/**
+ * `describe(name)` twice: on SQLite, and on PostgreSQL with a throw-away cluster started for the
+ * suite (skipped, saying why, only on a machine without PostgreSQL: describePostgres).
+ */
+export function describeStores(name: string, body: (stores: StoreKind) => void): void {
+  describe(`${name} [SQLite]`, () => body(sqliteKind));
+  describePostgres(`${name} [PostgreSQL]`, () => {
+    let cluster: PostgresCluster | undefined;
+    beforeAll(async () => {
+      cluster = await startPostgres();
+    }, 60_000);
+    afterAll(() => cluster?.stop());
+    body(postgresKind(() => cluster!));
+  });
+}
+
+/** What a sync leaves in a database, without what differs between two equally good runs (times, attempts). */
+const SNAPSHOT: Record<string, string> = {
+  packets:
+    'SELECT number, timestamp, schema_sequence, synced_at IS NOT NULL AS complete FROM packets ORDER BY number',
+  dumps:
+    'SELECT packet, entity, status, change_count, quarantine_count, file_name, error, settled_by FROM dumps ORDER BY packet, entity',
+  quarantine: 'SELECT packet, entity, line, raw, reason FROM quarantine ORDER BY packet, entity, line',
+  feed_files:
+    'SELECT name, packet, size, sha256, signature, fingerprint, stored_path, signature_stored_path FROM feed_files ORDER BY name',
+  events: 'SELECT packet, kind, message FROM events ORDER BY packet, kind, message',
+  meta: "SELECT key, value FROM meta WHERE key IN ('latest_packet', 'upstream_latest') ORDER BY key",
+};
+
+/**
+ * The comparable content of `db`: the bookkeeping tables row by row, `changes` as a count and a
+ * digest of its rows (too big to print). Equal for two stores holding the same sync.
+ */
+export async function snapshotStore(db: TestDatabase): Promise<Record<string, unknown>> {
+  const snapshot: Record<string, unknown> = {};
+  for (const [table, sql] of Object.entries(SNAPSHOT)) snapshot[table] = await db.rows(sql);
+  const changes = await db.rows('SELECT id, packet, entity, position, mbid, data FROM changes ORDER BY id');
+  const hash = createHash('sha256');
+  for (const row of changes) hash.update(`${JSON.stringify(row)}\n`);
+  snapshot.changes = { count: changes.length, sha256: hash.digest('hex') };
+  return snapshot;
+}
