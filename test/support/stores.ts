@@ -48,7 +48,8 @@ function plainRow<T>(row: Record<string, unknown>): T {
   return Object.fromEntries(Object.entries(row).map(([key, value]) => [key, plain(value)])) as T;
 }
 
-const sqliteKind: StoreKind = {
+/** The SQLite store kind, for a reference run outside {@link describeStores}. */
+export const SQLITE_STORES: StoreKind = {
   kind: 'sqlite',
   async create(dataDir) {
     const path = join(dataDir, 'livefeed.db');
@@ -87,7 +88,7 @@ function postgresKind(cluster: () => PostgresCluster): StoreKind {
  * suite (skipped, saying why, only on a machine without PostgreSQL: describePostgres).
  */
 export function describeStores(name: string, body: (stores: StoreKind) => void): void {
-  describe(`${name} [SQLite]`, () => body(sqliteKind));
+  describe(`${name} [SQLite]`, () => body(SQLITE_STORES));
   describePostgres(`${name} [PostgreSQL]`, () => {
     let cluster: PostgresCluster | undefined;
     beforeAll(async () => {

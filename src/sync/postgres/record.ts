@@ -6,7 +6,8 @@ import { EXPECTED_JSON_DUMPS_SCHEMA_NUMBER } from '../packetFacts.js';
 /**
  * The bookkeeping of one stored JSON dump on PostgreSQL, in the dump's transaction: the PostgreSQL
  * dialect of sync/ingest.ts `recordDump` and sync/packetFacts.ts (the same rows, the same rules).
- * Times are ISO 8601 text, which `timestamptz` takes as is.
+ * Times are ISO 8601 text, as in SQLite (db/postgres/schema.ts): a time parameter is cast to
+ * text, never to `timestamptz`, which would store it reformatted.
  */
 
 /** A refused line of the dump, kept with the reason (nothing is dropped silently). */
@@ -131,7 +132,7 @@ async function recordEventOnce(
   at: string,
 ): Promise<void> {
   await client.query(
-    `INSERT INTO events (at, packet, kind, message) SELECT $1::timestamptz, $2::integer, $3::text, $4::text
+    `INSERT INTO events (at, packet, kind, message) SELECT $1::text, $2::integer, $3::text, $4::text
      WHERE NOT EXISTS (SELECT 1 FROM events WHERE packet = $2 AND kind = $3)`,
     [at, event.packet, event.kind, event.message],
   );
