@@ -201,10 +201,10 @@ export function choosePostgres(command: DatabaseCommand, config: Config): Postgr
   if (!isPostgresUrl(config.db)) return undefined;
   const display = redactDatabaseUrl(config.db);
   if (!POSTGRES_COMMANDS.includes(command)) {
-    const supported = POSTGRES_COMMANDS.map((name) => `livefeed ${name}`).join(', ');
+    const supported = POSTGRES_COMMANDS.map((name) => `livefeed ${name}`).join(' and ');
     throw new ConfigError(
       `livefeed ${command} does not work on PostgreSQL yet (--db / LIVEFEED_DB ${display}): so far only ` +
-        `${supported} does; use a SQLite file for ${command} (README, PostgreSQL (in progress))`,
+        `${supported} work on it; use a SQLite file for ${command} (README, PostgreSQL (in progress))`,
     );
   }
   return {
