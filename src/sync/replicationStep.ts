@@ -1,13 +1,8 @@
-import type { Store } from '../db/client.js';
-import { missingReplicationPackets, storedReplicationPacket } from '../db/replicationQueries.js';
 import { replicationPacketName } from '../feed/protocol/urls.js';
 import type { SyncContext, SyncReport } from './context.js';
 import type { FetchedFile } from './fetchFile.js';
-import { recordFailure, recordNotThere, retryDeferred } from './fileRecords.js';
 import { runFileStep } from './fileStep.js';
-import { storeReplicationPacket } from './replication.js';
-import { recordSignatureFailure } from './signatureMissing.js';
-import { sqliteStoreOf } from './syncStore.js';
+import { type ReplicationRecords, replicationOf } from './syncStore.js';
 
 /** Raised when the feed has no replication packet that replication-info says exists (FEED.md, Errors). */
 export class MissingPacketError extends Error {
@@ -28,8 +23,8 @@ export async function askReplicationPacket(
   packet: number,
   now: () => Date,
 ): Promise<void> {
-  const store = sqliteStoreOf(ctx.store, 'Replication packets');
-  if (ctx.policy.deferFailed && retryDeferred(store, { packet }, now())) {
+  const replication = replicationOf(ctx.store);
+  if (ctx.policy.deferFailed && (await ctx.store.retryDeferred({ packet }, now()))) {
     report.deferred++;
     return;
   }
@@ -41,22 +36,23 @@ export async function askReplicationPacket(
       packet,
       name,
       label: `replication packet ${packet}`,
-      stored: () => storedReplicationPacket(store, packet) !== undefined,
-      store: (fetched, beforeCommit) => storeReplication(ctx, store, fetched, beforeCommit, now),
-      notThere: () => {
+      stored: () => replication.replicationStored(packet),
+      store: (fetched, beforeCommit) => storeReplication(ctx, replication, fetched, beforeCommit, now),
+      notThere: async () => {
         const reason = `${name} is not on the feed although replication-info lists packet ${packet} or later`;
-        if (recordNotThere(store, packet, reason, now()) === 'MISSING') throw new MissingPacketError(reason);
+        if ((await replication.recordNotThere(packet, reason, now())) === 'MISSING')
+          throw new MissingPacketError(reason);
         ctx.observe.logger.warn(
           { event: 'replication-pending', packet, file: name },
           `${reason}; asking again later (it may not be copied yet)`,
         );
       },
-      recordFailure: (reason, error) => {
+      recordFailure: async (reason, error) => {
         // MISSING is recorded by recordNotThere: reported, asked again on every poll, never FAILED.
         if (!(error instanceof MissingPacketError)) {
-          return recordFailure(store, { packet }, reason, now(), error);
+          return ctx.store.recordFailure({ packet }, reason, now(), error);
         }
-        recordSignatureFailure(store, { packet }, error, now());
+        await replication.recordSignatureFailure({ packet }, error, now());
         return undefined;
       },
     },
@@ -67,13 +63,13 @@ export async function askReplicationPacket(
 /** Stores a fetched replication packet and logs what it held (schema change, unresolved deletions). */
 async function storeReplication(
   ctx: SyncContext,
-  store: Store,
+  replication: ReplicationRecords,
   fetched: FetchedFile,
   beforeCommit: () => void,
   now: () => Date,
 ): Promise<void> {
   const { name, packet } = fetched.record;
-  const stored = await storeReplicationPacket(store, packet, fetched.tmpPath, {
+  const stored = await replication.storeReplicationPacket(packet, fetched.tmpPath, {
     signal: ctx.signal,
     fileName: name,
     now,
@@ -118,7 +114,7 @@ export async function recheckMissingPackets(
   now: () => Date,
 ): Promise<void> {
   if (!ctx.policy.replicationPackets) return;
-  for (const packet of missingReplicationPackets(sqliteStoreOf(ctx.store, 'Replication packets'), from)) {
+  for (const packet of await replicationOf(ctx.store).missingReplicationPackets(from)) {
     if (ctx.policy.skipPackets.has(packet)) continue;
     ctx.signal?.throwIfAborted();
     await askReplicationPacket(ctx, report, packet, now);

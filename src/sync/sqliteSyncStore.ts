@@ -1,11 +1,14 @@
 import { checkpoint, deferCheckpoints, MAX_DEFERRED_WAL_BYTES, walBytes } from '../db/checkpoint.js';
 import type { Store } from '../db/client.js';
+import { missingReplicationPackets, storedReplicationPacket } from '../db/replicationQueries.js';
 import { markDemo, packetPosition, recordUpstream } from '../db/status.js';
 import { safeMessage } from '../feed/errors.js';
 import type { Logger } from '../logger.js';
-import { markPending, recordFailure, retryDeferred } from './fileRecords.js';
+import { markPending, recordFailure, recordNotThere, retryDeferred } from './fileRecords.js';
 import { ingestJsonDump } from './ingest.js';
+import { storeReplicationPacket } from './replication.js';
 import { applyRetention } from './retention.js';
+import { recordSignatureFailure } from './signatureMissing.js';
 import {
   completePackets,
   dumpStatus,
@@ -52,6 +55,14 @@ export function sqliteSyncStore(store: Store): SqliteSyncStore {
     packetPosition: async () => packetPosition(store),
     recordUpstream: async (latest, at) => recordUpstream(store, latest, at),
     markDemo: async () => markDemo(store),
+    replication: {
+      replicationStored: async (packet) => storedReplicationPacket(store, packet) !== undefined,
+      storeReplicationPacket: (packet, archivePath, options) =>
+        storeReplicationPacket(store, packet, archivePath, options),
+      recordNotThere: async (packet, reason, now) => recordNotThere(store, packet, reason, now),
+      missingReplicationPackets: async (below) => missingReplicationPackets(store, below),
+      recordSignatureFailure: async (file, error, now) => recordSignatureFailure(store, file, error, now),
+    },
     applyRetention: async (dataDir, keep, now, logger) => applyRetention(store, dataDir, keep, now, logger),
     housekeeping(moment, logger) {
       // A dump's COMMIT makes it visible; copying its pages into the database file waits for the

@@ -5,6 +5,7 @@ import type { Logger } from '../logger.js';
 import type { FailureRecord } from './fileRecords.js';
 import type { FileKey } from './fileRow.js';
 import type { IngestJsonDumpOptions, IngestResult } from './ingest.js';
+import type { StoredReplicationPacket, StoreReplicationOptions } from './replication.js';
 import type { RetentionResult } from './retention.js';
 import type { DumpStatus, PendingDump, SettledBy } from './state.js';
 
@@ -71,12 +72,35 @@ export interface KeptFiles {
 }
 
 /**
+ * Replication packets (sync/replicationStep.ts): their FAILED records and retry times are the
+ * {@link FileRecords} of a file key without entity type; the rest is here.
+ */
+export interface ReplicationRecords {
+  /** True when the replication packet of `packet` is stored (SYNCED). */
+  replicationStored(packet: number): Promise<boolean>;
+  /** Stores a verified archive in one transaction (sync/replication.ts storeReplicationPacket). */
+  storeReplicationPacket(
+    packet: number,
+    archivePath: string,
+    options: StoreReplicationOptions,
+  ): Promise<StoredReplicationPacket>;
+  /** A 404: PENDING, or MISSING after an hour with a later packet stored (fileRecords.ts recordNotThere). */
+  recordNotThere(packet: number, reason: string, now: Date): Promise<'PENDING' | 'MISSING'>;
+  /** MISSING replication packets below `below`, ascending. */
+  missingReplicationPackets(below: number): Promise<number[]>;
+  /** Notes a missing `.asc` of a MISSING packet (signatureMissing.ts recordSignatureFailure). */
+  recordSignatureFailure(file: FileKey, error: unknown, now: Date): Promise<string | undefined>;
+}
+
+/**
  * The sync writer's database. `kind` says which; the parts of the sync not ported to PostgreSQL
- * yet (replication packets, `--keep-history` pruning, webhooks) take the SQLite store through
- * {@link sqliteStoreOf}.
+ * yet take the SQLite store through {@link sqliteStoreOf} (`--keep-history` pruning), or
+ * are absent ({@link SyncStore.replication}).
  */
 export interface SyncStore extends DumpWriter, FileRecords, PacketState, KeptFiles {
   readonly kind: 'sqlite' | 'postgres';
+  /** Replication packets; undefined on a store that does not keep them yet (PostgreSQL, issue 17). */
+  readonly replication?: ReplicationRecords;
   /** The database as messages name it (a path, or a URL without its password). */
   readonly display: string;
   /**
@@ -90,6 +114,17 @@ export interface SyncStore extends DumpWriter, FileRecords, PacketState, KeptFil
 /** The SQLite sync store: the {@link Store} itself with the operations of {@link SyncStore}. */
 export interface SqliteSyncStore extends Store, SyncStore {
   readonly kind: 'sqlite';
+}
+
+/**
+ * The replication packets of `store`.
+ * @throws Error on a store that does not keep them yet (the CLI refuses those runs first, exit 2).
+ */
+export function replicationOf(store: SyncStore): ReplicationRecords {
+  if (store.replication) return store.replication;
+  throw new Error(
+    `replication packets are not kept on PostgreSQL yet (${store.display}): sync with --no-replication-packets (README, PostgreSQL (in progress))`,
+  );
 }
 
 /**
