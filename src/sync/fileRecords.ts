@@ -33,6 +33,15 @@ export const FILE_RECORD_SQL = {
        RETURNING attempts`,
   /** (next_retry_at, ...key). */
   setNextRetry: ({ table, where }: FileRow) => `UPDATE ${table} SET next_retry_at = ? WHERE ${where}`,
+  /** (packet, error, missing_since, updated_at) → attempts, missingSince. */
+  notThere: `INSERT INTO replication_packets (packet, status, error, attempts, missing_since, updated_at)
+       VALUES (?, 'PENDING', ?, 1, ?, ?)
+       ON CONFLICT (packet) DO UPDATE SET error = excluded.error, attempts = replication_packets.attempts + 1,
+         missing_since = coalesce(replication_packets.missing_since, excluded.missing_since),
+         updated_at = excluded.updated_at
+       RETURNING attempts, missing_since AS "missingSince"`,
+  /** (status, packet). */
+  setReplicationStatus: 'UPDATE replication_packets SET status = ? WHERE packet = ?',
   /** (...key) → at. */
   retryAt: ({ table, where }: FileRow) =>
     `SELECT next_retry_at AS at FROM ${table} WHERE ${where} AND status IN ('FAILED', 'PENDING', 'MISSING')`,
@@ -105,6 +114,20 @@ export function retryDeferred(store: Store, file: FileKey, now: Date): boolean {
 }
 
 /**
+ * PENDING, or MISSING once `packet` has answered 404 since `missingSince` (ISO 8601) for
+ * {@link MISSING_AFTER_MS} while a later packet's replication packet is stored (`highestStored`).
+ */
+export function notThereStatus(
+  packet: number,
+  missingSince: string,
+  highestStored: number | undefined,
+  now: Date,
+): 'PENDING' | 'MISSING' {
+  const laterStored = (highestStored ?? Number.NEGATIVE_INFINITY) > packet;
+  return laterStored && now.getTime() - Date.parse(missingSince) >= MISSING_AFTER_MS ? 'MISSING' : 'PENDING';
+}
+
+/**
  * Records a 404 for a packet `replication-info` lists (FEED.md, Errors: it may not be copied yet):
  * PENDING, asked again with backoff; MISSING once it has answered 404 for {@link MISSING_AFTER_MS}
  * while a later packet's replication packet is stored. Either way asked again (MISSING packets on
@@ -118,20 +141,12 @@ export function recordNotThere(
 ): 'PENDING' | 'MISSING' {
   const at = now.toISOString();
   ensurePacket(store, packet, at);
-  const row = store.sqlite
-    .prepare(
-      `INSERT INTO replication_packets (packet, status, error, attempts, missing_since, updated_at)
-       VALUES (?, 'PENDING', ?, 1, ?, ?)
-       ON CONFLICT (packet) DO UPDATE SET error = excluded.error, attempts = replication_packets.attempts + 1,
-         missing_since = coalesce(replication_packets.missing_since, excluded.missing_since),
-         updated_at = excluded.updated_at
-       RETURNING attempts, missing_since AS missingSince`,
-    )
-    .get(packet, reason, at, at) as { attempts: number; missingSince: string };
-  const laterStored = (highestStoredReplicationPacket(store) ?? Number.NEGATIVE_INFINITY) > packet;
-  const missing = laterStored && now.getTime() - Date.parse(row.missingSince) >= MISSING_AFTER_MS;
-  const status = missing ? 'MISSING' : 'PENDING';
-  store.sqlite.prepare('UPDATE replication_packets SET status = ? WHERE packet = ?').run(status, packet);
+  const row = store.sqlite.prepare(FILE_RECORD_SQL.notThere).get(packet, reason, at, at) as {
+    attempts: number;
+    missingSince: string;
+  };
+  const status = notThereStatus(packet, row.missingSince, highestStoredReplicationPacket(store), now);
+  store.sqlite.prepare(FILE_RECORD_SQL.setReplicationStatus).run(status, packet);
   setNextRetry(store, { packet }, nextRetryAt(row.attempts, now));
   return status;
 }
