@@ -96,6 +96,12 @@ export async function storeReplicationPacket(
   });
 }
 
+/** (packet): the rows an earlier copy of the packet left, deleted before it is stored again. */
+export const DELETE_PACKET_ROWS_SQL = [
+  'DELETE FROM row_changes WHERE packet = ?',
+  'DELETE FROM removals WHERE packet = ?',
+] as const;
+
 /** Replaces the packet's rows and removals with the staged ones and records its rows and events. */
 async function writePacket(
   store: Store,
@@ -107,8 +113,7 @@ async function writePacket(
   // The search index follows the removals in the same transaction (db/searchIndex.ts).
   const search = new RemovalIndexWriter(sqlite);
   search.reindexOldRemovals(packet);
-  sqlite.prepare('DELETE FROM row_changes WHERE packet = ?').run(packet);
-  sqlite.prepare('DELETE FROM removals WHERE packet = ?').run(packet);
+  for (const sql of DELETE_PACKET_ROWS_SQL) sqlite.prepare(sql).run(packet);
   const rowCount = staging.finish(info, packet, where);
   upsertReplicationPacket(sqlite, packet, info, rowCount, fileName, at);
   const removals = await deriveRemovals(sqlite, packet, where);

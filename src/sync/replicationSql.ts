@@ -1,4 +1,5 @@
-import type { ReplicationFormat, RowOp } from '../feed/replication/types.js';
+import { ArchiveError } from '../feed/errors.js';
+import type { ReplicationArchiveInfo, ReplicationFormat, RowOp } from '../feed/replication/types.js';
 
 /**
  * The set-based SQL that turns one packet's staged lines into `row_changes`, written once for both
@@ -95,4 +96,45 @@ export function stagingSql(dialect: StagingDialect) {
       ORDER BY o.ord`;
     },
   };
+}
+
+/** The first row {@link stagingSql}'s `v1Orphan` or `v1Missing` found. */
+export interface V1Problem {
+  line: number;
+  seqid: number;
+  op?: RowOp;
+}
+
+/**
+ * The ArchiveError of a v1 packet whose data row has no pending row (`orphan`) or whose row lacks
+ * the data its op needs (`missing`), naming member and line, prefixed with `where`.
+ */
+export function v1Error(
+  kind: 'orphan' | 'missing',
+  problem: V1Problem,
+  info: ReplicationArchiveInfo,
+  where: string,
+): ArchiveError {
+  const { v1Pending, v1PendingData } = info.members;
+  if (kind === 'orphan')
+    return new ArchiveError(
+      `${where}: ${v1PendingData} line ${problem.line}: seqid ${problem.seqid} is not in ${v1Pending}`,
+    );
+  const op = problem.op!;
+  return new ArchiveError(
+    `${where}: ${v1Pending} line ${problem.line}: op ${op} of seqid ${problem.seqid} lacks its ` +
+      `${V1_NEEDS[op]} in ${v1PendingData}`,
+  );
+}
+
+/** The ArchiveError of a v2 row image (`olddata` or `newdata`) that is not a JSON object. */
+export function notObjectError(
+  column: string,
+  line: number,
+  info: ReplicationArchiveInfo,
+  where: string,
+): ArchiveError {
+  return new ArchiveError(
+    `${where}: ${info.members.pendingData} line ${line}: ${column} is not a JSON object`,
+  );
 }

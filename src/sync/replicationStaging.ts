@@ -1,16 +1,14 @@
 import type Database from 'better-sqlite3';
-import { ArchiveError } from '../feed/errors.js';
 import type {
   PendingDataRecord,
   PendingKeysRecord,
   PendingTsRecord,
   ReplicationArchiveInfo,
   ReplicationSink,
-  RowOp,
   V1PendingDataRecord,
   V1PendingRecord,
 } from '../feed/replication/types.js';
-import { STAGING_TABLES, stagingSql, V1_NEEDS } from './replicationSql.js';
+import { notObjectError, STAGING_TABLES, stagingSql, type V1Problem, v1Error } from './replicationSql.js';
 
 // A packet's members arrive in tar order (v2: data before keys and timestamps; v1: rows before
 // their data), and a packet can hold hundreds of thousands of rows. So rows are staged in TEMP
@@ -106,29 +104,14 @@ export class PacketStaging implements ReplicationSink {
 
   private checkV2(info: ReplicationArchiveInfo, where: string): void {
     const bad = this.sqlite.prepare(BAD_JSON).get() as { line: number; col: string } | undefined;
-    if (bad)
-      throw new ArchiveError(
-        `${where}: ${info.members.pendingData} line ${bad.line}: ${bad.col} is not a JSON object`,
-      );
+    if (bad) throw notObjectError(bad.col, bad.line, info, where);
   }
 
   private checkV1(info: ReplicationArchiveInfo, where: string): void {
-    const { v1Pending, v1PendingData } = info.members;
-    const orphan = this.sqlite.prepare(SQL.v1Orphan).get() as { line: number; seqid: number } | undefined;
-    if (orphan) {
-      throw new ArchiveError(
-        `${where}: ${v1PendingData} line ${orphan.line}: seqid ${orphan.seqid} is not in ${v1Pending}`,
-      );
-    }
-    const missing = this.sqlite.prepare(SQL.v1Missing).get() as
-      | { line: number; seqid: number; op: RowOp }
-      | undefined;
-    if (missing) {
-      throw new ArchiveError(
-        `${where}: ${v1Pending} line ${missing.line}: op ${missing.op} of seqid ${missing.seqid} lacks its ` +
-          `${V1_NEEDS[missing.op]} in ${v1PendingData}`,
-      );
-    }
+    const orphan = this.sqlite.prepare(SQL.v1Orphan).get() as V1Problem | undefined;
+    if (orphan) throw v1Error('orphan', orphan, info, where);
+    const missing = this.sqlite.prepare(SQL.v1Missing).get() as V1Problem | undefined;
+    if (missing) throw v1Error('missing', missing, info, where);
   }
 
   /** Drops the TEMP tables (also run before creating them, in case an earlier run died mid-way). */

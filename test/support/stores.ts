@@ -21,7 +21,7 @@ export interface TestDatabase {
   store: SyncStore;
   /** The `--db` value of a CLI run on it (a PostgreSQL URL holds the test cluster's password). */
   db: string;
-  /** Rows of `sql` (`?` parameters), values made {@link plain}. */
+  /** Rows of `sql` (`?` parameters), values made {@link plain}; none for a statement that returns none. */
   rows<T = Record<string, unknown>>(sql: string, ...args: unknown[]): Promise<T[]>;
   /** Closes the store's connections (the database stays). */
   close(): Promise<void>;
@@ -57,8 +57,14 @@ export const SQLITE_STORES: StoreKind = {
     return {
       store,
       db: path,
-      rows: async (sql, ...args) =>
-        (store.sqlite.prepare(sql).all(...args) as Record<string, unknown>[]).map((row) => plainRow(row)),
+      rows: async (sql, ...args) => {
+        const statement = store.sqlite.prepare(sql);
+        if (!statement.reader) {
+          statement.run(...args);
+          return [];
+        }
+        return (statement.all(...args) as Record<string, unknown>[]).map((row) => plainRow(row));
+      },
       close: async () => store.close(),
     };
   },

@@ -1,7 +1,8 @@
 import type { PostgresStore } from '../../db/postgres/client.js';
-import { inPgTransaction, pgRow, pgRows } from '../../db/postgres/sql.js';
+import { inPgTransaction, type PgQueryable, pgRow, pgRows } from '../../db/postgres/sql.js';
+import { HIGHEST_STORED_SQL } from '../../db/replicationQueries.js';
 import type { EntityType } from '../../feed/entities.js';
-import { type FailureRecord, FILE_RECORD_SQL, waitsForRetry } from '../fileRecords.js';
+import { type FailureRecord, FILE_RECORD_SQL, notThereStatus, waitsForRetry } from '../fileRecords.js';
 import { nextRetryAt } from '../fileRetry.js';
 import { type FileKey, fileRow } from '../fileRow.js';
 import { SIGNATURE_MISSING_SQL, signatureMissing, signatureMissingReason } from '../signatureMissing.js';
@@ -47,14 +48,57 @@ export async function recordFailurePostgres(
     const attempts = failed!.attempts;
     const next = nextRetryAt(attempts, now);
     await pgRows(client, FILE_RECORD_SQL.setNextRetry(row), [next, ...row.args]);
-    const noted = await pgRow<{ since: string | null }>(client, SIGNATURE_MISSING_SQL.note(row), [
-      signatureMissing(error) ? 1 : 0,
-      at,
-      ...row.args,
-    ]);
-    const stored = signatureMissingReason(error, noted?.since, now);
-    if (stored) await pgRows(client, SIGNATURE_MISSING_SQL.setReason(row), [stored, ...row.args]);
+    const stored = await noteSignature(client, file, error, now);
     return { attempts, nextRetryAt: next, ...(stored ? { reason: stored } : {}) };
+  });
+}
+
+/**
+ * Notes since when the file's `.asc` has been missing, or clears it for another failure; returns
+ * the reason stored once it has been missing a day (sync/signatureMissing.ts recordSignatureFailure).
+ */
+export async function noteSignature(
+  on: PgQueryable,
+  file: FileKey,
+  error: unknown,
+  now: Date,
+): Promise<string | undefined> {
+  const row = fileRow(file);
+  const noted = await pgRow<{ since: string | null }>(on, SIGNATURE_MISSING_SQL.note(row), [
+    signatureMissing(error) ? 1 : 0,
+    now.toISOString(),
+    ...row.args,
+  ]);
+  const reason = signatureMissingReason(error, noted?.since, now);
+  if (reason) await pgRows(on, SIGNATURE_MISSING_SQL.setReason(row), [reason, ...row.args]);
+  return reason;
+}
+
+/**
+ * A 404 for a replication packet `replication-info` lists: PENDING, or MISSING after an hour with a
+ * later packet stored, with its next retry time, in one transaction (sync/fileRecords.ts recordNotThere).
+ */
+export function recordNotTherePostgres(
+  store: PostgresStore,
+  packet: number,
+  reason: string,
+  now: Date,
+): Promise<'PENDING' | 'MISSING'> {
+  const at = now.toISOString();
+  return inPgTransaction(store.pool, async (client) => {
+    await pgRows(client, FILE_RECORD_SQL.ensurePacket, [packet, at]);
+    const row = await pgRow<{ attempts: number; missingSince: string }>(client, FILE_RECORD_SQL.notThere, [
+      packet,
+      reason,
+      at,
+      at,
+    ]);
+    const highest = await pgRow<{ n: number | null }>(client, HIGHEST_STORED_SQL);
+    const status = notThereStatus(packet, row!.missingSince, highest?.n ?? undefined, now);
+    await pgRows(client, FILE_RECORD_SQL.setReplicationStatus, [status, packet]);
+    const file = fileRow({ packet });
+    await pgRows(client, FILE_RECORD_SQL.setNextRetry(file), [nextRetryAt(row!.attempts, now), ...file.args]);
+    return status;
   });
 }
 

@@ -12,12 +12,13 @@ import {
   recordUpstreamPostgres,
   reopenPacketPostgres,
 } from './packetState.js';
+import { postgresReplicationRecords } from './replication.js';
 
 /**
  * The sync's operations on a PostgreSQL database (sync/syncStore.ts, issue 17): the COPY ingest of
- * JSON dumps (ingest.ts), the file records, packet state and retention with the statements the
- * SQLite store runs, numbered for PostgreSQL (db/postgres/sql.ts). Loaded only for a postgres://
- * database. Closing `store` stays with whoever opened it.
+ * JSON dumps (ingest.ts), replication packets (replication.ts), the file records, packet state and
+ * retention with the statements the SQLite store runs, numbered for PostgreSQL (db/postgres/sql.ts).
+ * Loaded only for a postgres:// database. Closing `store` stays with whoever opened it.
  */
 export function postgresSyncStore(store: PostgresStore): SyncStore {
   const { pool } = store;
@@ -25,6 +26,7 @@ export function postgresSyncStore(store: PostgresStore): SyncStore {
     kind: 'postgres',
     display: store.display,
     ingestDump: (options) => ingestJsonDumpPostgres(store, options),
+    replication: postgresReplicationRecords(store),
     markPending: (packet, entity, now) => markPendingPostgres(store, packet, entity, now),
     recordFailure: (file, reason, now, error) => recordFailurePostgres(store, file, reason, now, error),
     retryDeferred: (file, now) => retryDeferredPostgres(store, file, now),
