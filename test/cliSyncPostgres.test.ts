@@ -15,8 +15,9 @@ import {
 
 /**
  * What `livefeed sync` on PostgreSQL does not do yet is refused before the database is touched
- * (exit 2, saying what to run instead); the demo syncs into PostgreSQL with the password from
- * LIVEFEED_DB_PASSWORD_FILE; a second writer is refused while one holds the lock (exit 5).
+ * (exit 2, saying what to do instead); the demo syncs into PostgreSQL, replication packets
+ * included, with the password from LIVEFEED_DB_PASSWORD_FILE; a second writer is refused while
+ * one holds the lock (exit 5). test/cliSyncStores.test.ts compares the rows with SQLite's.
  */
 
 async function runCli(args: string[], env: Record<string, string> = {}) {
@@ -41,7 +42,7 @@ describePostgres('livefeed sync into PostgreSQL, as a real process', () => {
     await dir?.cleanup();
   });
 
-  it('refuses replication packets, --keep-history and webhooks (exit 2) before touching the database', async () => {
+  it('refuses --keep-history and webhooks (exit 2) before touching the database', async () => {
     const { url } = await cluster!.createDatabase('sync_refused');
     const webhooks = join(dir.dir, 'webhooks.json');
     await writeFile(
@@ -59,18 +60,14 @@ describePostgres('livefeed sync into PostgreSQL, as a real process', () => {
       'http://127.0.0.1:9/feed',
     ];
     const env = { LIVEFEED_TOKEN: SAMPLE_TOKEN };
-    const replication = await runCli(base, env);
-    expect(replication.code, replication.stderr).toBe(2);
-    expect(replication.stderr).toContain('does not fetch replication packets yet');
-    expect(replication.stderr).toContain('--no-replication-packets');
-    expect(replication.stderr).toContain('README, PostgreSQL (in progress)');
-    const history = await runCli([...base, '--no-replication-packets', '--keep-history', '48'], env);
+    const history = await runCli([...base, '--keep-history', '48'], env);
     expect(history.code, history.stderr).toBe(2);
-    expect(history.stderr).toContain('does not prune history (--keep-history) yet');
-    const hooks = await runCli([...base, '--no-replication-packets', '--webhooks-file', webhooks], env);
+    expect(history.stderr).toContain('does not prune history (--keep-history) yet: leave --keep-history out');
+    const hooks = await runCli([...base, '--webhooks-file', webhooks], env);
     expect(hooks.code, hooks.stderr).toBe(2);
     expect(hooks.stderr).toContain('does not deliver webhooks (--webhooks-file) yet');
-    for (const run of [replication, history, hooks]) {
+    for (const run of [history, hooks]) {
+      expect(run.stderr).toContain('README, PostgreSQL (in progress)');
       expect(run.stderr).not.toContain(POSTGRES_TEST_PASSWORD);
       expect(run.stderr).toMatch(/postgres:\/\/livefeed_test:\*\*\*@127\.0\.0\.1:\d+\/sync_refused/);
     }
@@ -83,16 +80,7 @@ describePostgres('livefeed sync into PostgreSQL, as a real process', () => {
     const data = await tempDir('pg-cli-demo-');
     try {
       const run = await runCli(
-        [
-          'sync',
-          '--demo',
-          '--once',
-          '--no-replication-packets',
-          '--db',
-          withoutPassword,
-          '--data-dir',
-          data.dir,
-        ],
+        ['sync', '--demo', '--once', '--db', withoutPassword, '--data-dir', data.dir],
         { LIVEFEED_DB_PASSWORD_FILE: passwordFile },
       );
       expect(run.code, run.stderr).toBe(0);
@@ -100,6 +88,8 @@ describePostgres('livefeed sync into PostgreSQL, as a real process', () => {
       const sql = (query: string) => cluster!.psql('sync_demo', query).then((out) => out.trim());
       expect(await sql("SELECT value FROM meta WHERE key = 'demo'")).toBe('true');
       expect(Number(await sql('SELECT count(*) FROM changes'))).toBeGreaterThan(0);
+      expect(Number(await sql('SELECT count(*) FROM row_changes'))).toBeGreaterThan(0);
+      expect(await sql("SELECT count(*) FROM replication_packets WHERE status <> 'SYNCED'")).toBe('0');
       // Nothing failed; only the newest packet's dumps that upstream did not publish wait (PENDING):
       // no later packet's dump is evidence for them yet (README, How a sync works).
       expect(await sql("SELECT count(*) FROM dumps WHERE status = 'FAILED'")).toBe('0');

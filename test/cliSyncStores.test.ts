@@ -1,11 +1,14 @@
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { afterAll, afterEach, beforeAll, expect, it } from 'vitest';
+import { BUNDLED_SIGNING_KEY } from '../src/cli/targets.js';
 import type { EntityType } from '../src/feed/entities.js';
+import { BUNDLED_FEED_ROOT } from '../src/samplefeed/bundled.js';
 import { type SampleFeed, startSampleFeed } from '../src/samplefeed/server.js';
+import { createVerifier } from '../src/sync/verifier.js';
 import { syncOnce } from '../src/sync/worker.js';
-import { startSync } from './support/cli.js';
-import { syncContextOn, tempDir } from './support/harness.js';
+import { startCli, startSync } from './support/cli.js';
+import { syncContextOn, tempDir, testLogger } from './support/harness.js';
 import { POSTGRES_TEST_PASSWORD } from './support/postgres.js';
 import {
   describeStores,
@@ -19,8 +22,8 @@ import { writeSyntheticFeed } from './support/syntheticFeed.js';
 /**
  * `livefeed sync` as a real process on both stores (issue 17): `sync --once --db <SQLite file or
  * postgres:// URL>` against the sample feed on port 0 ends with the rows of a clean in-process
- * sync into SQLite, and a sync killed with kill -9 then resumed ends there too, never showing half
- * a dump in between.
+ * sync into SQLite (JSON dumps; and the demo, replication packets included), and a sync killed
+ * with kill -9 then resumed ends there too, never showing half a dump in between.
  */
 
 const ENTITIES: EntityType[] = ['area', 'work'];
@@ -30,6 +33,8 @@ const PACKETS = 4;
 let work: Awaited<ReturnType<typeof tempDir>>;
 let feed: SampleFeed;
 let reference: Record<string, unknown>;
+/** A clean in-process sync of the bundled feed, replication packets included, verified with its TEST key. */
+let demoReference: Record<string, unknown>;
 
 beforeAll(async () => {
   work = await tempDir('lf-cli-stores-');
@@ -52,7 +57,25 @@ beforeAll(async () => {
   } finally {
     await db.close();
   }
-}, 60_000);
+  const bundled = await startSampleFeed({ root: BUNDLED_FEED_ROOT });
+  const demoDir = join(work.dir, 'demo-reference');
+  const demo = await SQLITE_STORES.create(demoDir);
+  try {
+    const ctx = await syncContextOn(demo.store, {
+      feedRoot: bundled.feedRoot,
+      dataDir: demoDir,
+      replicationPackets: true,
+      verifier: await createVerifier(BUNDLED_SIGNING_KEY, 'fail', testLogger()),
+    });
+    // As the CLI by default: only a later packet's JSON dump settles a missing one.
+    expect((await syncOnce({ ...ctx, policy: { ...ctx.policy, settleAfterMs: null } })).problems).toEqual([]);
+    await ctx.feed.client.close();
+    demoReference = await snapshotStore(demo);
+  } finally {
+    await demo.close();
+    await bundled.close();
+  }
+}, 90_000);
 
 afterAll(async () => {
   await feed?.close();
@@ -96,6 +119,19 @@ describeStores('livefeed sync as a real process', (stores) => {
       );
     }
     expect(run.stderr.join('\n')).not.toContain(POSTGRES_TEST_PASSWORD);
+  }, 60_000);
+
+  it('sync --demo --once, replication packets included, stores what a clean sync of the bundled feed stores', async () => {
+    data = await tempDir('lf-cli-store-demo-');
+    db = await stores.create(data.dir);
+    const run = startCli(['sync', '--demo', '--once', '--db', db.db, '--data-dir', data.dir]);
+    const exit = await run.exited;
+    expect(exit.code, run.stderr.join('\n')).toBe(0);
+    const snapshot = await snapshotStore(db);
+    expect(snapshot).toEqual(demoReference);
+    expect((snapshot.row_changes as { count: number }).count).toBeGreaterThan(0);
+    expect((snapshot.replication_packets as unknown[]).length).toBeGreaterThan(0);
+    expect(await db.rows("SELECT value FROM meta WHERE key = 'demo'")).toEqual([{ value: 'true' }]);
   }, 60_000);
 
   it('a sync killed with kill -9, twice, then resumed ends as a clean sync; no half dump is ever visible', async () => {

@@ -115,20 +115,58 @@ const SNAPSHOT: Record<string, string> = {
   feed_files:
     'SELECT name, packet, size, sha256, signature, fingerprint, stored_path, signature_stored_path FROM feed_files ORDER BY name',
   events: 'SELECT packet, kind, message FROM events ORDER BY packet, kind, message',
+  replication_packets:
+    'SELECT packet, status, format, schema_sequence, timestamp, dbmirror_version, row_count, file_name, error FROM replication_packets ORDER BY packet',
+  removals: 'SELECT mbid, entity, packet, kind, merged_into FROM removals ORDER BY packet, mbid, kind',
   meta: "SELECT key, value FROM meta WHERE key IN ('latest_packet', 'upstream_latest') ORDER BY key",
 };
 
+/** JSON text (SQLite) or a parsed jsonb value (PostgreSQL) as one canonical text: keys sorted. */
+function canonicalJson(value: unknown): string | null {
+  if (value === null) return null;
+  const sorted = (v: unknown): unknown =>
+    Array.isArray(v)
+      ? v.map(sorted)
+      : v !== null && typeof v === 'object'
+        ? Object.fromEntries(
+            Object.keys(v)
+              .sort()
+              .map((k) => [k, sorted((v as Record<string, unknown>)[k])]),
+          )
+        : v;
+  return JSON.stringify(sorted(typeof value === 'string' ? JSON.parse(value) : value));
+}
+
+/** Rows of `sql` as a count and a digest (too big to print in a failed assertion). */
+async function digest(db: TestDatabase, sql: string, map = (row: Record<string, unknown>) => row) {
+  const rows = await db.rows(sql);
+  const hash = createHash('sha256');
+  for (const row of rows) hash.update(`${JSON.stringify(map(row))}\n`);
+  return { count: rows.length, sha256: hash.digest('hex') };
+}
+
 /**
- * The comparable content of `db`: the bookkeeping tables row by row, `changes` as a count and a
- * digest of its rows (too big to print). Equal for two stores holding the same sync.
+ * The comparable content of `db`: the bookkeeping tables row by row, `changes` and `row_changes`
+ * as a count and a digest of their rows (row changes' JSON canonical: SQLite keeps JSON text,
+ * PostgreSQL jsonb). Equal for two stores holding the same sync.
  */
 export async function snapshotStore(db: TestDatabase): Promise<Record<string, unknown>> {
   const snapshot: Record<string, unknown> = {};
   for (const [table, sql] of Object.entries(SNAPSHOT)) snapshot[table] = await db.rows(sql);
-  const changes = await db.rows('SELECT id, packet, entity, position, mbid, data FROM changes ORDER BY id');
-  const hash = createHash('sha256');
-  for (const row of changes) hash.update(`${JSON.stringify(row)}\n`);
-  snapshot.changes = { count: changes.length, sha256: hash.digest('hex') };
+  snapshot.changes = await digest(
+    db,
+    'SELECT id, packet, entity, position, mbid, data FROM changes ORDER BY id',
+  );
+  snapshot.row_changes = await digest(
+    db,
+    'SELECT packet, ord, seqid, xid, table_name, op, keys, old_data, new_data, timestamp FROM row_changes ORDER BY packet, ord',
+    (row) => ({
+      ...row,
+      keys: canonicalJson(row.keys),
+      old_data: canonicalJson(row.old_data),
+      new_data: canonicalJson(row.new_data),
+    }),
+  );
   return snapshot;
 }
 
