@@ -2,7 +2,7 @@ import { replicationPacketName } from '../feed/protocol/urls.js';
 import type { SyncContext, SyncReport } from './context.js';
 import type { FetchedFile } from './fetchFile.js';
 import { runFileStep } from './fileStep.js';
-import { type ReplicationRecords, replicationOf } from './syncStore.js';
+import type { ReplicationRecords } from './syncStore.js';
 
 /** Raised when the feed has no replication packet that replication-info says exists (FEED.md, Errors). */
 export class MissingPacketError extends Error {
@@ -23,7 +23,7 @@ export async function askReplicationPacket(
   packet: number,
   now: () => Date,
 ): Promise<void> {
-  const replication = replicationOf(ctx.store);
+  const { replication } = ctx.store;
   if (ctx.policy.deferFailed && (await ctx.store.retryDeferred({ packet }, now()))) {
     report.deferred++;
     return;
@@ -114,7 +114,7 @@ export async function recheckMissingPackets(
   now: () => Date,
 ): Promise<void> {
   if (!ctx.policy.replicationPackets) return;
-  for (const packet of await replicationOf(ctx.store).missingReplicationPackets(from)) {
+  for (const packet of await ctx.store.replication.missingReplicationPackets(from)) {
     if (ctx.policy.skipPackets.has(packet)) continue;
     ctx.signal?.throwIfAborted();
     await askReplicationPacket(ctx, report, packet, now);

@@ -94,13 +94,12 @@ export interface ReplicationRecords {
 
 /**
  * The sync writer's database. `kind` says which; the parts of the sync not ported to PostgreSQL
- * yet take the SQLite store through {@link sqliteStoreOf} (`--keep-history` pruning), or
- * are absent ({@link SyncStore.replication}).
+ * yet take the SQLite store through {@link sqliteStoreOf} (`--keep-history` pruning).
  */
 export interface SyncStore extends DumpWriter, FileRecords, PacketState, KeptFiles {
   readonly kind: 'sqlite' | 'postgres';
-  /** Replication packets; undefined on a store that does not keep them yet (PostgreSQL, issue 17). */
-  readonly replication?: ReplicationRecords;
+  /** Replication packets. */
+  readonly replication: ReplicationRecords;
   /** The database as messages name it (a path, or a URL without its password). */
   readonly display: string;
   /**
@@ -114,17 +113,6 @@ export interface SyncStore extends DumpWriter, FileRecords, PacketState, KeptFil
 /** The SQLite sync store: the {@link Store} itself with the operations of {@link SyncStore}. */
 export interface SqliteSyncStore extends Store, SyncStore {
   readonly kind: 'sqlite';
-}
-
-/**
- * The replication packets of `store`.
- * @throws Error on a store that does not keep them yet (the CLI refuses those runs first, exit 2).
- */
-export function replicationOf(store: SyncStore): ReplicationRecords {
-  if (store.replication) return store.replication;
-  throw new Error(
-    `replication packets are not kept on PostgreSQL yet (${store.display}): sync with --no-replication-packets (README, PostgreSQL (in progress))`,
-  );
 }
 
 /**

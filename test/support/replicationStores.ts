@@ -1,7 +1,7 @@
 import { join } from 'node:path';
 import { afterEach, beforeEach } from 'vitest';
 import type { RowChange } from '../../src/feed/replication/types.js';
-import { replicationOf } from '../../src/sync/syncStore.js';
+import type { ReplicationRecords } from '../../src/sync/syncStore.js';
 import { tempDir } from './harness.js';
 import {
   ED_SHEERAN_ROW as ED,
@@ -66,12 +66,10 @@ const json = (value: unknown) =>
 export interface ReplicationFixture {
   db(): TestDatabase;
   /** Writes `fixture` as an archive and stores it at {@link NOW}. */
-  store(
-    fixture: ReplicationPacketFixture,
-  ): ReturnType<ReturnType<typeof replicationOf>['storeReplicationPacket']>;
+  store(fixture: ReplicationPacketFixture): ReturnType<ReplicationRecords['storeReplicationPacket']>;
   /** Writes `fixture` as an archive, giving its path. */
   archive(fixture: ReplicationPacketFixture): Promise<string>;
-  replication(): ReturnType<typeof replicationOf>;
+  replication(): ReplicationRecords;
   rowsOf(packet: number): Promise<RowChange[]>;
   count(table: string): Promise<number>;
   removals(): Promise<Record<string, unknown>[]>;
@@ -91,7 +89,7 @@ export function replicationFixture(stores: StoreKind): ReplicationFixture {
     await db.close();
     await dir.cleanup();
   });
-  const replication = () => replicationOf(db.store);
+  const replication = () => db.store.replication;
   const archive = (fixture: ReplicationPacketFixture) =>
     writeReplicationPacket(join(dir.dir, `feed-${++folder}`), fixture);
   return {
