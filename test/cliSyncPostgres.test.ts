@@ -120,22 +120,52 @@ describePostgres('livefeed sync into PostgreSQL, as a real process', () => {
     const store = await openPostgresStore({ connectionString: url, display: 'sync_locked' });
     const lock = await acquirePostgresWriterLock(store, { pid: 999, host: 'other-host' });
     try {
-      const run = await runCli([
-        'sync',
-        '--demo',
-        '--once',
-        '--no-replication-packets',
-        '--db',
-        url,
-        '--data-dir',
-        dir.dir,
-      ]);
+      const run = await runCli(['sync', '--demo', '--once', '--db', url, '--data-dir', dir.dir]);
       expect(run.code, run.stderr).toBe(5);
       expect(run.stderr).toMatch(/pid 999 on other-host/);
       expect(run.stderr).not.toContain(POSTGRES_TEST_PASSWORD);
     } finally {
       await lock.release();
       await store.close();
+    }
+  }, 60_000);
+
+  it('follows until SIGTERM, then exits 0 having released the lock', async () => {
+    const { url } = await cluster!.createDatabase('sync_follow');
+    const data = await tempDir('pg-cli-follow-');
+    try {
+      const run = startCli([
+        'sync',
+        '--demo',
+        '--poll-interval',
+        '1',
+        '--db',
+        url,
+        '--data-dir',
+        data.dir,
+        '--log-format',
+        'json',
+        '--log-level',
+        'info',
+      ]);
+      await run.waitForEvent('sync-pass');
+      run.child.kill('SIGTERM');
+      const exit = await run.exited;
+      expect(exit.code, run.stderr.join('\n')).toBe(0);
+      const sql = (query: string) => cluster!.psql('sync_follow', query).then((out) => out.trim());
+      expect(await sql('SELECT count(*) FROM sync_lock')).toBe('0');
+      expect(Number(await sql('SELECT count(*) FROM packets WHERE synced_at IS NOT NULL'))).toBeGreaterThan(
+        0,
+      );
+      // The advisory lock is free: another writer takes it at once.
+      const store = await openPostgresStore({ connectionString: url, display: 'sync_follow' });
+      try {
+        await (await acquirePostgresWriterLock(store)).release();
+      } finally {
+        await store.close();
+      }
+    } finally {
+      await data.cleanup();
     }
   }, 60_000);
 });
