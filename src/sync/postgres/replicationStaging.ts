@@ -20,7 +20,9 @@ import { notObjectError, stagingSql, type V1Problem, v1Error } from '../replicat
  * decompressed members), then copied with `COPY ... FROM STDIN` into TEMP tables dropped at COMMIT,
  * where the statements of replicationSql.ts join them into `row_changes` (jsonb). Duplicates are
  * refused as the lines arrive, and v2 row images are checked to be JSON objects here (PostgreSQL 15
- * has no way to test a text for JSON without failing the statement), naming member and line as SQLite does.
+ * has no way to test a text for JSON without failing the statement), naming member and line as
+ * SQLite does; checked, they are staged as jsonb, so the COPY parses each once (not again for the
+ * INSERT and for each key column: a third of a large packet's time, measured).
  */
 
 const SQL = stagingSql('postgres');
@@ -28,7 +30,7 @@ const SQL = stagingSql('postgres');
 const CREATE = `
   CREATE TEMP TABLE livefeed_rp_change (
     seqid bigint PRIMARY KEY, xid bigint NOT NULL, tbl text NOT NULL, op text NOT NULL,
-    old text, new text, line integer NOT NULL) ON COMMIT DROP;
+    old jsonb, new jsonb, line integer NOT NULL) ON COMMIT DROP;
   CREATE TEMP TABLE livefeed_rp_v1data (
     seqid bigint NOT NULL, is_key integer NOT NULL, data text NOT NULL, line integer NOT NULL,
     PRIMARY KEY (seqid, is_key)) ON COMMIT DROP;
