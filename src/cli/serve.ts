@@ -7,7 +7,7 @@ import { createApp } from '../http/app.js';
 import { createPacketEvents, watchCompletedPackets } from '../ops/events.js';
 import type { CommandImplementation } from './command.js';
 import { EXIT } from './exit.js';
-import { openSession, type Session, VERSION } from './session.js';
+import { openSession, type Session, sqliteDatabase, VERSION } from './session.js';
 import { upstreamClient } from './targets.js';
 
 function serviceInfo(session: Session): ServiceInfo {
@@ -54,7 +54,7 @@ export interface RunningServer {
  */
 export async function startServer(session: Session): Promise<RunningServer> {
   const { config, logger, ops, mode } = session;
-  const dbPath = session.database.path;
+  const dbPath = sqliteDatabase(session.database).path;
   // `start` too: the serving connection gets the larger page cache (db/client.ts, SERVING_CACHE_BYTES).
   const store = session.adopt(openForServing(dbPath));
   if (store.readOnly)

@@ -8,9 +8,11 @@ import type { CommandContext } from './command.js';
 import { EXIT } from './exit.js';
 import {
   chooseDatabase,
+  choosePostgres,
   type DatabaseChoice,
   type FeedTarget,
   feedTarget,
+  type PostgresChoice,
   requireExistingDatabase,
 } from './targets.js';
 import { VERSION } from './version.js';
@@ -49,10 +51,14 @@ export interface Session {
   logger: Logger;
   /** Aborted by SIGINT/SIGTERM. */
   signal: AbortSignal;
-  database: DatabaseChoice;
+  /** A SQLite file, or (`sync` only so far) a PostgreSQL database. */
+  database: DatabaseChoice | PostgresChoice;
   target: FeedTarget;
   ops: Ops;
-  /** Opens the database (read-write, migrated); closed with the session. */
+  /**
+   * Opens the SQLite database (read-write, migrated); closed with the session.
+   * @throws Error for a PostgreSQL database: its command opens it itself (cli/syncPostgres.ts).
+   */
   open(): Store;
   /** Closes `store` with the session. */
   adopt(store: Store): Store;
@@ -69,11 +75,12 @@ export async function openSession(mode: SessionMode, ctx: CommandContext): Promi
   const { config, flags } = ctx;
   const logger = commandLogger(config);
   const signal = shutdownSignal(logger, ctx.forceExit);
-  const database = chooseDatabase(mode, config, flags);
-  if (mode === 'serve') requireExistingDatabase(database);
+  // choosePostgres refuses the commands not ported to PostgreSQL yet (exit 2).
+  const database = choosePostgres(mode, config) ?? chooseDatabase(mode, config, flags);
+  if (mode === 'serve') requireExistingDatabase(sqliteDatabase(database));
   const target: FeedTarget =
     mode === 'serve'
-      ? { feedRoot: config.feedUrl, token: undefined, demo: database.demo }
+      ? { feedRoot: config.feedUrl, token: undefined, demo: sqliteDatabase(database).demo }
       : await feedTarget(config, logger, mode === 'start' || !!flags.demo, !!flags.demo);
   // Only a process that serves GraphQL has subscribers: `sync` does not load graphql-yoga's pubsub.
   const events = mode === 'sync' ? undefined : (await import('../ops/events.js')).createPacketEvents();
@@ -93,19 +100,29 @@ export async function openSession(mode: SessionMode, ctx: CommandContext): Promi
     target,
     ops,
     adopt,
-    open: () => adopt(openStore(database.path)),
+    open: () => adopt(openStore(sqliteDatabase(database).path)),
     close: async () => {
       await target.sampleFeed?.close();
       for (const store of stores) store.close();
     },
   };
   try {
-    if (target.demo && mode !== 'serve') markDemo(session.open());
+    // PostgreSQL: the sync marks it (cli/syncPostgres.ts).
+    if (target.demo && mode !== 'serve' && database.kind === 'sqlite') markDemo(session.open());
   } catch (error) {
     await session.close();
     throw error;
   }
   return session;
+}
+
+/**
+ * The SQLite file of `database`.
+ * @throws Error for a PostgreSQL database (never reached: choosePostgres refuses those commands).
+ */
+export function sqliteDatabase(database: DatabaseChoice | PostgresChoice): DatabaseChoice {
+  if (database.kind === 'sqlite') return database;
+  throw new Error(`this command works on a SQLite file, not on PostgreSQL ${database.connection.display}`);
 }
 
 /** A writer lock as {@link withLock} holds it: `lost` aborts the work, `release` ends it. */

@@ -1,14 +1,13 @@
 import type { Logger } from '../logger.js';
 import { instrumentSync } from '../ops/wiring.js';
 import type { SyncContext, SyncReport } from '../sync/context.js';
-import { acquireWriterLock } from '../sync/lock.js';
 import { combineObservers } from '../sync/observer.js';
 import { follow, syncOnce } from '../sync/worker.js';
 import type { DeliveryRun } from '../webhooks/deliver.js';
-import { syncWebhooks } from '../webhooks/wiring.js';
 import type { CommandImplementation } from './command.js';
 import { EXIT } from './exit.js';
-import { openSession, type Session, VERSION } from './session.js';
+import { openSession, type Session } from './session.js';
+import { sqliteSyncWriter } from './syncWriter.js';
 import { syncContext } from './targets.js';
 
 /** Prints the files that failed and the quarantined lines; exit 1 when a file failed, else 0. */
@@ -60,30 +59,28 @@ function announceWhenSynced(ctx: SyncContext, url: string, logger: Logger, demo:
 }
 
 /**
- * Syncs the session's feed into its database under the writer lock (src/sync/lock.ts): once
- * (`--once`) or following until stopped; a lost lock stops it like a signal.
+ * Syncs the session's feed into its database under the writer lock (src/sync/lock.ts; on
+ * PostgreSQL an advisory lock, src/sync/postgres/lock.ts): once (`--once`) or following until
+ * stopped; a lost lock stops it like a signal.
  * @param graphiqlUrl in `start`, announced again after the first pass
  * @returns exit 0, or 1 with `--once` when a file failed
- * @throws LockHeldError (exit 5) when another sync holds the lock and `--wait` is not given
+ * @throws LockHeldError (exit 5) when another sync holds the lock and `--wait` is not given;
+ *   ConfigError (exit 2) for what does not work on PostgreSQL yet (cli/syncPostgres.ts)
  */
 export async function runSync(session: Session, graphiqlUrl?: string): Promise<number> {
   const { config, logger, target, ops } = session;
-  const store = session.open();
-  const lock = await acquireWriterLock(store, { wait: config.wait, logger, signal: session.signal });
+  const writer =
+    session.database.kind === 'postgres'
+      ? await (await import('./syncPostgres.js')).postgresSyncWriter(session, session.database)
+      : await sqliteSyncWriter(session);
   try {
-    const signal = AbortSignal.any([session.signal, lock.lost]);
+    const signal = AbortSignal.any([session.signal, writer.lost]);
     const instrumented = instrumentSync(
-      await syncContext(config, target, store, logger, signal, ops),
+      await syncContext(config, target, writer.store, logger, signal, ops),
       ops,
       logger,
     );
-    const webhooks = syncWebhooks({
-      store,
-      endpoints: config.webhooks,
-      logger,
-      signal,
-      userAgent: `livefeed/${VERSION}`,
-    });
+    const webhooks = writer.webhooks(signal);
     const ctx = webhooks.watch(
       graphiqlUrl ? announceWhenSynced(instrumented, graphiqlUrl, logger, target.demo) : instrumented,
     );
@@ -100,7 +97,7 @@ export async function runSync(session: Session, graphiqlUrl?: string): Promise<n
     }
     return EXIT.ok;
   } finally {
-    lock.release();
+    await writer.release();
   }
 }
 

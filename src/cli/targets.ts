@@ -14,7 +14,6 @@ import {
   postgresConnectionString,
   redactDatabaseUrl,
 } from '../config.js';
-import type { Store } from '../db/client.js';
 import type { PostgresConnection } from '../db/postgres/client.js';
 import { FeedClient, type FeedClientOptions } from '../feed/client.js';
 import { DEFAULT_FEED_ROOTS } from '../feed/protocol/urls.js';
@@ -23,6 +22,7 @@ import { feedClientHooks, type Ops } from '../ops/wiring.js';
 import { BUNDLED_FEED_ROOT, SAMPLE_TOKEN } from '../samplefeed/bundled.js';
 import type { SampleFeed } from '../samplefeed/server.js';
 import type { SyncContext } from '../sync/context.js';
+import type { SyncStore } from '../sync/syncStore.js';
 import { createVerifier } from '../sync/verifier.js';
 
 /** The feed to sync from: upstream with a token, or the bundled sample feed (demo). */
@@ -131,7 +131,7 @@ export function upstreamClient(config: Config, target: FeedTarget, logger: Logge
 export async function syncContext(
   config: Config,
   target: FeedTarget,
-  store: Store,
+  store: SyncStore,
   logger: Logger,
   signal: AbortSignal,
   ops: Ops,
@@ -175,6 +175,7 @@ export type DatabaseCommand = 'sync' | 'serve' | 'start' | 'status' | 'import' |
 
 /** Which database a command works on, decided once for every command. */
 export interface DatabaseChoice {
+  kind: 'sqlite';
   /** The SQLite file. */
   path: string;
   /** True when the command works on the demo (the bundled sample feed's data). */
@@ -182,7 +183,7 @@ export interface DatabaseChoice {
 }
 
 /** The commands that work on a PostgreSQL database so far (issue 17; docs/POSTGRES_PORT.md has the rest). */
-export const POSTGRES_COMMANDS: readonly DatabaseCommand[] = ['import'];
+export const POSTGRES_COMMANDS: readonly DatabaseCommand[] = ['import', 'sync'];
 
 /** A PostgreSQL database to work on: how to connect, and its name as messages show it. */
 export interface PostgresChoice {
@@ -200,10 +201,10 @@ export function choosePostgres(command: DatabaseCommand, config: Config): Postgr
   if (!isPostgresUrl(config.db)) return undefined;
   const display = redactDatabaseUrl(config.db);
   if (!POSTGRES_COMMANDS.includes(command)) {
-    const supported = POSTGRES_COMMANDS.map((name) => `livefeed ${name}`).join(', ');
+    const supported = POSTGRES_COMMANDS.map((name) => `livefeed ${name}`).join(' and ');
     throw new ConfigError(
       `livefeed ${command} does not work on PostgreSQL yet (--db / LIVEFEED_DB ${display}): so far only ` +
-        `${supported} does; use a SQLite file for ${command} (README, PostgreSQL (in progress))`,
+        `${supported} work on it; use a SQLite file for ${command} (README, PostgreSQL (in progress))`,
     );
   }
   return {
@@ -225,7 +226,8 @@ export function chooseDatabase(command: DatabaseCommand, config: Config, flags: 
   if (choosePostgres(command, config))
     throw new ConfigError(`livefeed ${command} chose its database as SQLite, but --db is a PostgreSQL URL`);
   const demo = !!flags.demo || (command === 'start' && noFeedConfigured(config));
-  return { path: demo && !config.given.has('db') ? join(config.dataDir, 'demo.db') : config.db, demo };
+  const path = demo && !config.given.has('db') ? join(config.dataDir, 'demo.db') : config.db;
+  return { kind: 'sqlite', path, demo };
 }
 
 /**

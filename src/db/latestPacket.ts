@@ -11,29 +11,52 @@ import { type PacketRow, packetByNumber } from './queries.js';
  * for databases made by earlier versions.
  */
 
-const MARK_KEY = 'latest_packet';
+/** The meta key of the mark. */
+export const MARK_KEY = 'latest_packet';
+
+/**
+ * The statements of the mark with `?` parameters, written once for SQLite and PostgreSQL
+ * (sync/postgres/latestPacket.ts): each reads one value.
+ */
+export const LATEST_PACKET_SQL = {
+  firstPacket: 'SELECT min(number) AS first FROM packets',
+  /** (key) → value. */
+  readMeta: 'SELECT value FROM meta WHERE key = ?',
+  /** (key, value). */
+  putMeta:
+    'INSERT INTO meta (key, value) VALUES (?, ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value',
+  /** (packet) → true (1) when complete, false (0) when not, no row when unknown. */
+  complete: 'SELECT synced_at IS NOT NULL AS complete FROM packets WHERE number = ?',
+};
 
 /** The stored mark: the first packet it was counted from, and the newest complete packet or null. */
-interface LatestMark {
+export interface LatestMark {
   from: number;
   number: number | null;
 }
 
+/** Where the writer walks on from: the mark's number when it counts from `first`, else before `first`. */
+export function walkStart(mark: LatestMark | undefined, first: number): number {
+  return mark?.from === first ? (mark.number ?? first - 1) : first - 1;
+}
+
+/** The mark once `packet` became incomplete again; undefined when it does not move. */
+export function loweredMark(mark: LatestMark | undefined, packet: number): LatestMark | undefined {
+  if (!mark || mark.number === null || mark.number < packet) return undefined;
+  return { from: mark.from, number: packet - 1 >= mark.from ? packet - 1 : null };
+}
+
 function firstPacket(sqlite: Database.Database): number | null {
-  return sqlite.prepare('SELECT min(number) FROM packets').pluck().get() as number | null;
+  return sqlite.prepare(LATEST_PACKET_SQL.firstPacket).pluck().get() as number | null;
 }
 
 function readMark(sqlite: Database.Database): LatestMark | undefined {
-  const value = sqlite.prepare('SELECT value FROM meta WHERE key = ?').pluck().get(MARK_KEY) as
-    | string
-    | undefined;
+  const value = sqlite.prepare(LATEST_PACKET_SQL.readMeta).pluck().get(MARK_KEY) as string | undefined;
   return value === undefined ? undefined : (JSON.parse(value) as LatestMark);
 }
 
 function writeMark(sqlite: Database.Database, mark: LatestMark): void {
-  sqlite
-    .prepare('INSERT OR REPLACE INTO meta (key, value) VALUES (?, ?)')
-    .run(MARK_KEY, JSON.stringify(mark));
+  sqlite.prepare(LATEST_PACKET_SQL.putMeta).run(MARK_KEY, JSON.stringify(mark));
 }
 
 /**
@@ -41,7 +64,7 @@ function writeMark(sqlite: Database.Database, mark: LatestMark): void {
  * the first gap; null when `first` itself is incomplete. One primary key read per packet passed.
  */
 function walk(sqlite: Database.Database, first: number, start: number): number | null {
-  const complete = sqlite.prepare('SELECT synced_at IS NOT NULL FROM packets WHERE number = ?').pluck();
+  const complete = sqlite.prepare(LATEST_PACKET_SQL.complete).pluck();
   let number = start;
   while (complete.get(number + 1) === 1) number++;
   return number >= first ? number : null;
@@ -74,14 +97,11 @@ export function latestPacket(store: Store): PacketRow | undefined {
 export function advanceLatestPacket(sqlite: Database.Database): void {
   const first = firstPacket(sqlite);
   if (first === null) return;
-  const mark = readMark(sqlite);
-  const start = mark?.from === first ? (mark.number ?? first - 1) : first - 1;
-  writeMark(sqlite, { from: first, number: walk(sqlite, first, start) });
+  writeMark(sqlite, { from: first, number: walk(sqlite, first, walkStart(readMark(sqlite), first)) });
 }
 
 /** Writer: `packet` became incomplete again, so the mark moves back before it when past it. */
 export function lowerLatestPacket(sqlite: Database.Database, packet: number): void {
-  const mark = readMark(sqlite);
-  if (!mark || mark.number === null || mark.number < packet) return;
-  writeMark(sqlite, { from: mark.from, number: packet - 1 >= mark.from ? packet - 1 : null });
+  const lowered = loweredMark(readMark(sqlite), packet);
+  if (lowered) writeMark(sqlite, lowered);
 }

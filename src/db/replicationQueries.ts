@@ -1,8 +1,6 @@
-import { and, eq, lt, max } from 'drizzle-orm';
 import type { EntityType } from '../feed/entities.js';
 import type { RowOp } from '../feed/replication/types.js';
 import type { Store } from './client.js';
-import { replicationPackets } from './schema.js';
 import { cachedStatement, limitClause } from './statements.js';
 
 /**
@@ -105,35 +103,33 @@ export function storedReplicationPacket(
 
 /** Highest packet whose replication packet is stored, or undefined when none is. */
 export function highestStoredReplicationPacket(store: Store): number | undefined {
-  const { packet, status } = replicationPackets;
-  const row = store.db
-    .select({ n: max(packet) })
-    .from(replicationPackets)
-    .where(eq(status, 'SYNCED'))
-    .get();
-  return row?.n ?? undefined;
+  const row = store.sqlite.prepare(HIGHEST_STORED_SQL).get() as { n: number | null };
+  return row.n ?? undefined;
 }
 
 /** Packets below `below` whose replication packet is MISSING, ascending (the sync asks for them again). */
 export function missingReplicationPackets(store: Store, below: number): number[] {
-  const { packet, status } = replicationPackets;
-  return store.db
-    .select({ packet })
-    .from(replicationPackets)
-    .where(and(eq(status, 'MISSING'), lt(packet, below)))
-    .orderBy(packet)
-    .all()
-    .map((row) => row.packet);
+  return (store.sqlite.prepare(MISSING_PACKETS_SQL).all(below) as { packet: number }[]).map((r) => r.packet);
 }
+
+/** (packet) → {@link TableChangesRow}s; written once for SQLite and PostgreSQL. */
+export const TABLE_CHANGES_SQL = `SELECT table_name AS "table", sum(CASE WHEN op = 'i' THEN 1 ELSE 0 END) AS inserts,
+    sum(CASE WHEN op = 'u' THEN 1 ELSE 0 END) AS updates, sum(CASE WHEN op = 'd' THEN 1 ELSE 0 END) AS deletes
+  FROM row_changes WHERE packet = ? GROUP BY table_name ORDER BY table_name`;
+
+/** (below) → MISSING replication packets below it, ascending; written once for SQLite and PostgreSQL. */
+export const MISSING_PACKETS_SQL =
+  "SELECT packet FROM replication_packets WHERE status = 'MISSING' AND packet < ? ORDER BY packet";
+
+/** () → n, the highest stored replication packet; written once for SQLite and PostgreSQL. */
+export const HIGHEST_STORED_SQL = "SELECT max(packet) AS n FROM replication_packets WHERE status = 'SYNCED'";
+
+/** (packet) → status of its replication packet; written once for SQLite and PostgreSQL. */
+export const REPLICATION_STATUS_SQL = 'SELECT status FROM replication_packets WHERE packet = ?';
 
 /** Inserts, updates and deletes per table of one packet, sorted by table name. */
 export function tableChangesOf(store: Store, packet: number): TableChangesRow[] {
-  return store.sqlite
-    .prepare(
-      `SELECT table_name AS "table", sum(op = 'i') AS inserts, sum(op = 'u') AS updates, sum(op = 'd') AS deletes
-       FROM row_changes WHERE packet = ? GROUP BY table_name ORDER BY table_name`,
-    )
-    .all(packet) as TableChangesRow[];
+  return store.sqlite.prepare(TABLE_CHANGES_SQL).all(packet) as TableChangesRow[];
 }
 
 function rowFilter(filter: RowChangeFilter): { sql: string; params: string[] } {

@@ -2,10 +2,10 @@
  * Read-mostly queries about the sync's position and health, for `/ready`, `/freshness`, `/metrics`
  * and `livefeed status`. Times are ISO 8601 text as stored; packet numbers are replication sequences.
  */
-import { and, count, desc, inArray, isNotNull, lte, max, sql } from 'drizzle-orm';
+import { and, desc, inArray, isNotNull, lte } from 'drizzle-orm';
 import { readMigrationFiles } from 'drizzle-orm/migrator';
 import { MIGRATIONS_FOLDER, type Store } from './client.js';
-import { latestPacket } from './latestPacket.js';
+import { LATEST_PACKET_SQL, latestPacket } from './latestPacket.js';
 import { quarantineCount } from './operatorQueries.js';
 import type { PacketRow } from './queries.js';
 import { meta, packets } from './schema.js';
@@ -22,14 +22,14 @@ export interface UpstreamRecord {
   checkedAt: string;
 }
 
-const PUT_META = 'INSERT OR REPLACE INTO meta (key, value) VALUES (?, ?)';
+/** (key, value): sets a meta value (written once for SQLite and PostgreSQL). */
+export const PUT_META = LATEST_PACKET_SQL.putMeta;
 
 /** Records what `replication-info` said (meta keys `upstream_latest`, `upstream_checked_at`). */
 export function recordUpstream(store: Store, latest: number | null, at: string): void {
   const put = store.sqlite.prepare(PUT_META);
   store.sqlite.transaction(() => {
-    put.run('upstream_latest', latest === null ? '' : String(latest));
-    put.run('upstream_checked_at', at);
+    for (const [key, value] of upstreamMeta(latest, at)) put.run(key, value);
   })();
 }
 
@@ -65,19 +65,23 @@ export interface LocalPosition {
   completed: number;
 }
 
+/** The packet counts of {@link LocalPosition}, written once for SQLite and PostgreSQL. */
+export const PACKET_POSITION_SQL = `SELECT max(number) AS highest,
+    min(CASE WHEN synced_at IS NULL THEN number END) AS "firstIncomplete",
+    count(*) AS packets, count(synced_at) AS completed
+  FROM packets`;
+
+/** Keys and values of what `replication-info` said, for {@link recordUpstream} (`at`: ISO 8601). */
+export function upstreamMeta(latest: number | null, at: string): [string, string][] {
+  return [
+    ['upstream_latest', latest === null ? '' : String(latest)],
+    ['upstream_checked_at', at],
+  ];
+}
+
 /** The packet counts of {@link LocalPosition}: what the sync starts its next pass from. */
 export function packetPosition(store: Store): Omit<LocalPosition, 'latest'> {
-  return store.db
-    .select({
-      highest: max(packets.number),
-      firstIncomplete: sql<
-        number | null
-      >`min(CASE WHEN ${packets.syncedAt} IS NULL THEN ${packets.number} END)`,
-      packets: count(),
-      completed: count(packets.syncedAt),
-    })
-    .from(packets)
-    .get()!;
+  return store.sqlite.prepare(PACKET_POSITION_SQL).get() as Omit<LocalPosition, 'latest'>;
 }
 
 /** The local position (see {@link LocalPosition}). */

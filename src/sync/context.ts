@@ -1,4 +1,3 @@
-import type { Store } from '../db/client.js';
 import type { FeedClient } from '../feed/client.js';
 import type { EntityType } from '../feed/entities.js';
 import type { Deployment } from '../feed/protocol/urls.js';
@@ -6,6 +5,7 @@ import type { KeepFiles } from '../files/retentionPolicy.js';
 import type { Logger } from '../logger.js';
 import type { SyncObserver } from './observer.js';
 import type { Prefetcher } from './prefetch.js';
+import type { SyncStore } from './syncStore.js';
 import type { Verifier } from './verifier.js';
 
 /**
@@ -55,8 +55,8 @@ export interface SyncWatchers {
 /** Everything a sync needs, by concern. */
 export interface SyncContext {
   feed: SyncFeed;
-  /** The writer's database. */
-  store: Store;
+  /** The writer's database: SQLite (sqliteSyncStore.ts) or PostgreSQL (postgres/syncStore.ts). */
+  store: SyncStore;
   policy: SyncPolicy;
   observe: SyncWatchers;
   /** Stops the sync (SIGTERM, a lost writer lock). */

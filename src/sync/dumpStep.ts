@@ -1,12 +1,8 @@
-import { checkpoint, MAX_DEFERRED_WAL_BYTES, walBytes } from '../db/checkpoint.js';
 import type { EntityType } from '../feed/entities.js';
-import { safeMessage } from '../feed/errors.js';
 import { jsonDumpPath } from '../feed/protocol/urls.js';
 import type { SyncContext, SyncReport } from './context.js';
 import type { FetchedFile } from './fetchFile.js';
-import { markPending, recordFailure } from './fileRecords.js';
 import { runFileStep } from './fileStep.js';
-import { ingestJsonDump } from './ingest.js';
 import { EXPECTED_JSON_DUMPS_SCHEMA_NUMBER } from './packetFacts.js';
 import type { StreamedFile } from './streamedFetch.js';
 
@@ -14,20 +10,6 @@ import type { StreamedFile } from './streamedFetch.js';
  * What is particular to a JSON dump in the pass's {@link runFileStep}: how it is stored (ingest.ts),
  * that a 404 is PENDING and how a failure is recorded. worker.ts orders the steps.
  */
-
-/** Checkpoints the writer's WAL (see deferCheckpoints) and logs it; a failure is logged, not thrown. */
-export function runCheckpoint(ctx: SyncContext): void {
-  try {
-    const result = checkpoint(ctx.store.sqlite);
-    if (result.walFrames > 0)
-      ctx.observe.logger.debug(
-        { event: 'checkpoint', ...result, ms: Math.round(result.ms) },
-        'WAL checkpointed',
-      );
-  } catch (error) {
-    ctx.observe.logger.warn({ event: 'checkpoint-failed', err: safeMessage(error) }, 'WAL checkpoint failed');
-  }
-}
 
 /**
  * Asks the feed for one JSON dump as a {@link runFileStep}: stored (counted in the report), PENDING
@@ -50,11 +32,11 @@ export async function askDump(
       label: name,
       storeStreamed: (file, keepOnCommit) =>
         storeDump(ctx, { packet, entity, file, keepOnCommit }, now, report),
-      notThere: () => {
-        markPending(ctx.store, packet, entity, now().toISOString());
+      notThere: async () => {
+        await ctx.store.markPending(packet, entity, now().toISOString());
         return false;
       },
-      recordFailure: (reason, error) => recordFailure(ctx.store, { packet, entity }, reason, now(), error),
+      recordFailure: (reason, error) => ctx.store.recordFailure({ packet, entity }, reason, now(), error),
     },
     now,
   );
@@ -65,7 +47,7 @@ export async function askDump(
 /**
  * Stores a JSON dump as it downloads, in its transaction, committed once the whole file arrived and
  * its signature verified (streamedFetch.ts); a check that fails early stops the read at once. Logs
- * it and tells the observer; checkpoints a WAL grown too large.
+ * it and tells the observer; lets the store do its housekeeping (SQLite: a WAL grown too large).
  */
 async function storeDump(
   ctx: SyncContext,
@@ -83,7 +65,7 @@ async function storeDump(
   const failed = new AbortController();
   file.settled.catch((error: unknown) => failed.abort(error));
   let fetched: FetchedFile | undefined;
-  const result = await ingestJsonDump(ctx.store, {
+  const result = await ctx.store.ingestDump({
     packet,
     entity,
     archivePath: name,
@@ -107,7 +89,7 @@ async function storeDump(
       `${name} has JSON_DUMPS_SCHEMA_NUMBER ${schemaNumber}, expected ${EXPECTED_JSON_DUMPS_SCHEMA_NUMBER}: stored, recorded as an event`,
     );
   }
-  if (walBytes(ctx.store.path) > MAX_DEFERRED_WAL_BYTES) runCheckpoint(ctx);
+  ctx.store.housekeeping('dumpStored', ctx.observe.logger);
   const level = result.quarantineCount > 0 ? 'warn' : 'info';
   const counts = {
     changes: result.changeCount,

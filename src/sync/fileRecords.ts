@@ -2,7 +2,7 @@ import type { Store } from '../db/client.js';
 import { highestStoredReplicationPacket } from '../db/replicationQueries.js';
 import type { EntityType } from '../feed/entities.js';
 import { nextRetryAt } from './fileRetry.js';
-import { type FileKey, fileRow } from './fileRow.js';
+import { type FileKey, type FileRow, fileRow } from './fileRow.js';
 import { recordSignatureFailure } from './signatureMissing.js';
 
 /**
@@ -14,23 +14,53 @@ import { recordSignatureFailure } from './signatureMissing.js';
 /** How long a packet must keep answering 404, with a later packet there, before it is called MISSING. */
 export const MISSING_AFTER_MS = 3_600_000;
 
+/**
+ * The statements of this module with `?` parameters, shared with the PostgreSQL twin
+ * (sync/postgres/fileRecords.ts); those over either table take its {@link fileRow}.
+ */
+export const FILE_RECORD_SQL = {
+  /** (packet, created_at). */
+  ensurePacket: 'INSERT INTO packets (number, created_at) VALUES (?, ?) ON CONFLICT DO NOTHING',
+  /** (packet, entity, checked_at, updated_at). */
+  markPending: `INSERT INTO dumps (packet, entity, status, checked_at, updated_at) VALUES (?, ?, 'PENDING', ?, ?)
+       ON CONFLICT (packet, entity) DO UPDATE SET status = 'PENDING', checked_at = excluded.checked_at,
+         error = NULL, settled_by = NULL, updated_at = excluded.updated_at`,
+  /** (...key, error, updated_at) → attempts. */
+  recordFailure: ({ table, keys, args }: FileRow) =>
+    `INSERT INTO ${table} (${keys}, status, error, attempts, updated_at) VALUES (${args.map(() => '?')}, 'FAILED', ?, 1, ?)
+       ON CONFLICT (${keys}) DO UPDATE SET status = 'FAILED', error = excluded.error,
+         attempts = ${table}.attempts + 1, updated_at = excluded.updated_at
+       RETURNING attempts`,
+  /** (next_retry_at, ...key). */
+  setNextRetry: ({ table, where }: FileRow) => `UPDATE ${table} SET next_retry_at = ? WHERE ${where}`,
+  /** (packet, error, missing_since, updated_at) → attempts, missingSince. */
+  notThere: `INSERT INTO replication_packets (packet, status, error, attempts, missing_since, updated_at)
+       VALUES (?, 'PENDING', ?, 1, ?, ?)
+       ON CONFLICT (packet) DO UPDATE SET error = excluded.error, attempts = replication_packets.attempts + 1,
+         missing_since = coalesce(replication_packets.missing_since, excluded.missing_since),
+         updated_at = excluded.updated_at
+       RETURNING attempts, missing_since AS "missingSince"`,
+  /** (status, packet). */
+  setReplicationStatus: 'UPDATE replication_packets SET status = ? WHERE packet = ?',
+  /** (...key) → at. */
+  retryAt: ({ table, where }: FileRow) =>
+    `SELECT next_retry_at AS at FROM ${table} WHERE ${where} AND status IN ('FAILED', 'PENDING', 'MISSING')`,
+};
+
+/** True when a file whose retry time is `at` (ISO 8601 or null) waits past `now`. */
+export function waitsForRetry(at: string | null | undefined, now: Date): boolean {
+  return !!at && Date.parse(at) > now.getTime();
+}
+
 /** Creates the `packets` row of `packet` when missing (`at`: ISO 8601). */
 export function ensurePacket(store: Store, packet: number, at: string): void {
-  store.sqlite
-    .prepare('INSERT INTO packets (number, created_at) VALUES (?, ?) ON CONFLICT DO NOTHING')
-    .run(packet, at);
+  store.sqlite.prepare(FILE_RECORD_SQL.ensurePacket).run(packet, at);
 }
 
 /** Records a 404 for a JSON dump: PENDING until its packet settles (FEED.md, Errors). `now`: ISO 8601. */
 export function markPending(store: Store, packet: number, entity: EntityType, now: string): void {
   ensurePacket(store, packet, now);
-  store.sqlite
-    .prepare(
-      `INSERT INTO dumps (packet, entity, status, checked_at, updated_at) VALUES (?, ?, 'PENDING', ?, ?)
-       ON CONFLICT (packet, entity) DO UPDATE SET status = 'PENDING', checked_at = excluded.checked_at,
-         error = NULL, settled_by = NULL, updated_at = excluded.updated_at`,
-    )
-    .run(packet, entity, now, now);
+  store.sqlite.prepare(FILE_RECORD_SQL.markPending).run(packet, entity, now, now);
 }
 
 /** What {@link recordFailure} stored. */
@@ -55,24 +85,19 @@ export function recordFailure(
   error?: unknown,
 ): FailureRecord {
   const at = now.toISOString();
-  const { table, keys, args } = fileRow(file);
+  const row = fileRow(file);
   ensurePacket(store, file.packet, at);
-  const row = store.sqlite
-    .prepare(
-      `INSERT INTO ${table} (${keys}, status, error, attempts, updated_at) VALUES (${args.map(() => '?')}, 'FAILED', ?, 1, ?)
-       ON CONFLICT (${keys}) DO UPDATE SET status = 'FAILED', error = excluded.error,
-         attempts = ${table}.attempts + 1, updated_at = excluded.updated_at
-       RETURNING attempts`,
-    )
-    .get(...args, reason, at) as { attempts: number };
-  const next = setNextRetry(store, file, nextRetryAt(row.attempts, now));
+  const { attempts } = store.sqlite
+    .prepare(FILE_RECORD_SQL.recordFailure(row))
+    .get(...row.args, reason, at) as { attempts: number };
+  const next = setNextRetry(store, file, nextRetryAt(attempts, now));
   const stored = recordSignatureFailure(store, file, error, now);
-  return { attempts: row.attempts, nextRetryAt: next, ...(stored ? { reason: stored } : {}) };
+  return { attempts, nextRetryAt: next, ...(stored ? { reason: stored } : {}) };
 }
 
 function setNextRetry(store: Store, file: FileKey, at: string): string {
-  const { table, where, args } = fileRow(file);
-  store.sqlite.prepare(`UPDATE ${table} SET next_retry_at = ? WHERE ${where}`).run(at, ...args);
+  const row = fileRow(file);
+  store.sqlite.prepare(FILE_RECORD_SQL.setNextRetry(row)).run(at, ...row.args);
   return at;
 }
 
@@ -81,13 +106,25 @@ function setNextRetry(store: Store, file: FileKey, at: string): string {
  * or a FAILED, PENDING (404 so far) or MISSING replication packet (`sync --once` asks at once).
  */
 export function retryDeferred(store: Store, file: FileKey, now: Date): boolean {
-  const { table, where, args } = fileRow(file);
-  const row = store.sqlite
-    .prepare(
-      `SELECT next_retry_at AS at FROM ${table} WHERE ${where} AND status IN ('FAILED', 'PENDING', 'MISSING')`,
-    )
-    .get(...args) as { at: string | null } | undefined;
-  return !!row?.at && Date.parse(row.at) > now.getTime();
+  const row = fileRow(file);
+  const found = store.sqlite.prepare(FILE_RECORD_SQL.retryAt(row)).get(...row.args) as
+    | { at: string | null }
+    | undefined;
+  return waitsForRetry(found?.at, now);
+}
+
+/**
+ * PENDING, or MISSING once `packet` has answered 404 since `missingSince` (ISO 8601) for
+ * {@link MISSING_AFTER_MS} while a later packet's replication packet is stored (`highestStored`).
+ */
+export function notThereStatus(
+  packet: number,
+  missingSince: string,
+  highestStored: number | undefined,
+  now: Date,
+): 'PENDING' | 'MISSING' {
+  const laterStored = (highestStored ?? Number.NEGATIVE_INFINITY) > packet;
+  return laterStored && now.getTime() - Date.parse(missingSince) >= MISSING_AFTER_MS ? 'MISSING' : 'PENDING';
 }
 
 /**
@@ -104,20 +141,12 @@ export function recordNotThere(
 ): 'PENDING' | 'MISSING' {
   const at = now.toISOString();
   ensurePacket(store, packet, at);
-  const row = store.sqlite
-    .prepare(
-      `INSERT INTO replication_packets (packet, status, error, attempts, missing_since, updated_at)
-       VALUES (?, 'PENDING', ?, 1, ?, ?)
-       ON CONFLICT (packet) DO UPDATE SET error = excluded.error, attempts = replication_packets.attempts + 1,
-         missing_since = coalesce(replication_packets.missing_since, excluded.missing_since),
-         updated_at = excluded.updated_at
-       RETURNING attempts, missing_since AS missingSince`,
-    )
-    .get(packet, reason, at, at) as { attempts: number; missingSince: string };
-  const laterStored = (highestStoredReplicationPacket(store) ?? Number.NEGATIVE_INFINITY) > packet;
-  const missing = laterStored && now.getTime() - Date.parse(row.missingSince) >= MISSING_AFTER_MS;
-  const status = missing ? 'MISSING' : 'PENDING';
-  store.sqlite.prepare('UPDATE replication_packets SET status = ? WHERE packet = ?').run(status, packet);
+  const row = store.sqlite.prepare(FILE_RECORD_SQL.notThere).get(packet, reason, at, at) as {
+    attempts: number;
+    missingSince: string;
+  };
+  const status = notThereStatus(packet, row.missingSince, highestStoredReplicationPacket(store), now);
+  store.sqlite.prepare(FILE_RECORD_SQL.setReplicationStatus).run(status, packet);
   setNextRetry(store, { packet }, nextRetryAt(row.attempts, now));
   return status;
 }

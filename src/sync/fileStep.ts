@@ -21,7 +21,7 @@ export interface FileStep<T> {
   /** How the pass's problems and log name it (`json-dumps/…` or `replication packet 186100`). */
   label: string;
   /** True when the archive is stored already: nothing is fetched. Default false. */
-  stored?(): boolean;
+  stored?(): boolean | Promise<boolean>;
   /**
    * Stores the verified archive at `fetched.tmpPath`; must call `beforeCommit` just before its
    * COMMIT. Used when the step has no {@link storeStreamed}.
@@ -33,12 +33,15 @@ export interface FileStep<T> {
    */
   storeStreamed?(file: StreamedFile, keepOnCommit: (fetched: FetchedFile) => void): Promise<T>;
   /** Records a 404 and gives the step's result for it; may throw to report it as a problem. */
-  notThere(): T;
+  notThere(): T | Promise<T>;
   /**
    * Records a failure (status FAILED, attempts, next retry time); undefined when nothing was
    * recorded. A `reason` returned replaces the error's message in the report and log.
    */
-  recordFailure(reason: string, error: unknown): FailureRecord | undefined;
+  recordFailure(
+    reason: string,
+    error: unknown,
+  ): FailureRecord | undefined | Promise<FailureRecord | undefined>;
 }
 
 /**
@@ -55,7 +58,7 @@ export async function runFileStep<T>(
 ): Promise<T | undefined> {
   let result: T | undefined;
   await guard(ctx, report, step, async () => {
-    if (step.stored?.()) return;
+    if (await step.stored?.()) return;
     result = await withRedownload(step, ctx.observe.logger, () => fetchVerifyStore(ctx, step, now));
   });
   return result;
@@ -126,7 +129,7 @@ async function guard(
     await work();
   } catch (error) {
     if (error instanceof FeedAuthError || ctx.signal?.aborted) throw error;
-    const failure = file.recordFailure(safeMessage(error), error);
+    const failure = await file.recordFailure(safeMessage(error), error);
     // The recorded reason wins: e.g. "signature missing upstream" once the .asc has been missing a day.
     const reason = failure?.reason ?? safeMessage(error);
     const { packet, label } = file;

@@ -81,7 +81,12 @@ export async function storeReplicationPacket(
         maxBytes: options.maxBytes,
       });
       options.signal?.throwIfAborted();
-      const stored = writePacket(store, staging, info, { packet, fileName, where, at: now().toISOString() });
+      const stored = await writePacket(store, staging, info, {
+        packet,
+        fileName,
+        where,
+        at: now().toISOString(),
+      });
       if (options.file) upsertFeedFile(store, options.file);
       options.beforeCommit?.();
       return stored;
@@ -91,22 +96,27 @@ export async function storeReplicationPacket(
   });
 }
 
+/** (packet): the rows an earlier copy of the packet left, deleted before it is stored again. */
+export const DELETE_PACKET_ROWS_SQL = [
+  'DELETE FROM row_changes WHERE packet = ?',
+  'DELETE FROM removals WHERE packet = ?',
+] as const;
+
 /** Replaces the packet's rows and removals with the staged ones and records its rows and events. */
-function writePacket(
+async function writePacket(
   store: Store,
   staging: PacketStaging,
   info: ReplicationArchiveInfo,
   { packet, fileName, where, at }: { packet: number; fileName: string; where: string; at: string },
-): StoredReplicationPacket {
+): Promise<StoredReplicationPacket> {
   const { sqlite } = store;
   // The search index follows the removals in the same transaction (db/searchIndex.ts).
   const search = new RemovalIndexWriter(sqlite);
   search.reindexOldRemovals(packet);
-  sqlite.prepare('DELETE FROM row_changes WHERE packet = ?').run(packet);
-  sqlite.prepare('DELETE FROM removals WHERE packet = ?').run(packet);
+  for (const sql of DELETE_PACKET_ROWS_SQL) sqlite.prepare(sql).run(packet);
   const rowCount = staging.finish(info, packet, where);
   upsertReplicationPacket(sqlite, packet, info, rowCount, fileName, at);
-  const removals = deriveRemovals(sqlite, packet, where);
+  const removals = await deriveRemovals(sqlite, packet, where);
   search.applyRemovals(packet);
   recordUnresolved(sqlite, packet, removals.unresolved, at);
   const schemaChange = recordPacketFacts(sqlite, packet, info, at);
@@ -123,6 +133,31 @@ function writePacket(
   };
 }
 
+/**
+ * (packet, format, schema_sequence, timestamp, dbmirror_version, row_count, file_name, updated_at):
+ * the stored packet's row; written once for SQLite and PostgreSQL (sync/postgres/replication.ts).
+ */
+export const UPSERT_REPLICATION_PACKET_SQL = `INSERT INTO replication_packets
+         (packet, status, format, schema_sequence, timestamp, dbmirror_version, row_count, file_name, error, next_retry_at, updated_at)
+       VALUES (?, 'SYNCED', ?, ?, ?, ?, ?, ?, NULL, NULL, ?)
+       ON CONFLICT (packet) DO UPDATE SET
+         status = 'SYNCED', format = excluded.format, schema_sequence = excluded.schema_sequence,
+         timestamp = excluded.timestamp, dbmirror_version = excluded.dbmirror_version, row_count = excluded.row_count,
+         file_name = excluded.file_name, error = NULL, next_retry_at = NULL, missing_since = NULL,
+         signature_missing_since = NULL, updated_at = excluded.updated_at`;
+
+/** The arguments of {@link UPSERT_REPLICATION_PACKET_SQL}. */
+export function replicationPacketArgs(
+  packet: number,
+  info: ReplicationArchiveInfo,
+  rowCount: number,
+  fileName: string,
+  at: string,
+): (string | number | null)[] {
+  const { format, schemaSequence, timestamp, dbmirrorVersion } = info;
+  return [packet, format, schemaSequence, timestamp, dbmirrorVersion, rowCount, fileName, at];
+}
+
 function upsertReplicationPacket(
   sqlite: Database.Database,
   packet: number,
@@ -132,25 +167,24 @@ function upsertReplicationPacket(
   at: string,
 ): void {
   sqlite
-    .prepare(
-      `INSERT INTO replication_packets
-         (packet, status, format, schema_sequence, timestamp, dbmirror_version, row_count, file_name, error, next_retry_at, updated_at)
-       VALUES (@packet, 'SYNCED', @format, @schemaSequence, @timestamp, @dbmirrorVersion, @rowCount, @fileName, NULL, NULL, @at)
-       ON CONFLICT (packet) DO UPDATE SET
-         status = 'SYNCED', format = excluded.format, schema_sequence = excluded.schema_sequence,
-         timestamp = excluded.timestamp, dbmirror_version = excluded.dbmirror_version, row_count = excluded.row_count,
-         file_name = excluded.file_name, error = NULL, next_retry_at = NULL, missing_since = NULL,
-         signature_missing_since = NULL, updated_at = excluded.updated_at`,
-    )
-    .run({ ...pick(info), packet, rowCount, fileName, at });
+    .prepare(UPSERT_REPLICATION_PACKET_SQL)
+    .run(...replicationPacketArgs(packet, info, rowCount, fileName, at));
 }
 
-function pick(info: ReplicationArchiveInfo) {
-  const { format, schemaSequence, timestamp, dbmirrorVersion } = info;
-  return { format, schemaSequence, timestamp, dbmirrorVersion };
-}
+/** (packet): clears the packet's `removal-unresolved` event before it is written again. */
+export const DELETE_UNRESOLVED_SQL = `DELETE FROM events WHERE packet = ? AND kind = 'removal-unresolved'`;
+/** (at, packet, message). */
+export const INSERT_UNRESOLVED_SQL = `INSERT INTO events (at, packet, kind, message) VALUES (?, ?, 'removal-unresolved', ?)`;
 
-/** Records (once per packet) a schema sequence differing from the previous stored packet's. */
+/** The `removal-unresolved` event's message for `rows` (non-empty) of `packet`: the first 20 named. */
+export function unresolvedMessage(packet: number, rows: readonly UnresolvedRemoval[]): string {
+  const shown = rows.slice(0, 20).map((row) => `${row.table} id ${row.id ?? 'NULL'}`);
+  const more = rows.length > shown.length ? ` and ${rows.length - shown.length} more` : '';
+  return (
+    `${rows.length} deleted entity row(s) of packet ${packet} have no known MBID (no stored packet shows their gid; ` +
+    `v1 packets keep only the key columns of deleted rows): ${shown.join(', ')}${more}`
+  );
+}
 
 /** Replaces the packet's `removal-unresolved` event: deletions whose MBID is unknown are reported, never dropped silently. */
 function recordUnresolved(
@@ -159,16 +193,9 @@ function recordUnresolved(
   rows: UnresolvedRemoval[],
   at: string,
 ): void {
-  sqlite.prepare(`DELETE FROM events WHERE packet = ? AND kind = 'removal-unresolved'`).run(packet);
+  sqlite.prepare(DELETE_UNRESOLVED_SQL).run(packet);
   if (rows.length === 0) return;
-  const shown = rows.slice(0, 20).map((row) => `${row.table} id ${row.id ?? 'NULL'}`);
-  const more = rows.length > shown.length ? ` and ${rows.length - shown.length} more` : '';
-  const message =
-    `${rows.length} deleted entity row(s) of packet ${packet} have no known MBID (no stored packet shows their gid; ` +
-    `v1 packets keep only the key columns of deleted rows): ${shown.join(', ')}${more}`;
-  sqlite
-    .prepare(`INSERT INTO events (at, packet, kind, message) VALUES (?, ?, 'removal-unresolved', ?)`)
-    .run(at, packet, message);
+  sqlite.prepare(INSERT_UNRESOLVED_SQL).run(at, packet, unresolvedMessage(packet, rows));
 }
 
 /** A `row_changes` row without its position. */

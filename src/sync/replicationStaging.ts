@@ -1,29 +1,21 @@
 import type Database from 'better-sqlite3';
-import { ArchiveError } from '../feed/errors.js';
 import type {
   PendingDataRecord,
   PendingKeysRecord,
   PendingTsRecord,
   ReplicationArchiveInfo,
   ReplicationSink,
-  RowOp,
   V1PendingDataRecord,
   V1PendingRecord,
 } from '../feed/replication/types.js';
+import { notObjectError, STAGING_TABLES, stagingSql, type V1Problem, v1Error } from './replicationSql.js';
 
 // A packet's members arrive in tar order (v2: data before keys and timestamps; v1: rows before
 // their data), and a packet can hold hundreds of thousands of rows. So rows are staged in TEMP
 // tables (this connection only, rolled back with the transaction) and SQL joins keys, data and
-// timestamps and computes upstream's apply order at the end, instead of holding rows in JS.
-// Hand-written SQL on purpose: TEMP tables and set-based joins that a query builder does not
-// express, on the replication packet hot path (bench/RESULTS.md).
-const TABLES = [
-  'livefeed_rp_change',
-  'livefeed_rp_v1data',
-  'livefeed_rp_keys',
-  'livefeed_rp_ts',
-  'livefeed_rp_order',
-];
+// timestamps and computes upstream's apply order at the end (replicationSql.ts), instead of
+// holding rows in JS.
+const SQL = stagingSql('sqlite');
 
 const CREATE = `
   CREATE TEMP TABLE livefeed_rp_change (
@@ -36,7 +28,7 @@ const CREATE = `
     tbl TEXT NOT NULL, pos INTEGER NOT NULL, col TEXT NOT NULL, PRIMARY KEY (tbl, pos)) WITHOUT ROWID;
   CREATE TEMP TABLE livefeed_rp_ts (xid INTEGER PRIMARY KEY, ts TEXT NOT NULL);`;
 
-/** First v2 row whose olddata/newdata is not a JSON object. */
+/** First v2 row whose olddata/newdata is not a JSON object (PostgreSQL checks them in JS as they are staged). */
 const BAD_JSON = `
   SELECT line, CASE WHEN ${notObject('old')} THEN 'olddata' ELSE 'newdata' END AS col
   FROM temp.livefeed_rp_change WHERE ${notObject('old')} OR ${notObject('new')} ORDER BY line LIMIT 1`;
@@ -44,71 +36,6 @@ const BAD_JSON = `
 function notObject(column: string): string {
   // CASE keeps json_type away from invalid text (it would raise an error without a line number).
   return `(${column} IS NOT NULL AND (CASE WHEN json_valid(${column}) THEN json_type(${column}) END) IS NOT 'object')`;
-}
-
-/** First v1 data row whose seqid has no dbmirror_pending row. */
-const V1_ORPHAN = `
-  SELECT d.line, d.seqid FROM temp.livefeed_rp_v1data d
-  WHERE NOT EXISTS (SELECT 1 FROM temp.livefeed_rp_change c WHERE c.seqid = d.seqid) ORDER BY d.line LIMIT 1`;
-
-/** The data rows each v1 op needs. */
-const V1_NEEDS: Record<RowOp, string> = {
-  i: 'value (f) row',
-  u: 'key (t) and value (f) rows',
-  d: 'key (t) row',
-};
-
-/** A staged row's v1 key (`t`) and value (`f`) data (primary key lookups). */
-const V1_KEY = '(SELECT data FROM temp.livefeed_rp_v1data WHERE seqid = c.seqid AND is_key = 1)';
-const V1_VALUE = '(SELECT data FROM temp.livefeed_rp_v1data WHERE seqid = c.seqid AND is_key = 0)';
-
-/** First v1 row lacking the data its op needs: insert/update values, update/delete keys. */
-const V1_MISSING = `
-  SELECT c.line, c.seqid, c.op FROM temp.livefeed_rp_change c
-  WHERE (c.op IN ('i', 'u') AND ${V1_VALUE} IS NULL) OR (c.op = 'u' AND ${V1_KEY} IS NULL)
-     OR (c.op = 'd' AND ${V1_KEY} IS NULL AND ${V1_VALUE} IS NULL)
-  ORDER BY c.line LIMIT 1`;
-
-/** v1 rows as a consumer applies them: keys identify, values are the new row; a delete keeps what it has of the old row. */
-const V1_COLUMNS: RowColumns = {
-  keys: V1_KEY,
-  old: `CASE c.op WHEN 'd' THEN coalesce(${V1_VALUE}, ${V1_KEY}) END`,
-  new: `CASE WHEN c.op IN ('i', 'u') THEN ${V1_VALUE} END`,
-};
-
-/** v2 rows are whole; keys are the table's key columns (pending_keys order) from the old row, or the new row for inserts. */
-const V2_COLUMNS: RowColumns = {
-  keys: `(SELECT CASE WHEN count(*) > 0 THEN json_group_object(k.col, coalesce(c.old, c.new) -> k.col ORDER BY k.pos) END
-          FROM temp.livefeed_rp_keys k WHERE k.tbl = c.tbl)`,
-  old: 'c.old',
-  new: 'c.new',
-};
-
-/** SQL expressions over a staged row `c` giving a row change's keys, old and new data. */
-interface RowColumns {
-  keys: string;
-  old: string;
-  new: string;
-}
-
-/**
- * Upstream's apply order: transactions by their highest seqid, rows by seqid; ord counts from 0.
- * Computed over (seqid, ord) pairs first so that the wide rows are read once, in order, by key.
- */
-const APPLY_ORDER = `
-  CREATE TEMP TABLE livefeed_rp_order AS
-  SELECT c.seqid, row_number() OVER (ORDER BY t.last, c.seqid) - 1 AS ord
-  FROM temp.livefeed_rp_change c
-  JOIN (SELECT xid, max(seqid) AS last FROM temp.livefeed_rp_change GROUP BY xid) t ON t.xid = c.xid`;
-
-function insertRowChanges(columns: RowColumns): string {
-  return `
-  INSERT INTO row_changes (packet, ord, seqid, xid, table_name, op, keys, old_data, new_data, timestamp)
-  SELECT @packet, o.ord, c.seqid, c.xid, c.tbl, c.op, ${columns.keys}, ${columns.old}, ${columns.new}, ts.ts
-  FROM temp.livefeed_rp_order o
-  JOIN temp.livefeed_rp_change c ON c.seqid = o.seqid
-  LEFT JOIN temp.livefeed_rp_ts ts ON ts.xid = c.xid
-  ORDER BY o.ord`;
 }
 
 /**
@@ -171,42 +98,25 @@ export class PacketStaging implements ReplicationSink {
   finish(info: ReplicationArchiveInfo, packet: number, where: string): number {
     if (info.format === 'V2') this.checkV2(info, where);
     else this.checkV1(info, where);
-    this.sqlite.exec(APPLY_ORDER);
-    return this.sqlite
-      .prepare(insertRowChanges(info.format === 'V2' ? V2_COLUMNS : V1_COLUMNS))
-      .run({ packet }).changes;
+    this.sqlite.exec(SQL.applyOrder);
+    return this.sqlite.prepare(SQL.insertRowChanges(info.format)).run(packet).changes;
   }
 
   private checkV2(info: ReplicationArchiveInfo, where: string): void {
     const bad = this.sqlite.prepare(BAD_JSON).get() as { line: number; col: string } | undefined;
-    if (bad)
-      throw new ArchiveError(
-        `${where}: ${info.members.pendingData} line ${bad.line}: ${bad.col} is not a JSON object`,
-      );
+    if (bad) throw notObjectError(bad.col, bad.line, info, where);
   }
 
   private checkV1(info: ReplicationArchiveInfo, where: string): void {
-    const { v1Pending, v1PendingData } = info.members;
-    const orphan = this.sqlite.prepare(V1_ORPHAN).get() as { line: number; seqid: number } | undefined;
-    if (orphan) {
-      throw new ArchiveError(
-        `${where}: ${v1PendingData} line ${orphan.line}: seqid ${orphan.seqid} is not in ${v1Pending}`,
-      );
-    }
-    const missing = this.sqlite.prepare(V1_MISSING).get() as
-      | { line: number; seqid: number; op: RowOp }
-      | undefined;
-    if (missing) {
-      throw new ArchiveError(
-        `${where}: ${v1Pending} line ${missing.line}: op ${missing.op} of seqid ${missing.seqid} lacks its ` +
-          `${V1_NEEDS[missing.op]} in ${v1PendingData}`,
-      );
-    }
+    const orphan = this.sqlite.prepare(SQL.v1Orphan).get() as V1Problem | undefined;
+    if (orphan) throw v1Error('orphan', orphan, info, where);
+    const missing = this.sqlite.prepare(SQL.v1Missing).get() as V1Problem | undefined;
+    if (missing) throw v1Error('missing', missing, info, where);
   }
 
   /** Drops the TEMP tables (also run before creating them, in case an earlier run died mid-way). */
   drop(): void {
-    for (const table of TABLES) this.sqlite.exec(`DROP TABLE IF EXISTS temp.${table}`);
+    for (const table of STAGING_TABLES) this.sqlite.exec(`DROP TABLE IF EXISTS temp.${table}`);
   }
 }
 

@@ -1,11 +1,8 @@
-import { missingReplicationPackets, storedReplicationPacket } from '../db/replicationQueries.js';
 import { replicationPacketName } from '../feed/protocol/urls.js';
 import type { SyncContext, SyncReport } from './context.js';
 import type { FetchedFile } from './fetchFile.js';
-import { recordFailure, recordNotThere, retryDeferred } from './fileRecords.js';
 import { runFileStep } from './fileStep.js';
-import { storeReplicationPacket } from './replication.js';
-import { recordSignatureFailure } from './signatureMissing.js';
+import type { ReplicationRecords } from './syncStore.js';
 
 /** Raised when the feed has no replication packet that replication-info says exists (FEED.md, Errors). */
 export class MissingPacketError extends Error {
@@ -26,7 +23,8 @@ export async function askReplicationPacket(
   packet: number,
   now: () => Date,
 ): Promise<void> {
-  if (ctx.policy.deferFailed && retryDeferred(ctx.store, { packet }, now())) {
+  const { replication } = ctx.store;
+  if (ctx.policy.deferFailed && (await ctx.store.retryDeferred({ packet }, now()))) {
     report.deferred++;
     return;
   }
@@ -38,23 +36,23 @@ export async function askReplicationPacket(
       packet,
       name,
       label: `replication packet ${packet}`,
-      stored: () => storedReplicationPacket(ctx.store, packet) !== undefined,
-      store: (fetched, beforeCommit) => storeReplication(ctx, fetched, beforeCommit, now),
-      notThere: () => {
+      stored: () => replication.replicationStored(packet),
+      store: (fetched, beforeCommit) => storeReplication(ctx, replication, fetched, beforeCommit, now),
+      notThere: async () => {
         const reason = `${name} is not on the feed although replication-info lists packet ${packet} or later`;
-        if (recordNotThere(ctx.store, packet, reason, now()) === 'MISSING')
+        if ((await replication.recordNotThere(packet, reason, now())) === 'MISSING')
           throw new MissingPacketError(reason);
         ctx.observe.logger.warn(
           { event: 'replication-pending', packet, file: name },
           `${reason}; asking again later (it may not be copied yet)`,
         );
       },
-      recordFailure: (reason, error) => {
+      recordFailure: async (reason, error) => {
         // MISSING is recorded by recordNotThere: reported, asked again on every poll, never FAILED.
         if (!(error instanceof MissingPacketError)) {
-          return recordFailure(ctx.store, { packet }, reason, now(), error);
+          return ctx.store.recordFailure({ packet }, reason, now(), error);
         }
-        recordSignatureFailure(ctx.store, { packet }, error, now());
+        await replication.recordSignatureFailure({ packet }, error, now());
         return undefined;
       },
     },
@@ -65,12 +63,13 @@ export async function askReplicationPacket(
 /** Stores a fetched replication packet and logs what it held (schema change, unresolved deletions). */
 async function storeReplication(
   ctx: SyncContext,
+  replication: ReplicationRecords,
   fetched: FetchedFile,
   beforeCommit: () => void,
   now: () => Date,
 ): Promise<void> {
   const { name, packet } = fetched.record;
-  const stored = await storeReplicationPacket(ctx.store, packet, fetched.tmpPath, {
+  const stored = await replication.storeReplicationPacket(packet, fetched.tmpPath, {
     signal: ctx.signal,
     fileName: name,
     now,
@@ -115,7 +114,7 @@ export async function recheckMissingPackets(
   now: () => Date,
 ): Promise<void> {
   if (!ctx.policy.replicationPackets) return;
-  for (const packet of missingReplicationPackets(ctx.store, from)) {
+  for (const packet of await ctx.store.replication.missingReplicationPackets(from)) {
     if (ctx.policy.skipPackets.has(packet)) continue;
     ctx.signal?.throwIfAborted();
     await askReplicationPacket(ctx, report, packet, now);

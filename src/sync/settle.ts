@@ -1,13 +1,6 @@
 import type { SyncContext, SyncReport } from './context.js';
 import { askDump } from './dumpStep.js';
-import {
-  dumpStatus,
-  markNoChanges,
-  pendingDumps,
-  reopenPacket,
-  settleDecision,
-  timeSettledWithEvidence,
-} from './state.js';
+import { settleDecision } from './state.js';
 
 /**
  * Declares settled missing dumps NO_CHANGES (FEED.md, Errors: only a later packet's JSON dump is
@@ -20,16 +13,16 @@ export async function settle(
   report: SyncReport,
   now: () => Date,
 ): Promise<void> {
-  for (const dump of pendingDumps(ctx.store, range.from, range.to)) {
+  for (const dump of await ctx.store.pendingDumps(range.from, range.to)) {
     if (!ctx.policy.entities.includes(dump.entity)) continue;
     const { decision, by } = settleDecision(dump, ctx.policy.settleAfterMs, now());
     if (decision === 'wait') continue;
     if (decision === 'recheck') {
       await askDump(ctx, report, dump.packet, dump.entity, now);
       // Still PENDING: the 404 just seen came after the evidence (or the hours), so it settles.
-      if (dumpStatus(ctx.store, dump.packet, dump.entity) !== 'PENDING') continue;
+      if ((await ctx.store.dumpStatus(dump.packet, dump.entity)) !== 'PENDING') continue;
     }
-    markNoChanges(ctx.store, dump.packet, dump.entity, by, now().toISOString());
+    await ctx.store.markNoChanges(dump.packet, dump.entity, by, now().toISOString());
   }
 }
 
@@ -42,7 +35,7 @@ export async function recheckTimeSettled(
   report: SyncReport,
   now: () => Date,
 ): Promise<void> {
-  for (const dump of timeSettledWithEvidence(ctx.store)) {
+  for (const dump of await ctx.store.timeSettledWithEvidence()) {
     if (!ctx.policy.entities.includes(dump.entity)) continue;
     ctx.signal?.throwIfAborted();
     ctx.observe.logger.info(
@@ -50,9 +43,9 @@ export async function recheckTimeSettled(
       `asking again for ${dump.entity} of packet ${dump.packet}: it was settled by --settle-after, and a later packet's JSON dump is now there`,
     );
     await askDump(ctx, report, dump.packet, dump.entity, now);
-    const status = dumpStatus(ctx.store, dump.packet, dump.entity);
+    const status = await ctx.store.dumpStatus(dump.packet, dump.entity);
     if (status === 'PENDING') {
-      markNoChanges(ctx.store, dump.packet, dump.entity, 'LATER_DUMP', now().toISOString());
-    } else if (status === 'FAILED') reopenPacket(ctx.store, dump.packet);
+      await ctx.store.markNoChanges(dump.packet, dump.entity, 'LATER_DUMP', now().toISOString());
+    } else if (status === 'FAILED') await ctx.store.reopenPacket(dump.packet);
   }
 }

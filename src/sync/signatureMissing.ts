@@ -1,5 +1,5 @@
 import type { Store } from '../db/client.js';
-import { type FileKey, fileRow } from './fileRow.js';
+import { type FileKey, type FileRow, fileRow } from './fileRow.js';
 import { SignatureError } from './verifier.js';
 
 /**
@@ -11,6 +11,39 @@ export const SIGNATURE_MISSING_AFTER_MS = 24 * 3_600_000;
 
 /** The reason a file keeps once its `.asc` has been missing for {@link SIGNATURE_MISSING_AFTER_MS}. */
 export const SIGNATURE_MISSING_UPSTREAM = 'signature missing upstream';
+
+/** The statements of this module with `?` parameters, shared with sync/postgres/fileRecords.ts. */
+export const SIGNATURE_MISSING_SQL = {
+  /** (missing as 1/0, now, ...key) → since. */
+  note: ({ table, where }: FileRow) =>
+    `UPDATE ${table} SET signature_missing_since = CASE WHEN ? THEN coalesce(signature_missing_since, ?) END
+       WHERE ${where} RETURNING signature_missing_since AS since`,
+  /** (error, ...key). */
+  setReason: ({ table, where }: FileRow) => `UPDATE ${table} SET error = ? WHERE ${where}`,
+};
+
+/** True when `error` says the file's `.asc` is missing (404). */
+export function signatureMissing(error: unknown): error is SignatureError {
+  return error instanceof SignatureError && error.kind === 'missing';
+}
+
+/**
+ * The reason a file keeps when its `.asc`, missing since `since` (ISO 8601), has been missing for
+ * {@link SIGNATURE_MISSING_AFTER_MS}; undefined before that, or when `error` is another failure.
+ */
+export function signatureMissingReason(
+  error: unknown,
+  since: string | null | undefined,
+  now: Date,
+): string | undefined {
+  if (!signatureMissing(error) || !since || now.getTime() - Date.parse(since) < SIGNATURE_MISSING_AFTER_MS) {
+    return undefined;
+  }
+  return (
+    `${SIGNATURE_MISSING_UPSTREAM}: no .asc since ${since}; to store it unverified, ` +
+    `run livefeed sync --accept-unsigned ${error.file} (see the README, Signatures)`
+  );
+}
 
 /**
  * After a file's failure was recorded FAILED: notes since when its `.asc` has been missing (404)
@@ -24,20 +57,13 @@ export function recordSignatureFailure(
   error: unknown,
   now: Date,
 ): string | undefined {
-  const missing = error instanceof SignatureError && error.kind === 'missing';
-  const { table, where, args } = fileRow(file);
-  const row = store.sqlite
-    .prepare(
-      `UPDATE ${table} SET signature_missing_since = CASE WHEN ? THEN coalesce(signature_missing_since, ?) END
-       WHERE ${where} RETURNING signature_missing_since AS since`,
-    )
-    .get(missing ? 1 : 0, now.toISOString(), ...args) as { since: string | null } | undefined;
-  if (!missing || !row?.since || now.getTime() - Date.parse(row.since) < SIGNATURE_MISSING_AFTER_MS) {
-    return undefined;
-  }
-  const reason =
-    `${SIGNATURE_MISSING_UPSTREAM}: no .asc since ${row.since}; to store it unverified, ` +
-    `run livefeed sync --accept-unsigned ${error.file} (see the README, Signatures)`;
-  store.sqlite.prepare(`UPDATE ${table} SET error = ? WHERE ${where}`).run(reason, ...args);
+  const row = fileRow(file);
+  const noted = store.sqlite
+    .prepare(SIGNATURE_MISSING_SQL.note(row))
+    .get(signatureMissing(error) ? 1 : 0, now.toISOString(), ...row.args) as
+    | { since: string | null }
+    | undefined;
+  const reason = signatureMissingReason(error, noted?.since, now);
+  if (reason) store.sqlite.prepare(SIGNATURE_MISSING_SQL.setReason(row)).run(reason, ...row.args);
   return reason;
 }

@@ -5,11 +5,69 @@ import type { EntityType } from '../feed/entities.js';
 /** Status of a JSON dump (GraphQL `DumpStatus`). */
 export type DumpStatus = 'SYNCED' | 'NO_CHANGES' | 'PENDING' | 'FAILED';
 
+/**
+ * The statements of this module with `?` parameters, written once for SQLite and PostgreSQL
+ * (sync/postgres/packetState.ts); aliases are quoted so that both give the same names.
+ */
+export const PACKET_STATE_SQL = {
+  /** (packet, entity) → status. */
+  dumpStatus: 'SELECT status FROM dumps WHERE packet = ? AND entity = ?',
+  /** (from, to) → PendingDump rows. */
+  pendingDumps: `SELECT d.packet, d.entity, d.checked_at AS "checkedAt", p.timestamp,
+         (SELECT min(f.fetched_at) FROM feed_files f WHERE f.packet > d.packet AND f.name LIKE 'json-dumps/%') AS "laterDumpSeenAt"
+       FROM dumps d JOIN packets p ON p.number = d.packet
+       WHERE d.status = 'PENDING' AND d.packet BETWEEN ? AND ? ORDER BY d.packet, d.entity`,
+  /** (settled_by, updated_at, packet, entity). */
+  markNoChanges: `UPDATE dumps SET status = 'NO_CHANGES', settled_by = ?, updated_at = ? WHERE packet = ? AND entity = ? AND status = 'PENDING'`,
+  /** () → (packet, entity) rows. */
+  timeSettledWithEvidence: `SELECT d.packet, d.entity FROM dumps d
+       WHERE d.status = 'NO_CHANGES' AND d.settled_by = 'TIME'
+         AND EXISTS (SELECT 1 FROM feed_files f WHERE f.packet > d.packet AND f.name LIKE 'json-dumps/%')
+       ORDER BY d.packet, d.entity`,
+  /** (...entities, from, to) → {@link IncompletePacket} rows, for `entityCount` entity types. */
+  incompletePackets: (entityCount: number) =>
+    `SELECT p.number,
+         (SELECT count(*) FROM dumps d WHERE d.packet = p.number AND d.status IN ('SYNCED', 'NO_CHANGES')
+            AND d.entity IN (${Array.from({ length: entityCount }, () => '?').join(', ')})) AS done,
+         (SELECT status FROM replication_packets r WHERE r.packet = p.number) AS replication
+       FROM packets p WHERE p.synced_at IS NULL AND p.number BETWEEN ? AND ? ORDER BY p.number`,
+  /** (synced_at, packet). */
+  complete: 'UPDATE packets SET synced_at = ? WHERE number = ?',
+  /** (packet). */
+  reopen: 'UPDATE packets SET synced_at = NULL WHERE number = ?',
+};
+
+/** An incomplete packet of a range, with its finished JSON dumps and its replication packet's status. */
+export interface IncompletePacket {
+  number: number;
+  done: number;
+  replication: string | null;
+}
+
+/**
+ * The packets of `rows` that are complete now: every tracked JSON dump SYNCED or NO_CHANGES, and
+ * the replication packet (when required) neither FAILED nor PENDING nor never tried.
+ */
+export function completable(
+  rows: readonly IncompletePacket[],
+  entities: readonly EntityType[],
+  requireReplication: (packet: number) => boolean,
+): number[] {
+  return rows
+    .filter((r) => r.done === entities.length)
+    .filter(
+      (r) =>
+        !requireReplication(r.number) ||
+        (r.replication !== null && r.replication !== 'FAILED' && r.replication !== 'PENDING'),
+    )
+    .map((r) => r.number);
+}
+
 /** The stored state of one JSON dump, or undefined when never tried. */
 export function dumpStatus(store: Store, packet: number, entity: EntityType): DumpStatus | undefined {
-  const row = store.sqlite
-    .prepare('SELECT status FROM dumps WHERE packet = ? AND entity = ?')
-    .get(packet, entity) as { status: DumpStatus } | undefined;
+  const row = store.sqlite.prepare(PACKET_STATE_SQL.dumpStatus).get(packet, entity) as
+    | { status: DumpStatus }
+    | undefined;
   return row?.status;
 }
 
@@ -27,14 +85,7 @@ export interface PendingDump {
 
 /** Every PENDING dump of packets in [from, to] with its settling evidence. */
 export function pendingDumps(store: Store, from: number, to: number): PendingDump[] {
-  return store.sqlite
-    .prepare(
-      `SELECT d.packet, d.entity, d.checked_at AS checkedAt, p.timestamp,
-         (SELECT min(f.fetched_at) FROM feed_files f WHERE f.packet > d.packet AND f.name LIKE 'json-dumps/%') AS laterDumpSeenAt
-       FROM dumps d JOIN packets p ON p.number = d.packet
-       WHERE d.status = 'PENDING' AND d.packet BETWEEN ? AND ? ORDER BY d.packet, d.entity`,
-    )
-    .all(from, to) as PendingDump[];
+  return store.sqlite.prepare(PACKET_STATE_SQL.pendingDumps).all(from, to) as PendingDump[];
 }
 
 /** What settles a PENDING dump: a later packet's JSON dump (FEED.md, Errors) or `--settle-after`. */
@@ -72,11 +123,7 @@ export function markNoChanges(
   by: SettledBy,
   now: string,
 ): void {
-  store.sqlite
-    .prepare(
-      `UPDATE dumps SET status = 'NO_CHANGES', settled_by = ?, updated_at = ? WHERE packet = ? AND entity = ? AND status = 'PENDING'`,
-    )
-    .run(by, now, packet, entity);
+  store.sqlite.prepare(PACKET_STATE_SQL.markNoChanges).run(by, now, packet, entity);
 }
 
 /**
@@ -84,14 +131,10 @@ export function markNoChanges(
  * been seen: they are asked for once more (they may exist after all: FEED.md, Errors).
  */
 export function timeSettledWithEvidence(store: Store): { packet: number; entity: EntityType }[] {
-  return store.sqlite
-    .prepare(
-      `SELECT d.packet, d.entity FROM dumps d
-       WHERE d.status = 'NO_CHANGES' AND d.settled_by = 'TIME'
-         AND EXISTS (SELECT 1 FROM feed_files f WHERE f.packet > d.packet AND f.name LIKE 'json-dumps/%')
-       ORDER BY d.packet, d.entity`,
-    )
-    .all() as { packet: number; entity: EntityType }[];
+  return store.sqlite.prepare(PACKET_STATE_SQL.timeSettledWithEvidence).all() as {
+    packet: number;
+    entity: EntityType;
+  }[];
 }
 
 /**
@@ -107,27 +150,10 @@ export function completePackets(
   now: string,
 ): number[] {
   const rows = store.sqlite
-    .prepare(
-      `SELECT p.number,
-         (SELECT count(*) FROM dumps d WHERE d.packet = p.number AND d.status IN ('SYNCED', 'NO_CHANGES')
-            AND d.entity IN (SELECT value FROM json_each(?))) AS done,
-         (SELECT status FROM replication_packets r WHERE r.packet = p.number) AS replication
-       FROM packets p WHERE p.synced_at IS NULL AND p.number BETWEEN ? AND ? ORDER BY p.number`,
-    )
-    .all(JSON.stringify(entities), range.from, range.to) as {
-    number: number;
-    done: number;
-    replication: string | null;
-  }[];
-  const completed = rows
-    .filter((r) => r.done === entities.length)
-    .filter(
-      (r) =>
-        !requireReplication(r.number) ||
-        (r.replication !== null && r.replication !== 'FAILED' && r.replication !== 'PENDING'),
-    )
-    .map((r) => r.number);
-  const update = store.sqlite.prepare('UPDATE packets SET synced_at = ? WHERE number = ?');
+    .prepare(PACKET_STATE_SQL.incompletePackets(entities.length))
+    .all(...entities, range.from, range.to) as IncompletePacket[];
+  const completed = completable(rows, entities, requireReplication);
+  const update = store.sqlite.prepare(PACKET_STATE_SQL.complete);
   store.sqlite.transaction(() => {
     for (const number of completed) update.run(now, number);
     advanceLatestPacket(store.sqlite);
@@ -142,7 +168,7 @@ export function completePackets(
  */
 export function reopenPacket(store: Store, packet: number): void {
   store.sqlite.transaction(() => {
-    store.sqlite.prepare('UPDATE packets SET synced_at = NULL WHERE number = ?').run(packet);
+    store.sqlite.prepare(PACKET_STATE_SQL.reopen).run(packet);
     lowerLatestPacket(store.sqlite, packet);
   })();
 }

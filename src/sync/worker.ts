@@ -1,21 +1,16 @@
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { deferCheckpoints } from '../db/checkpoint.js';
-import type { Store } from '../db/client.js';
-import { packetPosition, recordUpstream } from '../db/status.js';
 import { FeedAuthError, safeMessage } from '../feed/errors.js';
 import { removeStaleDownloads } from '../feed/partial.js';
 import { jsonDumpPath } from '../feed/protocol/urls.js';
 import type { SyncContext, SyncReport } from './context.js';
-import { askDump, runCheckpoint } from './dumpStep.js';
-import { retryDeferred } from './fileRecords.js';
+import { askDump } from './dumpStep.js';
 import type { PassOutcome } from './observer.js';
 import { Prefetcher } from './prefetch.js';
 import { pruneHistory } from './prune.js';
 import { askReplicationPacket, recheckMissingPackets } from './replicationStep.js';
-import { applyRetention } from './retention.js';
 import { recheckTimeSettled, settle } from './settle.js';
-import { completePackets, dumpStatus, pendingDumps } from './state.js';
+import { type SyncStore, sqliteStoreOf } from './syncStore.js';
 
 /** Packets the first sync of an empty database covers: the latest and the 23 before it (one day). */
 export const INITIAL_WINDOW = 24;
@@ -24,14 +19,14 @@ export const INITIAL_WINDOW = 24;
  * Chooses the packets of this pass: `from` (flag) or the first incomplete packet or the one after
  * the highest known, or latest − 23 on an empty database; up to `to` (flag) or the latest.
  */
-export function packetRange(
-  store: Store,
+export async function packetRange(
+  store: SyncStore,
   latest: number,
   flags: { from?: number; to?: number },
-): { from: number; to: number } {
+): Promise<{ from: number; to: number }> {
   const to = Math.min(flags.to ?? latest, latest);
   if (flags.from !== undefined) return { from: flags.from, to };
-  const { firstIncomplete, highest } = packetPosition(store);
+  const { firstIncomplete, highest } = await store.packetPosition();
   const from =
     firstIncomplete ?? (highest !== null ? highest + 1 : Math.max(1, latest - (INITIAL_WINDOW - 1)));
   return { from, to };
@@ -65,12 +60,12 @@ export async function syncOnce(
 
 async function syncPass(ctx: SyncContext, flags: { from?: number; to?: number }): Promise<SyncReport> {
   const now = ctx.now ?? (() => new Date());
-  deferCheckpoints(ctx.store.sqlite);
+  ctx.store.housekeeping('passStarted', ctx.observe.logger);
   try {
     return await syncPassDeferred(ctx, flags, now);
   } finally {
     // Stopping (SIGTERM) should not wait for a checkpoint; closing the database makes one anyway.
-    if (!ctx.signal?.aborted) runCheckpoint(ctx);
+    if (!ctx.signal?.aborted) ctx.store.housekeeping('passEnded', ctx.observe.logger);
   }
 }
 
@@ -82,7 +77,7 @@ async function syncPassDeferred(
   const latest = await ctx.feed.client.replicationInfo(ctx.signal);
   // Downloads a crash left behind; a day old at least, so none of a sync still running.
   await removeStaleDownloads(join(ctx.feed.dataDir, 'tmp'), 24 * 3_600_000);
-  recordUpstream(ctx.store, latest, now().toISOString());
+  await ctx.store.recordUpstream(latest, now().toISOString());
   const report: SyncReport = {
     latest,
     from: null,
@@ -98,7 +93,7 @@ async function syncPassDeferred(
     ctx.observe.logger.info({ event: 'feed-empty' }, 'the feed has no packets yet');
     return report;
   }
-  const range = packetRange(ctx.store, latest, flags);
+  const range = await packetRange(ctx.store, latest, flags);
   Object.assign(report, range);
   ctx.observe.observer?.passStarted?.({ latest, ...range });
   ctx.observe.logger.info(
@@ -110,19 +105,20 @@ async function syncPassDeferred(
   await recheckTimeSettled(ctx, report, now);
   await recheckMissingPackets(ctx, range.from, report, now);
   const requireReplication = (p: number) => ctx.policy.replicationPackets && !ctx.policy.skipPackets.has(p);
-  report.completed = completePackets(
-    ctx.store,
+  report.completed = await ctx.store.completePackets(
     range,
     ctx.policy.entities,
     requireReplication,
     now().toISOString(),
   );
   for (const packet of report.completed) ctx.observe.onPacketSynced?.(packet);
-  report.pending = pendingDumps(ctx.store, range.from, range.to).length;
+  report.pending = (await ctx.store.pendingDumps(range.from, range.to)).length;
   if (ctx.policy.keepFiles)
-    applyRetention(ctx.store, ctx.feed.dataDir, ctx.policy.keepFiles, now(), ctx.observe.logger);
-  if (ctx.policy.keepHistory && ctx.policy.keepHistory.kind !== 'all')
-    await pruneHistory(ctx.store, ctx.policy.keepHistory, now(), ctx.observe.logger);
+    await ctx.store.applyRetention(ctx.feed.dataDir, ctx.policy.keepFiles, now(), ctx.observe.logger);
+  if (ctx.policy.keepHistory && ctx.policy.keepHistory.kind !== 'all') {
+    const store = sqliteStoreOf(ctx.store, '--keep-history');
+    await pruneHistory(store, ctx.policy.keepHistory, now(), ctx.observe.logger);
+  }
   ctx.observe.logger.info(
     {
       event: 'sync-pass',
@@ -150,7 +146,7 @@ async function syncPackets(
   now: () => Date,
 ): Promise<void> {
   const prefetch = new Prefetcher(ctx.feed.client, ctx.feed.dataDir, ctx.signal);
-  prefetch.plan(dumpsToAsk(ctx, range));
+  prefetch.plan(await dumpsToAsk(ctx, range));
   const passCtx = { ...ctx, prefetch };
   try {
     for (let packet = range.from; packet <= range.to; packet++) {
@@ -164,11 +160,11 @@ async function syncPackets(
 }
 
 /** The JSON dumps of the range not stored yet, in the order the pass asks for them. */
-function dumpsToAsk(ctx: SyncContext, range: { from: number; to: number }): string[] {
+async function dumpsToAsk(ctx: SyncContext, range: { from: number; to: number }): Promise<string[]> {
   const names: string[] = [];
   for (let packet = range.from; packet <= range.to; packet++) {
     for (const entity of ctx.policy.entities) {
-      const status = dumpStatus(ctx.store, packet, entity);
+      const status = await ctx.store.dumpStatus(packet, entity);
       if (status !== 'SYNCED' && status !== 'NO_CHANGES') names.push(jsonDumpPath(packet, entity));
     }
   }
@@ -185,12 +181,12 @@ async function syncPacket(
     await askReplicationPacket(ctx, report, packet, now);
   }
   for (const entity of ctx.policy.entities) {
-    const status = dumpStatus(ctx.store, packet, entity);
+    const status = await ctx.store.dumpStatus(packet, entity);
     if (status === 'SYNCED' || status === 'NO_CHANGES') continue;
     if (
       status === 'FAILED' &&
       ctx.policy.deferFailed &&
-      retryDeferred(ctx.store, { packet, entity }, now())
+      (await ctx.store.retryDeferred({ packet, entity }, now()))
     ) {
       report.deferred++;
       continue;

@@ -6,8 +6,8 @@ import { changeId } from '../../src/db/keys.js';
 import type { ChangeRow } from '../../src/db/queries.js';
 import { type Reads, sqliteReads } from '../../src/db/reads.js';
 import { artistLine, MBID } from '../support/currentStateFeed.js';
+import { describeReadStores } from '../support/readStores.js';
 import { FILLER_0, fillReadsStory, LABEL_LINES, label, SAME_PACKET_LINE } from '../support/readsFeed.js';
-import { describeStores } from '../support/stores.js';
 
 // Both stores filled from the same real archives (test/support/readsFeed.ts) answer the same.
 
@@ -24,7 +24,7 @@ const plainRow = (row: CurrentRow | undefined) =>
   row && { ...row, latest: row.latest && plainChange(row.latest) };
 const text = (c: ChangeRow | undefined) => c?.data.toString('utf8');
 
-describeStores('current state and history reads', (kind, store) => {
+describeReadStores('current state and history reads', (kind, store) => {
   let twin: Store;
   const reads = (): Reads => store().reads;
   beforeAll(async () => {

@@ -10,6 +10,8 @@ import { type App, createApp } from '../../src/http/app.js';
 import type { Logger } from '../../src/logger.js';
 import { SAMPLE_TOKEN } from '../../src/samplefeed/server.js';
 import type { SyncContext } from '../../src/sync/context.js';
+import { sqliteSyncStore } from '../../src/sync/sqliteSyncStore.js';
+import type { SqliteSyncStore, SyncStore } from '../../src/sync/syncStore.js';
 import { createVerifier, type Verifier } from '../../src/sync/verifier.js';
 
 /** A fresh temporary folder; `cleanup` removes it. */
@@ -40,9 +42,16 @@ export interface TestSyncOptions {
 }
 
 /** A sync context over a real SQLite file in `dataDir` and a real HTTP feed; retries are fast. */
-export async function syncContext(options: TestSyncOptions): Promise<SyncContext & { store: Store }> {
+export async function syncContext(
+  options: TestSyncOptions,
+): Promise<SyncContext & { store: SqliteSyncStore }> {
+  const store = sqliteSyncStore(openStore(join(options.dataDir, 'livefeed.db')));
+  return { ...(await syncContextOn(store, options)), store };
+}
+
+/** A sync context over `store` (SQLite or PostgreSQL, test/support/stores.ts) and a real HTTP feed. */
+export async function syncContextOn(store: SyncStore, options: TestSyncOptions): Promise<SyncContext> {
   const logger = options.logger ?? testLogger();
-  const store = openStore(join(options.dataDir, 'livefeed.db'));
   return {
     feed: {
       client: new FeedClient({

@@ -9,7 +9,7 @@ import {
   MBID,
   storeStep,
 } from './currentStateFeed.js';
-import type { StoreUnderTest } from './stores.js';
+import type { StoreUnderTest } from './readStores.js';
 
 /**
  * The story of the reads tests (test/db/reads.test.ts): the current state story of

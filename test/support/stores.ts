@@ -1,90 +1,209 @@
 /**
- * The same test bodies against both stores (issue 17, docs/POSTGRES_PORT.md): a temporary SQLite
- * file and a database of a throw-away PostgreSQL cluster (test/support/postgres.ts). The PostgreSQL
- * run is skipped, with the reason in its name, only where the machine has no PostgreSQL.
+ * Suites that run the same test bodies against both stores (issue 17): a temporary SQLite file and
+ * a database of the throw-away PostgreSQL cluster (postgres.ts). A body gets a {@link StoreKind}
+ * and makes a fresh database per test with {@link StoreKind.create}; rows are read with the
+ * statement written once, `?` parameters, and come back alike from both stores (see {@link plain}).
  */
+import { createHash } from 'node:crypto';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe } from 'vitest';
-import { openStore, type Store } from '../../src/db/client.js';
-import { openPostgresStore, type PostgresStore } from '../../src/db/postgres/client.js';
-import { postgresReads } from '../../src/db/postgres/reads.js';
-import { type Reads, sqliteReads } from '../../src/db/reads.js';
-import { tempDir } from './harness.js';
+import { redactDatabaseUrl } from '../../src/config/databaseUrl.js';
+import { openStore } from '../../src/db/client.js';
+import { openPostgresStore } from '../../src/db/postgres/client.js';
+import { pgRows } from '../../src/db/postgres/sql.js';
+import { postgresSyncStore } from '../../src/sync/postgres/syncStore.js';
+import { sqliteSyncStore } from '../../src/sync/sqliteSyncStore.js';
+import type { SyncStore } from '../../src/sync/syncStore.js';
 import { describePostgres, type PostgresCluster, startPostgres } from './postgres.js';
 
-/** Which store a run of {@link describeStores} tests. */
-export type StoreKind = 'sqlite' | 'postgres';
-
-/** The store of one run, open from `beforeAll` until `afterAll`. */
-export interface StoreUnderTest {
-  kind: StoreKind;
-  /** The async reads over this store. */
-  reads: Reads;
-  /** The SQLite store (kind `sqlite`), else undefined. */
-  sqlite?: Store;
-  /** The PostgreSQL store (kind `postgres`), else undefined. */
-  postgres?: PostgresStore;
-  /** A temporary folder of this run (archives, a twin store), deleted after it. */
-  dir: string;
+/** A fresh database of one store kind. */
+export interface TestDatabase {
+  store: SyncStore;
+  /** The `--db` value of a CLI run on it (a PostgreSQL URL holds the test cluster's password). */
+  db: string;
+  /** Rows of `sql` (`?` parameters), values made {@link plain}; none for a statement that returns none. */
+  rows<T = Record<string, unknown>>(sql: string, ...args: unknown[]): Promise<T[]>;
+  /** Closes the store's connections (the database stays). */
+  close(): Promise<void>;
 }
 
-let databases = 0;
-
-/** Opens the store of one run; `close` closes it and everything it started. */
-async function openRun(kind: StoreKind): Promise<{ store: StoreUnderTest; close: () => Promise<void> }> {
-  const temp = await tempDir(`lf-${kind}-`);
-  if (kind === 'sqlite') {
-    const sqlite = openStore(join(temp.dir, 'livefeed.db'));
-    const close = async () => {
-      sqlite.close();
-      await temp.cleanup();
-    };
-    return { store: { kind, reads: sqliteReads(sqlite), sqlite, dir: temp.dir }, close };
-  }
-  let cluster: PostgresCluster | undefined;
-  let postgres: PostgresStore | undefined;
-  const close = async () => {
-    await postgres?.close();
-    await cluster?.stop();
-    await temp.cleanup();
-  };
-  try {
-    cluster = await startPostgres();
-    const name = `stores_${process.pid}_${++databases}`;
-    const { url } = await cluster.createDatabase(name);
-    postgres = await openPostgresStore({ connectionString: url, display: name });
-  } catch (error) {
-    await close();
-    throw error;
-  }
-  return { store: { kind, reads: postgresReads(postgres), postgres, dir: temp.dir }, close };
+/** One of the two stores, for a suite's body. */
+export interface StoreKind {
+  kind: 'sqlite' | 'postgres';
+  /** A new empty database (migrated), its SQLite file under `dataDir` or a new PostgreSQL database. */
+  create(dataDir: string): Promise<TestDatabase>;
 }
 
 /**
- * Declares `body` twice: in `describe('<name> (SQLite)')` over a new SQLite file and in
- * `describePostgres('<name> (PostgreSQL)')` over a new database of its own throw-away cluster.
- * `body` gets the kind at declaration (for a test of one store only) and `store()`, the open
- * store, to call from hooks and tests (it throws before `beforeAll` opened it). The store starts
- * empty; fill it in the body's own `beforeAll`.
+ * A value as both stores give it: booleans as 1/0 (SQLite has none) and bytes (PostgreSQL `bytea`)
+ * as the UTF-8 text SQLite keeps.
  */
-export function describeStores(
-  name: string,
-  body: (kind: StoreKind, store: () => StoreUnderTest) => void,
-): void {
-  for (const kind of ['sqlite', 'postgres'] as const) {
-    const declare = kind === 'sqlite' ? describe : describePostgres;
-    declare(`${name} (${kind === 'sqlite' ? 'SQLite' : 'PostgreSQL'})`, () => {
-      let run: Awaited<ReturnType<typeof openRun>> | undefined;
-      beforeAll(async () => {
-        run = await openRun(kind);
-      }, 60_000);
-      afterAll(async () => {
-        await run?.close();
-      });
-      body(kind, () => {
-        if (!run) throw new Error(`the ${kind} store of "${name}" is not open (outside its tests?)`);
-        return run.store;
-      });
-    });
-  }
+export function plain(value: unknown): unknown {
+  if (typeof value === 'boolean') return value ? 1 : 0;
+  if (Buffer.isBuffer(value)) return value.toString('utf8');
+  return value;
+}
+
+function plainRow<T>(row: Record<string, unknown>): T {
+  return Object.fromEntries(Object.entries(row).map(([key, value]) => [key, plain(value)])) as T;
+}
+
+/** The SQLite store kind, for a reference run outside {@link describeStores}. */
+export const SQLITE_STORES: StoreKind = {
+  kind: 'sqlite',
+  async create(dataDir) {
+    const path = join(dataDir, 'livefeed.db');
+    const store = sqliteSyncStore(openStore(path));
+    return {
+      store,
+      db: path,
+      rows: async (sql, ...args) => {
+        const statement = store.sqlite.prepare(sql);
+        if (!statement.reader) {
+          statement.run(...args);
+          return [];
+        }
+        return (statement.all(...args) as Record<string, unknown>[]).map((row) => plainRow(row));
+      },
+      close: async () => store.close(),
+    };
+  },
+};
+
+let databases = 0;
+
+function postgresKind(cluster: () => PostgresCluster): StoreKind {
+  return {
+    kind: 'postgres',
+    async create() {
+      const { url } = await cluster().createDatabase(`stores_${process.pid}_${++databases}`);
+      const store = await openPostgresStore({ connectionString: url, display: redactDatabaseUrl(url) });
+      return {
+        store: postgresSyncStore(store),
+        db: url,
+        rows: async (sql, ...args) =>
+          (await pgRows<Record<string, unknown>>(store.pool, sql, args)).map((row) => plainRow(row)),
+        close: () => store.close(),
+      };
+    },
+  };
+}
+
+/**
+ * `describe(name)` twice: on SQLite, and on PostgreSQL with a throw-away cluster started for the
+ * suite (skipped, saying why, only on a machine without PostgreSQL: describePostgres).
+ */
+export function describeStores(name: string, body: (stores: StoreKind) => void): void {
+  describe(`${name} [SQLite]`, () => body(SQLITE_STORES));
+  describePostgres(`${name} [PostgreSQL]`, () => {
+    let cluster: PostgresCluster | undefined;
+    beforeAll(async () => {
+      cluster = await startPostgres();
+    }, 60_000);
+    afterAll(() => cluster?.stop());
+    body(postgresKind(() => cluster!));
+  });
+}
+
+/** What a sync leaves in a database, without what differs between two equally good runs (times, attempts). */
+const SNAPSHOT: Record<string, string> = {
+  packets:
+    'SELECT number, timestamp, schema_sequence, synced_at IS NOT NULL AS complete FROM packets ORDER BY number',
+  dumps:
+    'SELECT packet, entity, status, change_count, quarantine_count, file_name, error, settled_by FROM dumps ORDER BY packet, entity',
+  quarantine: 'SELECT packet, entity, line, raw, reason FROM quarantine ORDER BY packet, entity, line',
+  feed_files:
+    'SELECT name, packet, size, sha256, signature, fingerprint, stored_path, signature_stored_path FROM feed_files ORDER BY name',
+  events: 'SELECT packet, kind, message FROM events ORDER BY packet, kind, message',
+  replication_packets:
+    'SELECT packet, status, format, schema_sequence, timestamp, dbmirror_version, row_count, file_name, error FROM replication_packets ORDER BY packet',
+  removals: 'SELECT mbid, entity, packet, kind, merged_into FROM removals ORDER BY packet, mbid, kind',
+  meta: "SELECT key, value FROM meta WHERE key IN ('latest_packet', 'upstream_latest') ORDER BY key",
+};
+
+/** JSON text (SQLite) or a parsed jsonb value (PostgreSQL) as one canonical text: keys sorted. */
+function canonicalJson(value: unknown): string | null {
+  if (value === null) return null;
+  const sorted = (v: unknown): unknown =>
+    Array.isArray(v)
+      ? v.map(sorted)
+      : v !== null && typeof v === 'object'
+        ? Object.fromEntries(
+            Object.keys(v)
+              .sort()
+              .map((k) => [k, sorted((v as Record<string, unknown>)[k])]),
+          )
+        : v;
+  return JSON.stringify(sorted(typeof value === 'string' ? JSON.parse(value) : value));
+}
+
+/** Rows of `sql` as a count and a digest (too big to print in a failed assertion). */
+async function digest(db: TestDatabase, sql: string, map = (row: Record<string, unknown>) => row) {
+  const rows = await db.rows(sql);
+  const hash = createHash('sha256');
+  for (const row of rows) hash.update(`${JSON.stringify(map(row))}\n`);
+  return { count: rows.length, sha256: hash.digest('hex') };
+}
+
+/**
+ * The comparable content of `db`: the bookkeeping tables row by row, `changes` and `row_changes`
+ * as a count and a digest of their rows (row changes' JSON canonical: SQLite keeps JSON text,
+ * PostgreSQL jsonb). Equal for two stores holding the same sync.
+ */
+export async function snapshotStore(db: TestDatabase): Promise<Record<string, unknown>> {
+  const snapshot: Record<string, unknown> = {};
+  for (const [table, sql] of Object.entries(SNAPSHOT)) snapshot[table] = await db.rows(sql);
+  snapshot.changes = await digest(
+    db,
+    'SELECT id, packet, entity, position, mbid, data FROM changes ORDER BY id',
+  );
+  snapshot.row_changes = await digest(
+    db,
+    'SELECT packet, ord, seqid, xid, table_name, op, keys, old_data, new_data, timestamp FROM row_changes ORDER BY packet, ord',
+    (row) => ({
+      ...row,
+      keys: canonicalJson(row.keys),
+      old_data: canonicalJson(row.old_data),
+      new_data: canonicalJson(row.new_data),
+    }),
+  );
+  return snapshot;
+}
+
+/**
+ * Dumps visible in a half state (test/support/dbSnapshot.ts halfDumps, on either store): SYNCED
+ * with other counts than the rows stored, or rows without a SYNCED dump. Empty when all are whole.
+ */
+export async function halfDumpsOf(db: TestDatabase): Promise<string[]> {
+  const rows = await db.rows<{
+    dump: string;
+    status: string;
+    expected: number;
+    stored: number;
+    expectedQ: number;
+    storedQ: number;
+  }>(
+    `SELECT d.packet || '/' || d.entity AS dump, d.status, d.change_count AS expected,
+       (SELECT count(*) FROM changes c WHERE c.packet = d.packet AND c.entity = d.entity) AS stored,
+       d.quarantine_count AS "expectedQ",
+       (SELECT count(*) FROM quarantine q WHERE q.packet = d.packet AND q.entity = d.entity) AS "storedQ"
+     FROM dumps d ORDER BY d.packet, d.entity`,
+  );
+  const orphans = await db.rows<{ dump: string }>(
+    `SELECT DISTINCT c.packet || '/' || c.entity AS dump FROM changes c
+     WHERE NOT EXISTS (SELECT 1 FROM dumps d WHERE d.packet = c.packet AND d.entity = c.entity AND d.status = 'SYNCED')`,
+  );
+  return [
+    ...rows
+      .filter((r) =>
+        r.status === 'SYNCED'
+          ? r.stored !== r.expected || r.storedQ !== r.expectedQ
+          : r.stored > 0 || r.storedQ > 0,
+      )
+      .map(
+        (r) =>
+          `${r.dump} ${r.status}: ${r.stored} of ${r.expected} changes, ${r.storedQ} of ${r.expectedQ} quarantined`,
+      ),
+    ...orphans.map((o) => `${o.dump}: changes without a SYNCED dump`),
+  ];
 }

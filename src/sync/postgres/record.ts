@@ -1,12 +1,13 @@
 import type pg from 'pg';
 import type { JsonDumpMetadata } from '../../feed/jsonDump.js';
 import type { FeedFileRecord } from '../ingest.js';
-import { EXPECTED_JSON_DUMPS_SCHEMA_NUMBER } from '../packetFacts.js';
+import { EXPECTED_JSON_DUMPS_SCHEMA_NUMBER, type SchemaChange } from '../packetFacts.js';
 
 /**
  * The bookkeeping of one stored JSON dump on PostgreSQL, in the dump's transaction: the PostgreSQL
  * dialect of sync/ingest.ts `recordDump` and sync/packetFacts.ts (the same rows, the same rules).
- * Times are ISO 8601 text, which `timestamptz` takes as is.
+ * Times are ISO 8601 text, as in SQLite (db/postgres/schema.ts): a time parameter is cast to
+ * text, never to `timestamptz`, which would store it reformatted.
  */
 
 /** A refused line of the dump, kept with the reason (nothing is dropped silently). */
@@ -78,7 +79,7 @@ export async function recordDump(client: pg.ClientBase, facts: DumpFacts): Promi
 }
 
 /** Inserts or replaces the `feed_files` row of `file`. */
-async function upsertFeedFile(client: pg.ClientBase, file: FeedFileRecord): Promise<void> {
+export async function upsertFeedFile(client: pg.ClientBase, file: FeedFileRecord): Promise<void> {
   await client.query(
     `INSERT INTO feed_files (name, packet, size, sha256, signature, fingerprint, fetched_at, stored_path, signature_stored_path)
      VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)
@@ -99,13 +100,17 @@ async function upsertFeedFile(client: pg.ClientBase, file: FeedFileRecord): Prom
   );
 }
 
-/** The packet's row with its TIMESTAMP and schema sequence where still empty; a changed schema sequence is an event. */
-async function recordPacketFacts(
+/**
+ * The packet's row with its TIMESTAMP and schema sequence where still empty; a schema sequence that
+ * differs from the nearest earlier packet's is returned and recorded once as an event
+ * (sync/packetFacts.ts recordPacketFacts).
+ */
+export async function recordPacketFacts(
   client: pg.ClientBase,
   packet: number,
   facts: { timestamp: string; schemaSequence: number },
   at: string,
-): Promise<void> {
+): Promise<SchemaChange | null> {
   await client.query(
     `INSERT INTO packets (number, timestamp, schema_sequence, created_at) VALUES ($1, $2, $3, $4)
      ON CONFLICT (number) DO UPDATE SET
@@ -119,9 +124,10 @@ async function recordPacketFacts(
     [packet],
   );
   const previous = rows[0];
-  if (!previous || previous.schemaSequence === facts.schemaSequence) return;
+  if (!previous || previous.schemaSequence === facts.schemaSequence) return null;
   const message = `schema sequence changed from ${previous.schemaSequence} (packet ${previous.number}) to ${facts.schemaSequence} at packet ${packet}`;
   await recordEventOnce(client, { packet, kind: 'schema-change', message }, at);
+  return { from: previous.schemaSequence, to: facts.schemaSequence, previousPacket: previous.number };
 }
 
 /** Adds an `events` row of `kind` for `packet` unless that packet has one of that kind already. */
@@ -131,7 +137,7 @@ async function recordEventOnce(
   at: string,
 ): Promise<void> {
   await client.query(
-    `INSERT INTO events (at, packet, kind, message) SELECT $1::timestamptz, $2::integer, $3::text, $4::text
+    `INSERT INTO events (at, packet, kind, message) SELECT $1::text, $2::integer, $3::text, $4::text
      WHERE NOT EXISTS (SELECT 1 FROM events WHERE packet = $2 AND kind = $3)`,
     [at, event.packet, event.kind, event.message],
   );

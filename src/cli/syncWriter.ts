@@ -1,0 +1,38 @@
+import { acquireWriterLock } from '../sync/lock.js';
+import { sqliteSyncStore } from '../sync/sqliteSyncStore.js';
+import type { SyncStore } from '../sync/syncStore.js';
+import { type SyncWebhooks, syncWebhooks } from '../webhooks/wiring.js';
+import type { Session } from './session.js';
+import { VERSION } from './version.js';
+
+/**
+ * The database side of `livefeed sync`: its store under the writer lock and its webhooks. SQLite
+ * here; PostgreSQL in syncPostgres.ts, loaded only for a postgres:// database.
+ */
+export interface SyncWriter {
+  store: SyncStore;
+  /** Aborted when the writer lock is lost: the sync stops as on a signal. */
+  lost: AbortSignal;
+  /** The webhooks of `--webhooks-file`, delivered on the sync's own connection. */
+  webhooks(signal: AbortSignal): SyncWebhooks;
+  /** Releases the lock and closes what the writer opened itself. */
+  release(): Promise<void>;
+}
+
+/**
+ * The SQLite writer of `session`: its database opened (closed with the session) and its writer
+ * lock taken (src/sync/lock.ts).
+ * @throws LockHeldError (exit 5) when another sync holds the lock and `--wait` is not given
+ */
+export async function sqliteSyncWriter(session: Session): Promise<SyncWriter> {
+  const { config, logger } = session;
+  const store = session.open();
+  const lock = await acquireWriterLock(store, { wait: config.wait, logger, signal: session.signal });
+  return {
+    store: sqliteSyncStore(store),
+    lost: lock.lost,
+    webhooks: (signal) =>
+      syncWebhooks({ store, endpoints: config.webhooks, logger, signal, userAgent: `livefeed/${VERSION}` }),
+    release: async () => lock.release(),
+  };
+}

@@ -1,0 +1,112 @@
+import type pg from 'pg';
+import {
+  LATEST_PACKET_SQL,
+  type LatestMark,
+  loweredMark,
+  MARK_KEY,
+  walkStart,
+} from '../../db/latestPacket.js';
+import type { PostgresStore } from '../../db/postgres/client.js';
+import { inPgTransaction, type PgQueryable, pgRow, pgRows } from '../../db/postgres/sql.js';
+import { PACKET_POSITION_SQL, PUT_META, upstreamMeta } from '../../db/status.js';
+import type { EntityType } from '../../feed/entities.js';
+import { completable, type IncompletePacket, PACKET_STATE_SQL } from '../state.js';
+
+/**
+ * Where the packets stand on PostgreSQL: sync/state.ts, db/status.ts and the latest-packet mark of
+ * db/latestPacket.ts with the same statements (written once there) and the same rules. A packet is
+ * completed, and the mark moved, in one transaction, so a reader never sees one without the other.
+ */
+
+async function firstPacket(on: PgQueryable): Promise<number | null> {
+  return (await pgRow<{ first: number | null }>(on, LATEST_PACKET_SQL.firstPacket))?.first ?? null;
+}
+
+async function readMark(on: PgQueryable): Promise<LatestMark | undefined> {
+  const row = await pgRow<{ value: string }>(on, LATEST_PACKET_SQL.readMeta, [MARK_KEY]);
+  return row === undefined ? undefined : (JSON.parse(row.value) as LatestMark);
+}
+
+async function writeMark(on: PgQueryable, mark: LatestMark): Promise<void> {
+  await pgRows(on, PUT_META, [MARK_KEY, JSON.stringify(mark)]);
+}
+
+/** From `start`, the last packet before the first gap; null when `first` itself is incomplete. */
+async function walk(on: PgQueryable, first: number, start: number): Promise<number | null> {
+  let number = start;
+  while ((await pgRow<{ complete: boolean }>(on, LATEST_PACKET_SQL.complete, [number + 1]))?.complete)
+    number++;
+  return number >= first ? number : null;
+}
+
+/** Moves the mark over the packets completed since it was written (db/latestPacket.ts advanceLatestPacket). */
+async function advanceLatestPacket(client: pg.ClientBase): Promise<void> {
+  const first = await firstPacket(client);
+  if (first === null) return;
+  const start = walkStart(await readMark(client), first);
+  await writeMark(client, { from: first, number: await walk(client, first, start) });
+}
+
+/**
+ * The newest complete packet with no gap before it (db/latestPacket.ts latestPacketNumber), or
+ * undefined: the mark, or a walk when a packet was stored below the mark's first packet.
+ */
+export async function latestPacketNumberPostgres(store: PostgresStore): Promise<number | undefined> {
+  const first = await firstPacket(store.pool);
+  if (first === null) return undefined;
+  const mark = await readMark(store.pool);
+  const number = mark?.from === first ? mark.number : await walk(store.pool, first, first - 1);
+  return number ?? undefined;
+}
+
+/** Completes the packets of the range that are complete now and moves the mark, in one transaction. */
+export function completePacketsPostgres(
+  store: PostgresStore,
+  range: { from: number; to: number },
+  entities: readonly EntityType[],
+  requireReplication: (packet: number) => boolean,
+  now: string,
+): Promise<number[]> {
+  return inPgTransaction(store.pool, async (client) => {
+    const rows = await pgRows<IncompletePacket>(client, PACKET_STATE_SQL.incompletePackets(entities.length), [
+      ...entities,
+      range.from,
+      range.to,
+    ]);
+    const completed = completable(rows, entities, requireReplication);
+    for (const number of completed) await pgRows(client, PACKET_STATE_SQL.complete, [now, number]);
+    await advanceLatestPacket(client);
+    return completed;
+  });
+}
+
+/** A complete packet becomes incomplete again and the mark moves back before it, in one transaction. */
+export function reopenPacketPostgres(store: PostgresStore, packet: number): Promise<void> {
+  return inPgTransaction(store.pool, async (client) => {
+    await pgRows(client, PACKET_STATE_SQL.reopen, [packet]);
+    const lowered = loweredMark(await readMark(client), packet);
+    if (lowered) await writeMark(client, lowered);
+  });
+}
+
+/** Lowest incomplete and highest known packet (db/status.ts packetPosition). */
+export async function packetPositionPostgres(
+  store: PostgresStore,
+): Promise<{ firstIncomplete: number | null; highest: number | null }> {
+  const row = await pgRow<{ firstIncomplete: number | null; highest: number | null }>(
+    store.pool,
+    PACKET_POSITION_SQL,
+  );
+  return { firstIncomplete: row?.firstIncomplete ?? null, highest: row?.highest ?? null };
+}
+
+/** What `replication-info` said and when, in one transaction (db/status.ts recordUpstream). */
+export function recordUpstreamPostgres(
+  store: PostgresStore,
+  latest: number | null,
+  at: string,
+): Promise<void> {
+  return inPgTransaction(store.pool, async (client) => {
+    for (const [key, value] of upstreamMeta(latest, at)) await pgRows(client, PUT_META, [key, value]);
+  });
+}

@@ -1,0 +1,75 @@
+import { checkpoint, deferCheckpoints, MAX_DEFERRED_WAL_BYTES, walBytes } from '../db/checkpoint.js';
+import type { Store } from '../db/client.js';
+import { missingReplicationPackets, storedReplicationPacket } from '../db/replicationQueries.js';
+import { markDemo, packetPosition, recordUpstream } from '../db/status.js';
+import { safeMessage } from '../feed/errors.js';
+import type { Logger } from '../logger.js';
+import { markPending, recordFailure, recordNotThere, retryDeferred } from './fileRecords.js';
+import { ingestJsonDump } from './ingest.js';
+import { storeReplicationPacket } from './replication.js';
+import { applyRetention } from './retention.js';
+import { recordSignatureFailure } from './signatureMissing.js';
+import {
+  completePackets,
+  dumpStatus,
+  markNoChanges,
+  pendingDumps,
+  reopenPacket,
+  timeSettledWithEvidence,
+} from './state.js';
+import type { SqliteSyncStore } from './syncStore.js';
+
+/** Checkpoints the writer's WAL (see deferCheckpoints) and logs it; a failure is logged, not thrown. */
+function runCheckpoint(store: Store, logger: Logger): void {
+  try {
+    const result = checkpoint(store.sqlite);
+    if (result.walFrames > 0)
+      logger.debug({ event: 'checkpoint', ...result, ms: Math.round(result.ms) }, 'WAL checkpointed');
+  } catch (error) {
+    logger.warn({ event: 'checkpoint-failed', err: safeMessage(error) }, 'WAL checkpoint failed');
+  }
+}
+
+/**
+ * The sync's operations on the SQLite `store` (syncStore.ts): today's synchronous functions, each
+ * called as it is and its result handed back in a resolved promise, so the ingest's fast path and
+ * every statement stay as measured (bench/RESULTS.md). The returned object is `store` too: code
+ * not ported yet takes it as a {@link Store}; closing stays with whoever opened `store`.
+ */
+export function sqliteSyncStore(store: Store): SqliteSyncStore {
+  return {
+    ...store,
+    kind: 'sqlite',
+    display: store.path,
+    ingestDump: (options) => ingestJsonDump(store, options),
+    markPending: async (packet, entity, now) => markPending(store, packet, entity, now),
+    recordFailure: async (file, reason, now, error) => recordFailure(store, file, reason, now, error),
+    retryDeferred: async (file, now) => retryDeferred(store, file, now),
+    dumpStatus: async (packet, entity) => dumpStatus(store, packet, entity),
+    pendingDumps: async (from, to) => pendingDumps(store, from, to),
+    markNoChanges: async (packet, entity, by, now) => markNoChanges(store, packet, entity, by, now),
+    timeSettledWithEvidence: async () => timeSettledWithEvidence(store),
+    completePackets: async (range, entities, requireReplication, now) =>
+      completePackets(store, range, entities, requireReplication, now),
+    reopenPacket: async (packet) => reopenPacket(store, packet),
+    packetPosition: async () => packetPosition(store),
+    recordUpstream: async (latest, at) => recordUpstream(store, latest, at),
+    markDemo: async () => markDemo(store),
+    replication: {
+      replicationStored: async (packet) => storedReplicationPacket(store, packet) !== undefined,
+      storeReplicationPacket: (packet, archivePath, options) =>
+        storeReplicationPacket(store, packet, archivePath, options),
+      recordNotThere: async (packet, reason, now) => recordNotThere(store, packet, reason, now),
+      missingReplicationPackets: async (below) => missingReplicationPackets(store, below),
+      recordSignatureFailure: async (file, error, now) => recordSignatureFailure(store, file, error, now),
+    },
+    applyRetention: async (dataDir, keep, now, logger) => applyRetention(store, dataDir, keep, now, logger),
+    housekeeping(moment, logger) {
+      // A dump's COMMIT makes it visible; copying its pages into the database file waits for the
+      // pass's end (db/checkpoint.ts), unless the WAL grew past its bound meanwhile.
+      if (moment === 'passStarted') deferCheckpoints(store.sqlite);
+      else if (moment === 'passEnded' || walBytes(store.path) > MAX_DEFERRED_WAL_BYTES)
+        runCheckpoint(store, logger);
+    },
+  };
+}

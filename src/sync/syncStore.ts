@@ -1,0 +1,127 @@
+import type { Store } from '../db/client.js';
+import type { EntityType } from '../feed/entities.js';
+import type { KeepFiles } from '../files/retentionPolicy.js';
+import type { Logger } from '../logger.js';
+import type { FailureRecord } from './fileRecords.js';
+import type { FileKey } from './fileRow.js';
+import type { IngestJsonDumpOptions, IngestResult } from './ingest.js';
+import type { StoredReplicationPacket, StoreReplicationOptions } from './replication.js';
+import type { RetentionResult } from './retention.js';
+import type { DumpStatus, PendingDump, SettledBy } from './state.js';
+
+/**
+ * What the sync writer does to its database, named as async operations (issue 17,
+ * docs/POSTGRES_PORT.md "The storage interface"), with two implementations: SQLite
+ * (sqliteSyncStore.ts, today's synchronous functions in resolved promises, the ingest's fast path
+ * unchanged) and PostgreSQL (sync/postgres/syncStore.ts, loaded only for a postgres:// database).
+ * Times are ISO 8601 text or Dates as the functions they name say; packets are replication sequences.
+ */
+
+/** Stores a JSON dump in one transaction (sync/ingest.ts on SQLite, sync/postgres/ingest.ts on PostgreSQL). */
+export interface DumpWriter {
+  /** @throws ArchiveError, the abort reason or a database error; nothing of the dump is stored then. */
+  ingestDump(options: IngestJsonDumpOptions): Promise<IngestResult>;
+}
+
+/** The records of archives not stored (sync/fileRecords.ts, signatureMissing.ts). */
+export interface FileRecords {
+  /** A 404 for a JSON dump: PENDING until its packet settles (FEED.md, Errors). `now`: ISO 8601. */
+  markPending(packet: number, entity: EntityType, now: string): Promise<void>;
+  /** FAILED with `reason`, one more attempt and the next retry time (see fileRecords.ts recordFailure). */
+  recordFailure(file: FileKey, reason: string, now: Date, error?: unknown): Promise<FailureRecord>;
+  /** True when follow mode leaves the file alone until its `next_retry_at` (fileRecords.ts retryDeferred). */
+  retryDeferred(file: FileKey, now: Date): Promise<boolean>;
+}
+
+/** Where the packets stand, and settling (sync/state.ts, db/status.ts, db/latestPacket.ts). */
+export interface PacketState {
+  dumpStatus(packet: number, entity: EntityType): Promise<DumpStatus | undefined>;
+  /** PENDING dumps of packets in [from, to] with their settling evidence. */
+  pendingDumps(from: number, to: number): Promise<PendingDump[]>;
+  /** PENDING → NO_CHANGES, recording what settled it. `now`: ISO 8601. */
+  markNoChanges(packet: number, entity: EntityType, by: SettledBy, now: string): Promise<void>;
+  /** NO_CHANGES dumps settled by time for which a later packet's JSON dump has since been seen. */
+  timeSettledWithEvidence(): Promise<{ packet: number; entity: EntityType }[]>;
+  /**
+   * Completes the packets of the range whose files are all terminal and moves the latest-packet
+   * mark in the same transaction; resolves to the packets completed now (state.ts completePackets).
+   */
+  completePackets(
+    range: { from: number; to: number },
+    entities: readonly EntityType[],
+    requireReplication: (packet: number) => boolean,
+    now: string,
+  ): Promise<number[]>;
+  /** A complete packet becomes incomplete again; the mark moves back before it. */
+  reopenPacket(packet: number): Promise<void>;
+  /** Lowest incomplete packet and highest known packet (null when none): where a pass starts. */
+  packetPosition(): Promise<{ firstIncomplete: number | null; highest: number | null }>;
+  /** What `replication-info` said and when (`at`: ISO 8601). */
+  recordUpstream(latest: number | null, at: string): Promise<void>;
+  /** Marks the database as the demo's (the bundled sample feed's data). */
+  markDemo(): Promise<void>;
+}
+
+/** Kept archives that `--keep-files` no longer covers (sync/retention.ts). */
+export interface KeptFiles {
+  /**
+   * Forgets the expired archives' `stored_path` (database first), then deletes them under `dataDir`.
+   * @throws database errors; file removal errors other than a missing file.
+   */
+  applyRetention(dataDir: string, keep: KeepFiles, now: Date, logger?: Logger): Promise<RetentionResult>;
+}
+
+/**
+ * Replication packets (sync/replicationStep.ts): their FAILED records and retry times are the
+ * {@link FileRecords} of a file key without entity type; the rest is here.
+ */
+export interface ReplicationRecords {
+  /** True when the replication packet of `packet` is stored (SYNCED). */
+  replicationStored(packet: number): Promise<boolean>;
+  /** Stores a verified archive in one transaction (sync/replication.ts storeReplicationPacket). */
+  storeReplicationPacket(
+    packet: number,
+    archivePath: string,
+    options: StoreReplicationOptions,
+  ): Promise<StoredReplicationPacket>;
+  /** A 404: PENDING, or MISSING after an hour with a later packet stored (fileRecords.ts recordNotThere). */
+  recordNotThere(packet: number, reason: string, now: Date): Promise<'PENDING' | 'MISSING'>;
+  /** MISSING replication packets below `below`, ascending. */
+  missingReplicationPackets(below: number): Promise<number[]>;
+  /** Notes a missing `.asc` of a MISSING packet (signatureMissing.ts recordSignatureFailure). */
+  recordSignatureFailure(file: FileKey, error: unknown, now: Date): Promise<string | undefined>;
+}
+
+/**
+ * The sync writer's database. `kind` says which; the parts of the sync not ported to PostgreSQL
+ * yet take the SQLite store through {@link sqliteStoreOf} (`--keep-history` pruning).
+ */
+export interface SyncStore extends DumpWriter, FileRecords, PacketState, KeptFiles {
+  readonly kind: 'sqlite' | 'postgres';
+  /** Replication packets. */
+  readonly replication: ReplicationRecords;
+  /** The database as messages name it (a path, or a URL without its password). */
+  readonly display: string;
+  /**
+   * Called when a pass starts and ends and after each stored dump: SQLite defers its WAL
+   * checkpoints to the end of the pass, or checkpoints a WAL grown past its bound (`ifLarge`);
+   * nothing on PostgreSQL. Never throws: a failed checkpoint is logged.
+   */
+  housekeeping(moment: 'passStarted' | 'passEnded' | 'dumpStored', logger: Logger): void;
+}
+
+/** The SQLite sync store: the {@link Store} itself with the operations of {@link SyncStore}. */
+export interface SqliteSyncStore extends Store, SyncStore {
+  readonly kind: 'sqlite';
+}
+
+/**
+ * The SQLite store under `store`, for the sync's parts that work on SQLite only so far.
+ * @throws Error naming `what` on a PostgreSQL database (the CLI refuses those runs first, exit 2).
+ */
+export function sqliteStoreOf(store: SyncStore, what: string): Store {
+  if (store.kind === 'sqlite') return store as SqliteSyncStore;
+  throw new Error(
+    `${what} does not work on PostgreSQL yet (${store.display}; README, PostgreSQL (in progress))`,
+  );
+}

@@ -1,0 +1,171 @@
+import { writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { afterAll, beforeAll, expect, it } from 'vitest';
+import { openPostgresStore } from '../src/db/postgres/client.js';
+import { SAMPLE_TOKEN } from '../src/samplefeed/server.js';
+import { acquirePostgresWriterLock } from '../src/sync/postgres/lock.js';
+import { startCli } from './support/cli.js';
+import { tempDir } from './support/harness.js';
+import {
+  describePostgres,
+  POSTGRES_TEST_PASSWORD,
+  type PostgresCluster,
+  startPostgres,
+} from './support/postgres.js';
+
+/**
+ * What `livefeed sync` on PostgreSQL does not do yet is refused before the database is touched
+ * (exit 2, saying what to do instead); the demo syncs into PostgreSQL, replication packets
+ * included, with the password from LIVEFEED_DB_PASSWORD_FILE; a second writer is refused while
+ * one holds the lock (exit 5). test/cliSyncStores.test.ts compares the rows with SQLite's.
+ */
+
+async function runCli(args: string[], env: Record<string, string> = {}) {
+  const cli = startCli(args, env);
+  const { code } = await cli.exited;
+  return { code, stdout: cli.stdout.join('\n'), stderr: cli.stderr.join('\n') };
+}
+
+describePostgres('livefeed sync into PostgreSQL, as a real process', () => {
+  let cluster: PostgresCluster | undefined;
+  let dir: Awaited<ReturnType<typeof tempDir>>;
+  let passwordFile: string;
+
+  beforeAll(async () => {
+    dir = await tempDir('pg-cli-sync-');
+    cluster = await startPostgres();
+    passwordFile = join(dir.dir, 'db-password');
+    await writeFile(passwordFile, `${POSTGRES_TEST_PASSWORD}\n`, { mode: 0o600 });
+  });
+  afterAll(async () => {
+    await cluster?.stop();
+    await dir?.cleanup();
+  });
+
+  it('refuses --keep-history and webhooks (exit 2) before touching the database', async () => {
+    const { url } = await cluster!.createDatabase('sync_refused');
+    const webhooks = join(dir.dir, 'webhooks.json');
+    await writeFile(
+      webhooks,
+      JSON.stringify([{ name: 'a', url: 'http://127.0.0.1:9/hook', secret: 'not-a-secret-0123456789' }]),
+    );
+    const base = [
+      'sync',
+      '--once',
+      '--db',
+      url,
+      '--data-dir',
+      dir.dir,
+      '--feed-url',
+      'http://127.0.0.1:9/feed',
+    ];
+    const env = { LIVEFEED_TOKEN: SAMPLE_TOKEN };
+    const history = await runCli([...base, '--keep-history', '48'], env);
+    expect(history.code, history.stderr).toBe(2);
+    expect(history.stderr).toContain('does not prune history (--keep-history) yet: leave --keep-history out');
+    const hooks = await runCli([...base, '--webhooks-file', webhooks], env);
+    expect(hooks.code, hooks.stderr).toBe(2);
+    expect(hooks.stderr).toContain('does not deliver webhooks (--webhooks-file) yet');
+    for (const run of [history, hooks]) {
+      expect(run.stderr).toContain('README, PostgreSQL (in progress)');
+      expect(run.stderr).not.toContain(POSTGRES_TEST_PASSWORD);
+      expect(run.stderr).toMatch(/postgres:\/\/livefeed_test:\*\*\*@127\.0\.0\.1:\d+\/sync_refused/);
+    }
+    // Not even migrated: a refused sync leaves the database as it was.
+    expect((await cluster!.psql('sync_refused', "SELECT to_regclass('dumps') IS NULL")).trim()).toBe('t');
+  });
+
+  it('syncs the demo feed with the password from LIVEFEED_DB_PASSWORD_FILE and marks the database as the demo', async () => {
+    const { withoutPassword } = await cluster!.createDatabase('sync_demo');
+    const data = await tempDir('pg-cli-demo-');
+    try {
+      const run = await runCli(
+        ['sync', '--demo', '--once', '--db', withoutPassword, '--data-dir', data.dir],
+        { LIVEFEED_DB_PASSWORD_FILE: passwordFile },
+      );
+      expect(run.code, run.stderr).toBe(0);
+      expect(run.stderr).not.toContain(POSTGRES_TEST_PASSWORD);
+      const sql = (query: string) => cluster!.psql('sync_demo', query).then((out) => out.trim());
+      expect(await sql("SELECT value FROM meta WHERE key = 'demo'")).toBe('true');
+      expect(Number(await sql('SELECT count(*) FROM changes'))).toBeGreaterThan(0);
+      expect(Number(await sql('SELECT count(*) FROM row_changes'))).toBeGreaterThan(0);
+      expect(await sql("SELECT count(*) FROM replication_packets WHERE status <> 'SYNCED'")).toBe('0');
+      // Nothing failed; only the newest packet's dumps that upstream did not publish wait (PENDING):
+      // no later packet's dump is evidence for them yet (README, How a sync works).
+      expect(await sql("SELECT count(*) FROM dumps WHERE status = 'FAILED'")).toBe('0');
+      expect(
+        await sql(
+          "SELECT count(*) FROM dumps WHERE status = 'PENDING' AND packet < (SELECT max(number) FROM packets)",
+        ),
+      ).toBe('0');
+      // Every stored dump holds exactly the changes it counted; the latest packet is the newest complete one.
+      expect(
+        await sql(
+          "SELECT count(*) FROM dumps d WHERE d.status = 'SYNCED' AND d.change_count <> (SELECT count(*) FROM changes c WHERE c.packet = d.packet AND c.entity = d.entity)",
+        ),
+      ).toBe('0');
+      const mark = JSON.parse(await sql("SELECT value FROM meta WHERE key = 'latest_packet'"));
+      const newestComplete = Number(await sql('SELECT max(number) FROM packets WHERE synced_at IS NOT NULL'));
+      expect(mark.number).toBe(newestComplete);
+      expect(
+        await sql(`SELECT count(*) FROM packets WHERE synced_at IS NULL AND number < ${newestComplete}`),
+      ).toBe('0');
+    } finally {
+      await data.cleanup();
+    }
+  }, 60_000);
+
+  it('exits 5 naming the holder while another writer holds the lock', async () => {
+    const { url } = await cluster!.createDatabase('sync_locked');
+    const store = await openPostgresStore({ connectionString: url, display: 'sync_locked' });
+    const lock = await acquirePostgresWriterLock(store, { pid: 999, host: 'other-host' });
+    try {
+      const run = await runCli(['sync', '--demo', '--once', '--db', url, '--data-dir', dir.dir]);
+      expect(run.code, run.stderr).toBe(5);
+      expect(run.stderr).toMatch(/pid 999 on other-host/);
+      expect(run.stderr).not.toContain(POSTGRES_TEST_PASSWORD);
+    } finally {
+      await lock.release();
+      await store.close();
+    }
+  }, 60_000);
+
+  it('follows until SIGTERM, then exits 0 having released the lock', async () => {
+    const { url } = await cluster!.createDatabase('sync_follow');
+    const data = await tempDir('pg-cli-follow-');
+    try {
+      const run = startCli([
+        'sync',
+        '--demo',
+        '--poll-interval',
+        '1',
+        '--db',
+        url,
+        '--data-dir',
+        data.dir,
+        '--log-format',
+        'json',
+        '--log-level',
+        'info',
+      ]);
+      await run.waitForEvent('sync-pass');
+      run.child.kill('SIGTERM');
+      const exit = await run.exited;
+      expect(exit.code, run.stderr.join('\n')).toBe(0);
+      const sql = (query: string) => cluster!.psql('sync_follow', query).then((out) => out.trim());
+      expect(await sql('SELECT count(*) FROM sync_lock')).toBe('0');
+      expect(Number(await sql('SELECT count(*) FROM packets WHERE synced_at IS NOT NULL'))).toBeGreaterThan(
+        0,
+      );
+      // The advisory lock is free: another writer takes it at once.
+      const store = await openPostgresStore({ connectionString: url, display: 'sync_follow' });
+      try {
+        await (await acquirePostgresWriterLock(store)).release();
+      } finally {
+        await store.close();
+      }
+    } finally {
+      await data.cleanup();
+    }
+  }, 60_000);
+});
