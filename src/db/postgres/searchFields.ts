@@ -22,7 +22,8 @@ const TITLED = TITLED_ENTITY_TYPES.map((entity) => `'${entity}'`).join(', ');
  * SQL: the text SQLite's `->>` gives of jsonb value `v` (an SQL expression repeated as written: a
  * column path, cheap to evaluate again); NULL for JSON null or an absent member.
  */
-export function sqliteTextOf(v: string): string {
+export function sqliteTextOf(value: string): string {
+  const v = `(${value})`;
   return `CASE jsonb_typeof(${v})
     WHEN 'string' THEN ${v} #>> '{}'
     WHEN 'boolean' THEN CASE WHEN ${v} = 'true'::jsonb THEN '1' ELSE '0' END
