@@ -104,3 +104,13 @@ export async function unindexRemovals(client: pg.ClientBase, packet: number): Pr
 export async function reindexOldRemovals(client: pg.ClientBase, packet: number): Promise<void> {
   await client.query(RESTORE_REMOVED, [packet]);
 }
+
+/** The statements above, for the plan test (test/db/postgres/searchPlans.test.ts). */
+export const INDEX_STATEMENTS = {
+  DROP_COPY,
+  RESTORE_PREVIOUS,
+  DROP_PREVIOUS,
+  ADD_DUMP,
+  DROP_REMOVED,
+  RESTORE_REMOVED,
+};

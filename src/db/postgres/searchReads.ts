@@ -141,3 +141,6 @@ export async function searchCountPostgres(store: PostgresStore, filter: SearchFi
   const { rows } = await store.pool.query<[number]>({ ...COUNT, values: [match, filter.slots] });
   return rows[0]![0];
 }
+
+/** The statements above, for the plan test (test/db/postgres/searchPlans.test.ts). */
+export const SEARCH_STATEMENTS = { TERMS, RANKED, UNRANKED, COUNT };
