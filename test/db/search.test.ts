@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import type { Store } from '../../src/db/client.js';
 import { changeId, entitySlot } from '../../src/db/keys.js';
+import { sqliteReads } from '../../src/db/reads.js';
 import type { SearchHit, SearchKey, SearchOptions } from '../../src/db/searchQueries.js';
 import type { EntityType } from '../../src/feed/entities.js';
 import { searchPhrases } from '../../src/graphql/searchSyntax.js';
@@ -136,6 +137,45 @@ describeStores('search over the current state', (kind, store) => {
     expect(mixed.map((hit) => hit.change.name)).toEqual(['Paging Filler 7']);
     expect(mixed[0]!.bm25).toBeLessThan(0);
   });
+
+  if (kind === 'postgres') {
+    it('finds the same entities as the SQLite store of the same archives, for every word of the story', async () => {
+      const reference = sqliteReads(twin);
+      const words = [
+        'grosse',
+        'boîte',
+        'gro',
+        'lumière',
+        'collective',
+        'tribute',
+        'band',
+        'moniker',
+        'paging 4',
+        'filler',
+        'records',
+        'song',
+        'near',
+        'say',
+        'ensemble',
+        'kind of light',
+        '"quiet band"',
+        'zzz',
+      ];
+      for (const query of words) {
+        for (const entities of [undefined, ['artist'], ['label', 'recording']] as EntityType[][]) {
+          const filter = { phrases: searchPhrases(query), slots: entities ? entities.map(entitySlot) : null };
+          const [pg, sqlite] = await Promise.all([
+            store().reads.search(filter, undefined, 500),
+            reference.search(filter, undefined, 500),
+          ]);
+          const found = (hits: SearchHit[]) =>
+            hits.map((hit) => [hit.change.mbid, hit.change.id, hit.change.name]).sort();
+          expect({ query, entities, hits: found(pg) }).toEqual({ query, entities, hits: found(sqlite) });
+          expect(await store().reads.searchCount(filter)).toBe(sqlite.length);
+        }
+      }
+    });
+  }
 
   it('a JSON dump stored again: the versions its earlier copy had replaced are found again', async () => {
     await stores.dump(11, 'artist', [
