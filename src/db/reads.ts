@@ -4,6 +4,14 @@ import type { Store } from './client.js';
 import { type CurrentRow, currentOfMbid, currentOfMbids } from './currentQueries.js';
 import { historyFrom, prunedBefore } from './historyQueries.js';
 import { type ChangeRow, changeCountOfMbid, changesOfMbidPage, changesPage } from './queries.js';
+import {
+  type SearchFilter,
+  type SearchHit,
+  type SearchKey,
+  type SearchOptions,
+  searchCount,
+  searchHits,
+} from './searchQueries.js';
 
 /**
  * The reads of the current state and of history that the GraphQL layer needs, as one async
@@ -44,6 +52,21 @@ export interface Reads {
   packetTimestamp(packet: number): Promise<string | null>;
   /** Up to `limit` changes of the JSON dump (packet, entity) after line `afterPosition`, in file order. */
   changesPage(packet: number, entity: EntityType, afterPosition: number, limit: number): Promise<ChangeRow[]>;
+  /**
+   * Up to `limit` search hits of `filter` (phrases as graphql/searchSyntax.ts writes them, all
+   * matching; entity type slots or null) after the hit `after` (undefined: from the best), best
+   * first, equal scores newest change first (db/searchQueries.ts). `bm25` is lower-better on both
+   * stores: SQLite's bm25, PostgreSQL's negated `ts_rank` (db/postgres/searchReads.ts); compare it
+   * within one search and one store only. Rejects with a RangeError for a bad limit.
+   */
+  search(
+    filter: SearchFilter,
+    after: SearchKey | undefined,
+    limit: number,
+    options?: SearchOptions,
+  ): Promise<SearchHit[]>;
+  /** Number of entities `filter` matches. */
+  searchCount(filter: SearchFilter): Promise<number>;
 }
 
 /**
@@ -63,5 +86,7 @@ export function sqliteReads(store: Store): Reads {
     packetTimestamp: async (packet) => packetTimestamp(store, packet),
     changesPage: async (packet, entity, afterPosition, limit) =>
       changesPage(store, packet, entity, afterPosition, limit),
+    search: async (filter, after, limit, options) => searchHits(store, filter, after, limit, options),
+    searchCount: async (filter) => searchCount(store, filter),
   };
 }

@@ -2,6 +2,7 @@ import type { Reads } from '../reads.js';
 import { changesOfMbidPagePostgres, changesPagePostgres, previousChangePostgres } from './changeReads.js';
 import type { PostgresStore } from './client.js';
 import { currentOfMbidsPostgres } from './currentReads.js';
+import { searchCountPostgres, searchHitsPostgres } from './searchReads.js';
 
 // Named statements: prepared once per pooled connection, as SQLite's cachedStatement does.
 const CHANGE_COUNT_OF_MBID = {
@@ -59,5 +60,7 @@ export function postgresReads(store: PostgresStore): Reads {
       (await scalar<string | null>(store, PACKET_TIMESTAMP, [packet])) ?? null,
     changesPage: (packet, entity, afterPosition, limit) =>
       changesPagePostgres(store, packet, entity, afterPosition, limit),
+    search: (filter, after, limit, options) => searchHitsPostgres(store, filter, after, limit, options),
+    searchCount: (filter) => searchCountPostgres(store, filter),
   };
 }

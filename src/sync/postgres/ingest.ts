@@ -5,6 +5,7 @@ import type pg from 'pg';
 import { from as copyFrom } from 'pg-copy-streams';
 import { changeId, dumpIdRange } from '../../db/keys.js';
 import type { PostgresStore } from '../../db/postgres/client.js';
+import { indexJsonDump, unindexDumpCopy } from '../../db/postgres/searchIndex.js';
 import type { EntityType } from '../../feed/entities.js';
 import { readJsonDump } from '../../feed/jsonDump.js';
 import type { IngestJsonDumpOptions, IngestResult } from '../ingest.js';
@@ -122,7 +123,7 @@ class PostgresChangeWriter {
  * database, in ONE transaction: the PostgreSQL twin of sync/ingest.ts `ingestJsonDump`, with the
  * same options, checks, quarantine, ids and bookkeeping. The dump is visible whole or not at all;
  * an earlier copy of it is replaced. Any error, a bad archive or an abort of `signal` rolls it back.
- * The search index is not kept yet on PostgreSQL (docs/POSTGRES_PORT.md).
+ * The search index is kept in the same transaction (db/postgres/searchIndex.ts).
  * @throws ArchiveError (see readJsonDump), the abort reason, or a PostgreSQL error; nothing is stored then.
  */
 export async function ingestJsonDumpPostgres(
@@ -140,6 +141,7 @@ export async function ingestJsonDumpPostgres(
   const writer = new PostgresChangeWriter(client, { packet, entity });
   try {
     await client.query('BEGIN');
+    await unindexDumpCopy(client, { first, last, packet });
     await deleteDumpCopy(client, { packet, entity, first, last });
     writer.start();
     const summary = await readJsonDump(
@@ -158,6 +160,7 @@ export async function ingestJsonDumpPostgres(
       (line, n) => writer.add(line, n),
     );
     await writer.writeHeld(false);
+    await indexJsonDump(client, { first, last, packet });
     const { changeCount, quarantineCount } = writer;
     const file = options.settle ? await options.settle() : options.file;
     await recordDump(client, {

@@ -1,6 +1,7 @@
 import { basename } from 'node:path';
 import type pg from 'pg';
 import type { PostgresStore } from '../../db/postgres/client.js';
+import { reindexOldRemovals, unindexRemovals } from '../../db/postgres/searchIndex.js';
 import { inPgTransaction, pgRow, pgRows } from '../../db/postgres/sql.js';
 import {
   MISSING_PACKETS_SQL,
@@ -33,8 +34,8 @@ import { PostgresPacketStaging } from './replicationStaging.js';
 
 /**
  * Replication packets on PostgreSQL (issue 17): sync/replication.ts with the statements written
- * once there and in replicationSql.ts, `row_changes` as jsonb. The search index is not kept on
- * PostgreSQL yet (docs/POSTGRES_PORT.md), so removals do not touch it.
+ * once there and in replicationSql.ts, `row_changes` as jsonb. The entities a packet removes leave
+ * the search index in its transaction, as on SQLite (db/postgres/searchIndex.ts).
  */
 
 /** The removals `packet` shows, derived in its transaction on `client` (sync/replicationRemovals.ts). */
@@ -85,6 +86,9 @@ export async function storeReplicationPacketPostgres(
   options.signal?.throwIfAborted();
   return inPgTransaction(store.pool, async (client) => {
     const at = now().toISOString();
+    // A packet stored again: the entities its earlier copy removed are indexed again before that
+    // copy's removals go, then unindexed by what this copy removes (db/postgres/searchIndex.ts).
+    await reindexOldRemovals(client, packet);
     for (const sql of DELETE_PACKET_ROWS_SQL) await pgRows(client, sql, [packet]);
     const rowCount = await staging.finish(client, info, packet, where);
     await pgRows(
@@ -93,6 +97,7 @@ export async function storeReplicationPacketPostgres(
       replicationPacketArgs(packet, info, rowCount, fileName, at),
     );
     const removals = await deriveRemovalsPostgres(client, packet, where);
+    await unindexRemovals(client, packet);
     await pgRows(client, DELETE_UNRESOLVED_SQL, [packet]);
     if (removals.unresolved.length > 0)
       await pgRows(client, INSERT_UNRESOLVED_SQL, [

@@ -1,4 +1,7 @@
+import { join } from 'node:path';
 import { expect, it } from 'vitest';
+import { writeJsonDump } from '../../support/archives.js';
+import { tempDir } from '../../support/harness.js';
 import {
   ED_SHEERAN_ROW as ED,
   type FixtureRow,
@@ -28,6 +31,31 @@ describeStores('removals and events of a replication packet', (stores) => {
       // The merged artist's row is also deleted (upstream deletes every merge's source): one MERGED removal, no DELETED.
       { packet: 7, mbid: MOUNIR.gid, entity: 'artist', kind: 'MERGED', mergedInto: ED.gid },
     ]);
+  });
+
+  it('takes a removed entity out of the search index in its transaction, and back when the packet is stored again without it', async () => {
+    const folder = await tempDir('lf-removal-search-');
+    try {
+      const line = JSON.stringify({
+        id: MOUNIR.gid,
+        name: 'Mohamed Mounir',
+        'sort-name': 'Mounir, Mohamed',
+        disambiguation: '',
+      });
+      const built = await writeJsonDump(join(folder.dir, 'feed'), {
+        packet: 6,
+        entity: 'artist',
+        lines: [line],
+      });
+      await f.db().store.ingestDump({ packet: 6, entity: 'artist', archivePath: built.path, file: null });
+      expect(await f.count('search_index')).toBe(1);
+      await store_({ packet: 7, format: 'v2', rows: HOUR }); // merges Mohamed Mounir into Ed Sheeran
+      expect(await f.count('search_index')).toBe(0);
+      await store_({ packet: 7, format: 'v2', rows: [] });
+      expect(await f.count('search_index')).toBe(1);
+    } finally {
+      await folder.cleanup();
+    }
   });
 
   it('finds a merge target in an earlier packet, else leaves it null', async () => {

@@ -1,0 +1,116 @@
+import type pg from 'pg';
+import { idPacketSql } from '../keys.js';
+import { FIELD_COLUMNS_PG, PARSED_LINE } from './searchFields.js';
+
+/**
+ * The search index on PostgreSQL (issue 15 Search, issue 17; docs/POSTGRES_PORT.md step 5): the twin
+ * of db/searchIndex.ts, with its rule. `search_index` (drizzle/postgres/0001_search_and_entity_row.sql)
+ * holds one row per CURRENT entity, `id` its newest change id: an MBID's line is indexed when it is
+ * the MBID's newest line (largest id in `changes_mbid`) and no removal of the same or a later packet
+ * exists (`removals_mbid`; a removal wins over a JSON dump line of its packet). Its columns are
+ * read from the stored line in SQL (postgres/searchFields.ts); `document` is generated from them.
+ * Every function runs set-based statements on `client`, inside the caller's transaction (the dump's
+ * or the packet's), so the index never drifts from the rows the current state is read from.
+ * Unlike SQLite's contentless FTS5 table, deleting an entry that is not there is harmless here, so
+ * the deletions need not prove an entry exists first. Each rejects with the driver's error.
+ */
+
+/** One JSON dump's change id range [first, last] (db/keys.ts, dumpIdRange) and its packet. */
+export interface IndexedRange {
+  first: number;
+  last: number;
+  packet: number;
+}
+
+/** SQL: the newest change id of MBID expression `mbid` (one reverse seek in `changes_mbid`). */
+const newestOf = (mbid: string) => `(SELECT id FROM changes WHERE mbid = ${mbid} ORDER BY id DESC LIMIT 1)`;
+
+/** SQL: MBID `mbid` has no removal of packet `packet` or later (one seek in `removals_mbid`). */
+const notRemovedSince = (mbid: string, packet: string) =>
+  `NOT EXISTS (SELECT 1 FROM removals WHERE mbid = ${mbid} AND packet >= ${packet})`;
+
+// The dump's lines ($1..$2) that are their MBID's newest line.
+const NEWEST_IN_DUMP = `c.id BETWEEN $1 AND $2 AND c.id = ${newestOf('c.mbid')}`;
+
+// The version each of the dump's newest lines replaces: the MBID's newest line before the range.
+const PREVIOUS_OF_DUMP = `SELECT (SELECT id FROM changes WHERE mbid = c.mbid AND id < $1 ORDER BY id DESC LIMIT 1) AS id,
+    c.mbid FROM changes c WHERE ${NEWEST_IN_DUMP}`;
+
+const INSERT = 'INSERT INTO search_index (id, name, sort_name, aliases, disambiguation)';
+/** One index row per `changes` row `c` that `where` keeps. */
+const insertWhere = (where: string) =>
+  `${INSERT} SELECT c.id, ${FIELD_COLUMNS_PG} FROM changes c ${PARSED_LINE} WHERE ${where}`;
+
+// Before an earlier copy of a dump is deleted: its entries go, the versions it replaced come back
+// (when not removed since their packet).
+const DROP_COPY = 'DELETE FROM search_index WHERE id BETWEEN $1 AND $2';
+const RESTORE_PREVIOUS = insertWhere(`c.id IN (SELECT p.id FROM (${PREVIOUS_OF_DUMP}) p
+  WHERE p.id IS NOT NULL AND ${notRemovedSince('p.mbid', idPacketSql('p.id'))})`);
+
+// Once the dump's lines are written: the versions they replace go, they come in unless removed
+// by a packet of the dump's or later.
+const DROP_PREVIOUS = `DELETE FROM search_index s USING (${PREVIOUS_OF_DUMP}) p WHERE s.id = p.id`;
+const ADD_DUMP = insertWhere(`${NEWEST_IN_DUMP} AND ${notRemovedSince('c.mbid', '$3')}`);
+
+/**
+ * Before an earlier copy of the JSON dump `range` is deleted (its lines still stored): removes
+ * its entries and indexes again the versions its lines had replaced. Nothing for a dump stored
+ * the first time (an empty range). Call it right before the copy's `DELETE`.
+ */
+export async function unindexDumpCopy(client: pg.ClientBase, range: IndexedRange): Promise<void> {
+  await client.query(DROP_COPY, [range.first, range.last]);
+  await client.query(RESTORE_PREVIOUS, [range.first, range.last]);
+}
+
+/**
+ * After every line of the JSON dump `range` is written (before COMMIT): removes the entries of
+ * the versions its lines replace and indexes the lines that are now the current version of an
+ * entity not removed by a packet of the dump's or later. A dump of an older packet stored late
+ * indexes nothing: its lines are not their MBID's newest.
+ */
+export async function indexJsonDump(client: pg.ClientBase, range: IndexedRange): Promise<void> {
+  await client.query(DROP_PREVIOUS, [range.first, range.last]);
+  await client.query(ADD_DUMP, [range.first, range.last, range.packet]);
+}
+
+// The newest lines of the MBIDs replication packet $1 removes that it removes from the current
+// state: a line of the packet or earlier, not removed by another packet of the line's or later.
+const REMOVED_BY_PACKET = `SELECT n.id FROM (
+    SELECT ${newestOf('r.mbid')} AS id, r.mbid FROM (SELECT DISTINCT mbid FROM removals WHERE packet = $1) r
+  ) n WHERE n.id IS NOT NULL AND ${idPacketSql('n.id')} <= $1
+  AND NOT EXISTS (SELECT 1 FROM removals WHERE mbid = n.mbid AND packet >= ${idPacketSql('n.id')} AND packet <> $1)`;
+
+const DROP_REMOVED = `DELETE FROM search_index WHERE id IN (${REMOVED_BY_PACKET})`;
+// ON CONFLICT: an entry is a function of its line, so one already there is the same entry.
+const RESTORE_REMOVED = `${insertWhere(`c.id IN (${REMOVED_BY_PACKET})`)} ON CONFLICT (id) DO NOTHING`;
+
+/**
+ * For the replication packet writer (docs/POSTGRES_PORT.md step 2), in the packet's transaction
+ * once its `removals` rows are written: removes from the index the entities replication packet
+ * `packet` deletes or merges away (their newest line is of `packet` or earlier). An entity that a
+ * later JSON dump shows again is indexed by that dump ({@link indexJsonDump}). The twin of
+ * db/searchIndex.ts `RemovalIndexWriter.applyRemovals`.
+ */
+export async function unindexRemovals(client: pg.ClientBase, packet: number): Promise<void> {
+  await client.query(DROP_REMOVED, [packet]);
+}
+
+/**
+ * For the replication packet writer, when `packet` is stored again: before the earlier copy's
+ * `removals` rows are deleted, indexes again the entities that copy removed (nothing the first
+ * time). Then the new copy's removals are written and {@link unindexRemovals} runs. The twin of
+ * `RemovalIndexWriter.reindexOldRemovals`.
+ */
+export async function reindexOldRemovals(client: pg.ClientBase, packet: number): Promise<void> {
+  await client.query(RESTORE_REMOVED, [packet]);
+}
+
+/** The statements above, for the plan test (test/db/postgres/searchPlans.test.ts). */
+export const INDEX_STATEMENTS = {
+  DROP_COPY,
+  RESTORE_PREVIOUS,
+  DROP_PREVIOUS,
+  ADD_DUMP,
+  DROP_REMOVED,
+  RESTORE_REMOVED,
+};
