@@ -17,8 +17,8 @@ import { type BenchInputs, buildInputs } from './inputs.js';
 import type { LoadResult } from './load.js';
 import { PAGE_NOTES } from './pageLines.js';
 import { NOTES } from './resultsNotes.js';
-import { ingestTargets, machine, mb, runTable, s, type TargetRow, tool } from './runTable.js';
-import { DEFAULT_SEARCH_DB, searchBench, searchTargetRows } from './search.js';
+import { ingestTargets, machine, mb, runTable, s, tool } from './runTable.js';
+import { DEFAULT_SEARCH_DB, searchBench, searchTargetRows, type TargetRow } from './search.js';
 import { benchSyncProcess, syncProcessReport } from './syncProcess.js';
 import { timed } from './timed.js';
 

@@ -5,6 +5,7 @@ import { cpus, totalmem } from 'node:os';
 import { type IngestRun, ingestRss } from './ingestRuns.js';
 import type { BenchInputs, DumpInput } from './inputs.js';
 import { LOAD_GENERATOR, type LoadResult } from './load.js';
+import type { TargetRow } from './search.js';
 
 export const mb = (bytes: number) => bytes / 1e6;
 export const s = (ms: number) => `${(ms / 1000).toFixed(2)} s`;
@@ -23,16 +24,6 @@ export function tool(cmd: string, args: string[]): string {
   } catch {
     return 'missing';
   }
-}
-
-/** One target row: the figure, its limit and whether it passes (`reportedOnly`: shown, not judged). */
-export interface TargetRow {
-  target: string;
-  value: number;
-  limit: number;
-  pass: boolean;
-  reportedOnly?: boolean;
-  unit?: string;
 }
 
 /** The ingest's and the page's target rows of a full run (times in ms, RSS in MB). */

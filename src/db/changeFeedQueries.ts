@@ -8,7 +8,7 @@ import {
   nextPacketOf,
   type RemovalKind,
 } from './feedPosition.js';
-import { type FeedWindow, feedWindow } from './feedWindow.js';
+import { type FeedBounds, type FeedWindow, feedWindow } from './feedWindow.js';
 import { aggregateChanges, type ChangeRow, changeRows } from './queries.js';
 import type { RemovalRow } from './replicationQueries.js';
 import { readSnapshot } from './snapshot.js';
@@ -48,18 +48,12 @@ export function positionOfEvent(event: FeedEvent): FeedPosition {
 }
 
 /** What {@link readFeedEvents} reads. Filters combine with AND; empty lists are no filter. */
-export interface FeedQuery {
-  /** Read after this position; from the start of the history held when undefined. */
-  after?: FeedPosition;
+export interface FeedQuery extends FeedBounds {
   /** Most events returned (a non-negative integer; the API caps it at 500). */
   first: number;
   entities?: readonly EntityType[];
   /** Lower-case MBIDs. */
   mbids?: readonly string[];
-  /** Only packets whose TIMESTAMP is at or after this instant (ISO 8601). */
-  since?: string;
-  /** Only packets whose TIMESTAMP is at or before this instant (ISO 8601). */
-  until?: string;
 }
 
 /** One read of the stream. */

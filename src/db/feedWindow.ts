@@ -6,10 +6,13 @@ import { historyFrom, prunedBefore } from './historyQueries.js';
 import { latestPacket } from './latestPacket.js';
 import { cachedStatement } from './statements.js';
 
-/** What bounds a read of the change stream: the cursor, `since` and `until` (ISO 8601). */
+/** What bounds a read of the change stream. */
 export interface FeedBounds {
+  /** Read after this position; from the start of the history held when undefined. */
   after?: FeedPosition;
+  /** Only packets whose TIMESTAMP is at or after this instant (ISO 8601). */
   since?: string;
+  /** Only packets whose TIMESTAMP is at or before this instant (ISO 8601). */
   until?: string;
 }
 
