@@ -8,8 +8,8 @@ import { describeStores, type TestDatabase } from '../../support/stores.js';
 
 /**
  * Settling missing JSON dumps on both stores (FEED.md, Errors: a 404 can mean "not yet"; only a
- * later packet's JSON dump, or `--settle-after` hours when set, settles it). The bodies of
- * test/sync/settle.test.ts, and a dump settled by time that turns up late.
+ * later packet's JSON dump, or `--settle-after` hours when set, settles it), and a dump settled by
+ * time that turns up late. The SQLite run replaces the SQLite-only suite this was ported from.
  */
 
 const ARTIST = (id: string, name: string) => JSON.stringify({ id, name, 'sort-name': name, type: 'Person' });
