@@ -4,18 +4,9 @@ import { DUMP_PAGE, MBID_PAGE, PREVIOUS } from '../../../src/db/postgres/changeR
 import { openPostgresStore, type PostgresStore } from '../../../src/db/postgres/client.js';
 import { CURRENT_OF } from '../../../src/db/postgres/currentReads.js';
 import { describePostgres, type PostgresCluster, startPostgres } from '../../support/postgres.js';
+import { explainPlan, type PlanNode } from '../../support/postgresPlans.js';
 
 const HEAVY = 'b0000000-0000-4000-8000-000000000001';
-
-interface PlanNode {
-  'Node Type': string;
-  'Index Name'?: string;
-  'Relation Name'?: string;
-  Plans?: PlanNode[];
-}
-
-/** Every node of a plan tree, depth first. */
-const nodes = (node: PlanNode): PlanNode[] => [node, ...(node.Plans ?? []).flatMap(nodes)];
 
 // The reads by MBID and by dump must be seeks on the indexes, in the index's order: a Sort node
 // means every version of an MBID is read and sorted (an index on mbid alone), a scan of another
@@ -24,19 +15,7 @@ const nodes = (node: PlanNode): PlanNode[] => [node, ...(node.Plans ?? []).flatM
 describePostgres('the plans of the PostgreSQL reads (indexes, no sort)', () => {
   let cluster: PostgresCluster | undefined;
   let store: PostgresStore;
-  const plan = async (statement: { text: string }, values: unknown[]) => {
-    const client = await store.pool.connect();
-    try {
-      await client.query('SET enable_seqscan = off');
-      const { rows } = await client.query<{ 'QUERY PLAN': [{ Plan: PlanNode }] }>(
-        `EXPLAIN (FORMAT JSON) ${statement.text}`,
-        values,
-      );
-      return nodes(rows[0]!['QUERY PLAN'][0].Plan);
-    } finally {
-      client.release(true);
-    }
-  };
+  const plan = (statement: { text: string }, values: unknown[]) => explainPlan(store, statement.text, values);
   const scans = (plan: PlanNode[]) =>
     plan
       .filter((n) => n['Relation Name'])

@@ -4,15 +4,7 @@ import { openPostgresStore, type PostgresStore } from '../../../src/db/postgres/
 import { INDEX_STATEMENTS, indexJsonDump } from '../../../src/db/postgres/searchIndex.js';
 import { SEARCH_STATEMENTS } from '../../../src/db/postgres/searchReads.js';
 import { describePostgres, type PostgresCluster, startPostgres } from '../../support/postgres.js';
-
-interface PlanNode {
-  'Node Type': string;
-  'Index Name'?: string;
-  'Relation Name'?: string;
-  Plans?: PlanNode[];
-}
-
-const nodes = (node: PlanNode): PlanNode[] => [node, ...(node.Plans ?? []).flatMap(nodes)];
+import { explainPlan, type PlanNode } from '../../support/postgresPlans.js';
 
 // The search index's statements touch the rows of one dump, one packet or one search, never a
 // whole table: each read of `changes`, `removals` and `search_index` must be an index read
@@ -21,19 +13,7 @@ describePostgres('the plans of the PostgreSQL search index and reads (indexes on
   let cluster: PostgresCluster | undefined;
   let store: PostgresStore;
   const [first, last] = dumpIdRange(100, 'artist');
-  const plan = async (text: string, values: unknown[]) => {
-    const client = await store.pool.connect();
-    try {
-      await client.query('SET enable_seqscan = off');
-      const { rows } = await client.query<{ 'QUERY PLAN': [{ Plan: PlanNode }] }>(
-        `EXPLAIN (FORMAT JSON) ${text}`,
-        values,
-      );
-      return nodes(rows[0]!['QUERY PLAN'][0].Plan);
-    } finally {
-      client.release(true);
-    }
-  };
+  const plan = (text: string, values: unknown[]) => explainPlan(store, text, values);
   // The indexes a plan reads, and any table it reads whole.
   const scans = (plan: PlanNode[]) =>
     [
