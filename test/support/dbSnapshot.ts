@@ -93,49 +93,54 @@ export function integrityCheck(dbPath: string): string[] {
   }
 }
 
+/** A `dumps` row with the changes and quarantined lines stored for it, as {@link HALF_DUMP_SQL} reads it. */
+export interface DumpCounts {
+  dump: string;
+  status: string;
+  expected: number;
+  stored: number;
+  expectedQ: number;
+  storedQ: number;
+}
+
+/** Every dump with its counts against the rows stored (SQLite and PostgreSQL alike). */
+export const HALF_DUMP_SQL = `SELECT d.packet || '/' || d.entity AS dump, d.status, d.change_count AS expected,
+    (SELECT count(*) FROM changes c WHERE c.packet = d.packet AND c.entity = d.entity) AS stored,
+    d.quarantine_count AS "expectedQ",
+    (SELECT count(*) FROM quarantine q WHERE q.packet = d.packet AND q.entity = d.entity) AS "storedQ"
+  FROM dumps d ORDER BY d.packet, d.entity`;
+
+/** Dumps whose changes are stored without a SYNCED `dumps` row (SQLite and PostgreSQL alike). */
+export const ORPHAN_DUMP_SQL = `SELECT DISTINCT c.packet || '/' || c.entity AS dump FROM changes c
+  WHERE NOT EXISTS (SELECT 1 FROM dumps d WHERE d.packet = c.packet AND d.entity = c.entity AND d.status = 'SYNCED')`;
+
 /**
- * Dumps visible in a half state: SYNCED with a change or quarantine count that differs from the
- * rows stored, or not SYNCED yet holding rows. Empty when every dump is whole or absent.
+ * The half states among `rows` ({@link HALF_DUMP_SQL}) and `orphans` ({@link ORPHAN_DUMP_SQL}): a
+ * SYNCED dump with a change or quarantine count that differs from the rows stored, a dump not
+ * SYNCED yet holding rows, changes without a SYNCED dump. One line each; empty when all are whole.
  */
+export function halfDumpLines(rows: DumpCounts[], orphans: { dump: string }[]): string[] {
+  return [
+    ...rows
+      .filter((r) =>
+        r.status === 'SYNCED'
+          ? r.stored !== r.expected || r.storedQ !== r.expectedQ
+          : r.stored > 0 || r.storedQ > 0,
+      )
+      .map(
+        (r) =>
+          `${r.dump} ${r.status}: ${r.stored} of ${r.expected} changes, ${r.storedQ} of ${r.expectedQ} quarantined`,
+      ),
+    ...orphans.map((o) => `${o.dump}: changes without a SYNCED dump`),
+  ];
+}
+
+/** {@link halfDumpLines} of the SQLite file at `dbPath` (read-only). Empty when every dump is whole or absent. */
 export function halfDumps(dbPath: string): string[] {
   const db = new Database(dbPath, { readonly: true, fileMustExist: true });
   try {
-    const rows = db
-      .prepare(
-        `SELECT d.packet, d.entity, d.status, d.change_count AS expected,
-           (SELECT count(*) FROM changes c WHERE c.packet = d.packet AND c.entity = d.entity) AS stored,
-           d.quarantine_count AS expectedQ,
-           (SELECT count(*) FROM quarantine q WHERE q.packet = d.packet AND q.entity = d.entity) AS storedQ
-         FROM dumps d`,
-      )
-      .all() as {
-      packet: number;
-      entity: string;
-      status: string;
-      expected: number;
-      stored: number;
-      expectedQ: number;
-      storedQ: number;
-    }[];
-    const orphans = db
-      .prepare(
-        `SELECT DISTINCT c.packet, c.entity FROM changes c
-         WHERE NOT EXISTS (SELECT 1 FROM dumps d WHERE d.packet = c.packet AND d.entity = c.entity AND d.status = 'SYNCED')`,
-      )
-      .all() as { packet: number; entity: string }[];
-    return [
-      ...rows
-        .filter((r) =>
-          r.status === 'SYNCED'
-            ? r.stored !== r.expected || r.storedQ !== r.expectedQ
-            : r.stored > 0 || r.storedQ > 0,
-        )
-        .map(
-          (r) =>
-            `${r.packet}/${r.entity} ${r.status}: ${r.stored} of ${r.expected} changes, ${r.storedQ} of ${r.expectedQ} quarantined`,
-        ),
-      ...orphans.map((o) => `${o.packet}/${o.entity}: changes without a SYNCED dump`),
-    ];
+    const rows = db.prepare(HALF_DUMP_SQL).all() as DumpCounts[];
+    return halfDumpLines(rows, db.prepare(ORPHAN_DUMP_SQL).all() as { dump: string }[]);
   } finally {
     db.close();
   }

@@ -14,6 +14,7 @@ import { pgRows } from '../../src/db/postgres/sql.js';
 import { postgresSyncStore } from '../../src/sync/postgres/syncStore.js';
 import { sqliteSyncStore } from '../../src/sync/sqliteSyncStore.js';
 import type { SyncStore } from '../../src/sync/syncStore.js';
+import { type DumpCounts, HALF_DUMP_SQL, halfDumpLines, ORPHAN_DUMP_SQL } from './dbSnapshot.js';
 import { describePostgres, type PostgresCluster, startPostgres } from './postgres.js';
 
 /** A fresh database of one store kind. */
@@ -170,40 +171,10 @@ export async function snapshotStore(db: TestDatabase): Promise<Record<string, un
   return snapshot;
 }
 
-/**
- * Dumps visible in a half state (test/support/dbSnapshot.ts halfDumps, on either store): SYNCED
- * with other counts than the rows stored, or rows without a SYNCED dump. Empty when all are whole.
- */
+/** Dumps visible in a half state, on either store (test/support/dbSnapshot.ts halfDumpLines). */
 export async function halfDumpsOf(db: TestDatabase): Promise<string[]> {
-  const rows = await db.rows<{
-    dump: string;
-    status: string;
-    expected: number;
-    stored: number;
-    expectedQ: number;
-    storedQ: number;
-  }>(
-    `SELECT d.packet || '/' || d.entity AS dump, d.status, d.change_count AS expected,
-       (SELECT count(*) FROM changes c WHERE c.packet = d.packet AND c.entity = d.entity) AS stored,
-       d.quarantine_count AS "expectedQ",
-       (SELECT count(*) FROM quarantine q WHERE q.packet = d.packet AND q.entity = d.entity) AS "storedQ"
-     FROM dumps d ORDER BY d.packet, d.entity`,
+  return halfDumpLines(
+    await db.rows<DumpCounts>(HALF_DUMP_SQL),
+    await db.rows<{ dump: string }>(ORPHAN_DUMP_SQL),
   );
-  const orphans = await db.rows<{ dump: string }>(
-    `SELECT DISTINCT c.packet || '/' || c.entity AS dump FROM changes c
-     WHERE NOT EXISTS (SELECT 1 FROM dumps d WHERE d.packet = c.packet AND d.entity = c.entity AND d.status = 'SYNCED')`,
-  );
-  return [
-    ...rows
-      .filter((r) =>
-        r.status === 'SYNCED'
-          ? r.stored !== r.expected || r.storedQ !== r.expectedQ
-          : r.stored > 0 || r.storedQ > 0,
-      )
-      .map(
-        (r) =>
-          `${r.dump} ${r.status}: ${r.stored} of ${r.expected} changes, ${r.storedQ} of ${r.expectedQ} quarantined`,
-      ),
-    ...orphans.map((o) => `${o.dump}: changes without a SYNCED dump`),
-  ];
 }
