@@ -43,7 +43,8 @@ function budgetError(budgetMs: number): GraphQLError {
 
 /**
  * Makes every field resolver of `schema` check the request's deadline first (set per execution by
- * {@link hardeningPlugin}); once the time is up, the remaining fields fail instead of running.
+ * {@link hardeningPlugin}); once the time is up, the remaining fields that have a resolver fail
+ * instead of running (a field without one only reads a property of its parent).
  * Idempotent. Resolvers here are synchronous SQLite reads: a check between fields is the one place
  * a request can be stopped.
  */
