@@ -14,12 +14,20 @@ import {
 } from './searchQueries.js';
 
 /**
- * The reads of the current state and of history that the GraphQL layer needs, as one async
- * interface with two implementations (docs/POSTGRES_PORT.md, step 3): {@link sqliteReads} over the
- * synchronous functions of db/*Queries.ts, and `postgresReads` (db/postgres/reads.ts, loaded only
- * for a postgres:// database). Both give the same answers byte for byte: `data` is the stored
- * line's UTF-8 bytes, times the stored ISO 8601 text. MBIDs are lower case, as stored.
- * Every method rejects with the store's error (a closed database, a lost connection).
+ * A value now (SQLite) or later (PostgreSQL). GraphQL takes either from a resolver; code that
+ * composes reads `await`s it.
+ */
+export type Awaitable<T> = T | Promise<T>;
+
+/**
+ * The reads of the current state and of history that the GraphQL layer needs, as one interface
+ * with two implementations (docs/POSTGRES_PORT.md, steps 3 and 4): {@link sqliteReads} over the
+ * synchronous functions of db/*Queries.ts, which answer at once (a resolver over SQLite stays
+ * synchronous: its speed is measured in bench/RESULTS.md), and `postgresReads`
+ * (db/postgres/reads.ts, loaded only for a postgres:// database), which answers with promises. Both
+ * give the same answers byte for byte: `data` is the stored line's UTF-8 bytes, times the stored
+ * ISO 8601 text. MBIDs are lower case, as stored. Every method throws (SQLite) or rejects
+ * (PostgreSQL) with the store's error (a closed database, a lost connection): `await` it.
  */
 export interface Reads {
   /**
@@ -27,31 +35,39 @@ export interface Reads {
    * its newest removal by packet, then kind; a removal wins over a line of the same or an older
    * packet. Undefined when neither a JSON dump nor a removal holds it.
    */
-  currentOfMbid(mbid: string): Promise<CurrentRow | undefined>;
+  currentOfMbid(mbid: string): Awaitable<CurrentRow | undefined>;
   /**
    * The current state of each of `mbids` in the order given (duplicates answer the same row,
    * undefined where not held), in one statement. `data: false` is a hint that the caller mostly
    * needs statuses: SQLite then reads each line when first used; PostgreSQL, which cannot read
    * later without a promise, reads them in the same statement.
    */
-  currentOfMbids(mbids: readonly string[], options?: { data?: boolean }): Promise<(CurrentRow | undefined)[]>;
+  currentOfMbids(
+    mbids: readonly string[],
+    options?: { data?: boolean },
+  ): Awaitable<(CurrentRow | undefined)[]>;
   /** Up to `limit` changes of `mbid` after change id `afterId` (0: from the oldest), oldest first. */
-  changesOfMbidPage(mbid: string, afterId: number, limit: number): Promise<ChangeRow[]>;
+  changesOfMbidPage(mbid: string, afterId: number, limit: number): Awaitable<ChangeRow[]>;
   /** Number of changes held for `mbid` (every version). */
-  changeCountOfMbid(mbid: string): Promise<number>;
+  changeCountOfMbid(mbid: string): Awaitable<number>;
   /** The packet before which changes were pruned (--keep-history), or undefined when none ever were. */
-  prunedBefore(): Promise<number | undefined>;
+  prunedBefore(): Awaitable<number | undefined>;
   /** The oldest packet whose changes are held: the pruning cutoff, else the oldest stored packet. */
-  historyFrom(): Promise<number | undefined>;
+  historyFrom(): Awaitable<number | undefined>;
   /**
    * The held version of `change.mbid` just before `change` (the newest change with a smaller id),
    * or undefined when `change` is the oldest held.
    */
-  previousChange(change: Pick<ChangeRow, 'id' | 'mbid'>): Promise<ChangeRow | undefined>;
+  previousChange(change: Pick<ChangeRow, 'id' | 'mbid'>): Awaitable<ChangeRow | undefined>;
   /** The TIMESTAMP of `packet` (ISO 8601 as stored), or null when no archive of it was read. */
-  packetTimestamp(packet: number): Promise<string | null>;
+  packetTimestamp(packet: number): Awaitable<string | null>;
   /** Up to `limit` changes of the JSON dump (packet, entity) after line `afterPosition`, in file order. */
-  changesPage(packet: number, entity: EntityType, afterPosition: number, limit: number): Promise<ChangeRow[]>;
+  changesPage(
+    packet: number,
+    entity: EntityType,
+    afterPosition: number,
+    limit: number,
+  ): Awaitable<ChangeRow[]>;
   /**
    * Up to `limit` search hits of `filter` (phrases as graphql/searchSyntax.ts writes them, all
    * matching; entity type slots or null) after the hit `after` (undefined: from the best), best
@@ -64,29 +80,29 @@ export interface Reads {
     after: SearchKey | undefined,
     limit: number,
     options?: SearchOptions,
-  ): Promise<SearchHit[]>;
+  ): Awaitable<SearchHit[]>;
   /** Number of entities `filter` matches. */
-  searchCount(filter: SearchFilter): Promise<number>;
+  searchCount(filter: SearchFilter): Awaitable<number>;
 }
 
 /**
  * {@link Reads} over a SQLite store: each method calls the synchronous function of the same name
- * (their statements and speed are measured in bench/RESULTS.md) and resolves with its answer.
+ * (their statements and speed are measured in bench/RESULTS.md) and returns its answer at once; an
+ * error is thrown, not returned as a rejected promise.
  */
 export function sqliteReads(store: Store): Reads {
-  // Async methods: an error of the synchronous read becomes a rejection, as on PostgreSQL.
   return {
-    currentOfMbid: async (mbid) => currentOfMbid(store, mbid),
-    currentOfMbids: async (mbids, options) => currentOfMbids(store, mbids, options),
-    changesOfMbidPage: async (mbid, afterId, limit) => changesOfMbidPage(store, mbid, afterId, limit),
-    changeCountOfMbid: async (mbid) => changeCountOfMbid(store, mbid),
-    prunedBefore: async () => prunedBefore(store),
-    historyFrom: async () => historyFrom(store),
-    previousChange: async (change) => previousChange(store, change),
-    packetTimestamp: async (packet) => packetTimestamp(store, packet),
-    changesPage: async (packet, entity, afterPosition, limit) =>
+    currentOfMbid: (mbid) => currentOfMbid(store, mbid),
+    currentOfMbids: (mbids, options) => currentOfMbids(store, mbids, options),
+    changesOfMbidPage: (mbid, afterId, limit) => changesOfMbidPage(store, mbid, afterId, limit),
+    changeCountOfMbid: (mbid) => changeCountOfMbid(store, mbid),
+    prunedBefore: () => prunedBefore(store),
+    historyFrom: () => historyFrom(store),
+    previousChange: (change) => previousChange(store, change),
+    packetTimestamp: (packet) => packetTimestamp(store, packet),
+    changesPage: (packet, entity, afterPosition, limit) =>
       changesPage(store, packet, entity, afterPosition, limit),
-    search: async (filter, after, limit, options) => searchHits(store, filter, after, limit, options),
-    searchCount: async (filter) => searchCount(store, filter),
+    search: (filter, after, limit, options) => searchHits(store, filter, after, limit, options),
+    searchCount: (filter) => searchCount(store, filter),
   };
 }

@@ -1,5 +1,6 @@
 import SchemaBuilder from '@pothos/core';
 import type { Store } from '../db/client.js';
+import type { Reads } from '../db/reads.js';
 import type { EntityType } from '../feed/entities.js';
 import type { PacketEvents } from '../ops/events.js';
 
@@ -18,6 +19,12 @@ export interface ServiceInfo {
 
 /** Per-request GraphQL context. */
 export interface Context {
+  /**
+   * The reads of either store (db/reads.ts): resolvers read through it, so the schema answers over
+   * SQLite and PostgreSQL alike (issue 17, docs/POSTGRES_PORT.md step 4).
+   */
+  reads: Reads;
+  /** The SQLite store, read directly by the resolvers not ported to {@link Context.reads} yet. */
   store: Store;
   service: ServiceInfo;
   /** Origin of the request (`http://host:port`), for absolute links on this server. */

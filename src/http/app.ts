@@ -1,6 +1,7 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { createYoga, type YogaServerInstance } from 'graphql-yoga';
 import type { Store } from '../db/client.js';
+import { type Reads, sqliteReads } from '../db/reads.js';
 import type { FeedClient } from '../feed/client.js';
 import type { Context, ServiceInfo } from '../graphql/builder.js';
 import { clientErrorLogPlugin } from '../graphql/plugins/clientErrors.js';
@@ -26,6 +27,8 @@ import type { Route } from './route.js';
 /** Options of {@link createApp}. */
 export interface AppOptions {
   store: Store;
+  /** The reads GraphQL resolvers use; default {@link sqliteReads} over `store`. */
+  reads?: Reads;
   service: ServiceInfo;
   logger: Logger;
   dataDir: string;
@@ -65,6 +68,7 @@ export function createApp(options: AppOptions): App {
   const metrics = options.metrics ?? createMetrics({ processMetrics: false });
   metrics.useStore(options.store);
   const events = options.events ?? createPacketEvents();
+  const reads = options.reads ?? sqliteReads(options.store);
   const yoga = createYoga<Record<string, never>, Context>({
     schema,
     graphqlEndpoint: '/graphql',
@@ -87,6 +91,7 @@ export function createApp(options: AppOptions): App {
         options.logger.error({ event: 'graphql-error', err: args[0] }, 'unexpected GraphQL error'),
     },
     context: ({ request }) => ({
+      reads,
       store: options.store,
       service: options.service,
       origin: new URL(request.url).origin,

@@ -4,7 +4,7 @@ import type { CurrentRow } from '../../src/db/currentQueries.js';
 import { recordHistoryFrom } from '../../src/db/historyQueries.js';
 import { changeId } from '../../src/db/keys.js';
 import type { ChangeRow } from '../../src/db/queries.js';
-import { type Reads, sqliteReads } from '../../src/db/reads.js';
+import { type Awaitable, type Reads, sqliteReads } from '../../src/db/reads.js';
 import { artistLine, MBID } from '../support/currentStateFeed.js';
 import { describeReadStores } from '../support/readStores.js';
 import { FILLER_0, fillReadsStory, LABEL_LINES, label, SAME_PACKET_LINE } from '../support/readsFeed.js';
@@ -174,7 +174,7 @@ describeReadStores('current state and history reads', (kind, store) => {
     expect(await reads().changesPage(15, 'artist', 0, 50)).toEqual([]);
     // The artist dump of the same packet range is a range of its own.
     expect((await reads().changesPage(13, 'artist', 0, 50)).map(text)).toEqual([SAME_PACKET_LINE]);
-    await expect(reads().changesPage(15, 'label', 0, -1)).rejects.toThrow(RangeError);
+    await expect(async () => reads().changesPage(15, 'label', 0, -1)).rejects.toThrow(RangeError);
   });
 
   if (kind === 'postgres') {
@@ -185,7 +185,7 @@ describeReadStores('current state and history reads', (kind, store) => {
         .pluck()
         .all() as string[];
       const asked = [...mbids, MBID.unknown, ...mbids.slice(0, 5)];
-      const both = async <T>(read: (r: Reads) => Promise<T>) => {
+      const both = async <T>(read: (r: Reads) => Awaitable<T>) => {
         const [pg, sqlite] = await Promise.all([read(reads()), read(reference)]);
         expect(pg).toEqual(sqlite);
         return sqlite;

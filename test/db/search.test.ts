@@ -120,7 +120,7 @@ describeReadStores('search over the current state', (kind, store) => {
     expect(await store().reads.searchCount({ phrases: searchPhrases('paging filler '), slots: null })).toBe(
       PAGING_FILLERS,
     );
-    await expect(search('paging ', undefined, -1)).rejects.toThrow(RangeError);
+    await expect(async () => search('paging ', undefined, -1)).rejects.toThrow(RangeError);
   });
 
   it('when every word is common, every hit scores 0, newest first, and pages seek past the cursor', async () => {
