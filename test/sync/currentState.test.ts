@@ -125,8 +125,12 @@ describe('current state, kept by the JSON dump and replication packet writers', 
     old.sqlite.exec(
       "INSERT INTO current_state SELECT mbid, entity, 'CURRENT', max(id), packet, NULL FROM changes GROUP BY mbid",
     );
-    // Nor the search index made after it.
+    // Nor the search index made after it, nor the removals counter.
     old.sqlite.exec('DROP TABLE search_index');
+    old.sqlite.exec(
+      'DROP TRIGGER removals_version_insert; DROP TRIGGER removals_version_delete; ' +
+        "DROP TRIGGER removals_version_update; DELETE FROM meta WHERE key = 'removals_version'",
+    );
     old.sqlite
       .prepare('DELETE FROM __drizzle_migrations WHERE created_at >= ?')
       .run(migrationTime('current_state_from_indexes'));
