@@ -20,6 +20,16 @@ import {
 export type Awaitable<T> = T | Promise<T>;
 
 /**
+ * `next(value)` at once when `value` is not a promise (a SQLite read), else once it resolves (a
+ * PostgreSQL read): code composing reads stays synchronous on SQLite, where a resolver's speed is
+ * measured (bench/RESULTS.md), without a promise per item. Throws what `next` throws (at once), or
+ * rejects with what `value` rejects with or `next` throws.
+ */
+export function thenAwaitable<T, U>(value: Awaitable<T>, next: (value: T) => Awaitable<U>): Awaitable<U> {
+  return value instanceof Promise ? value.then(next) : next(value);
+}
+
+/**
  * The reads of the current state and of history that the GraphQL layer needs, as one interface
  * with two implementations (docs/POSTGRES_PORT.md, steps 3 and 4): {@link sqliteReads} over the
  * synchronous functions of db/*Queries.ts, which answer at once (a resolver over SQLite stays

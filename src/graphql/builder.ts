@@ -24,7 +24,10 @@ export interface Context {
    * SQLite and PostgreSQL alike (issue 17, docs/POSTGRES_PORT.md step 4).
    */
   reads: Reads;
-  /** The SQLite store, read directly by the resolvers not ported to {@link Context.reads} yet. */
+  /**
+   * The SQLite store, read directly by the resolvers not ported to {@link Context.reads} yet. Over
+   * PostgreSQL there is none: every use throws (http/graphql.ts), so such a field fails visibly.
+   */
   store: Store;
   service: ServiceInfo;
   /** Origin of the request (`http://host:port`), for absolute links on this server. */

@@ -1,5 +1,6 @@
 import type { ObjectRef, ArgBuilder as PothosArgBuilder } from '@pothos/core';
 import type { GraphQLError } from 'graphql';
+import { type Awaitable, thenAwaitable } from '../db/reads.js';
 import { builder, type Types } from './builder.js';
 import { userError } from './errors.js';
 
@@ -10,14 +11,15 @@ export const MAX_PAGE_SIZE = 500;
 
 /**
  * A resolved Relay connection page. Cursors and the total count are made only when a query asks
- * for them: a page of `nodes` costs neither (bench/RESULTS.md, GraphQL).
+ * for them: a page of `nodes` costs neither (bench/RESULTS.md, GraphQL). The count is a number
+ * now (SQLite) or later (PostgreSQL, db/reads.ts `Awaitable`).
  */
 export interface Page<T> {
   items: T[];
   hasNextPage: boolean;
   hasPreviousPage: boolean;
   cursorOf: (item: T) => string;
-  totalCount: () => number;
+  totalCount: () => Awaitable<number>;
 }
 
 /** What `PageInfo` shows. */
@@ -135,27 +137,34 @@ export interface PageQuery<T, K> {
   args: { first?: number | null; after?: string | null };
   /** Decodes `after`; undefined when absent. Throws BAD_CURSOR for a foreign cursor. */
   decodeAfter: (cursor: string | null | undefined) => K | undefined;
-  /** Up to `limit` rows after `after` (from the start when undefined), in connection order. */
-  fetch: (after: K | undefined, limit: number) => T[];
-  totalCount: () => number;
+  /**
+   * Up to `limit` rows after `after` (from the start when undefined), in connection order: at once
+   * (SQLite) or as a promise (PostgreSQL).
+   */
+  fetch: (after: K | undefined, limit: number) => Awaitable<T[]>;
+  totalCount: () => Awaitable<number>;
   cursorOf: (row: T) => string;
 }
 
 /**
  * Resolves one page of a Relay connection: validates `first`, decodes `after`, fetches one row
  * more than asked (to know whether more pages follow); edges, pageInfo and totalCount follow on demand.
- * @throws GraphQLError PAGE_SIZE_EXCEEDED, BAD_USER_INPUT, BAD_CURSOR
+ * The page comes at once when `fetch` answers at once (SQLite), else as a promise.
+ * @throws GraphQLError PAGE_SIZE_EXCEEDED, BAD_USER_INPUT, BAD_CURSOR (thrown, never rejected)
  */
-export function resolvePage<T, K>(query: PageQuery<T, K>): Page<T> {
+export function resolvePage<T, K>(
+  query: PageQuery<T, K> & { fetch: (after: K | undefined, limit: number) => T[] },
+): Page<T>;
+export function resolvePage<T, K>(query: PageQuery<T, K>): Awaitable<Page<T>>;
+export function resolvePage<T, K>(query: PageQuery<T, K>): Awaitable<Page<T>> {
   const limit = pageSize(query.args.first);
   const after = query.decodeAfter(query.args.after);
   // One row more than asked: its presence means more pages follow.
-  const rows = limit === 0 ? [] : query.fetch(after, limit + 1);
-  return {
+  return thenAwaitable(limit === 0 ? [] : query.fetch(after, limit + 1), (rows) => ({
     items: rows.length > limit ? rows.slice(0, limit) : rows,
     hasNextPage: rows.length > limit,
     hasPreviousPage: after !== undefined,
     cursorOf: query.cursorOf,
     totalCount: query.totalCount,
-  };
+  }));
 }

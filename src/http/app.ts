@@ -1,15 +1,9 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { createYoga, type YogaServerInstance } from 'graphql-yoga';
 import type { Store } from '../db/client.js';
 import { type Reads, sqliteReads } from '../db/reads.js';
 import type { FeedClient } from '../feed/client.js';
-import type { Context, ServiceInfo } from '../graphql/builder.js';
-import { clientErrorLogPlugin } from '../graphql/plugins/clientErrors.js';
-import { type GraphqlLimits, hardeningPlugin } from '../graphql/plugins/hardening.js';
-import { jitPlugin } from '../graphql/plugins/jit.js';
-import { graphqlMetricsPlugin } from '../graphql/plugins/metrics.js';
-import { rawJsonPlugin } from '../graphql/plugins/rawJson.js';
-import { schema } from '../graphql/schema.js';
+import type { ServiceInfo } from '../graphql/builder.js';
+import type { GraphqlLimits } from '../graphql/plugins/hardening.js';
 import type { Logger } from '../logger.js';
 import { createPacketEvents, type PacketEvents } from '../ops/events.js';
 import { DEFAULT_FRESHNESS, type FreshnessThresholds } from '../ops/freshness.js';
@@ -18,6 +12,7 @@ import { FileSource } from './fileSource.js';
 import { filesRoute } from './files.js';
 import { freshnessRoute } from './freshnessRoute.js';
 import { graphiqlRoute } from './graphiql.js';
+import { createGraphql, type GraphqlServer } from './graphql.js';
 import { healthRoute, readyRoute } from './health.js';
 import { metricsRoute } from './metricsRoute.js';
 import { mirrorRoute } from './mirror.js';
@@ -52,7 +47,7 @@ export interface AppOptions {
 
 /** The Yoga instance and a Node request handler for every livefeed HTTP path. */
 export interface App {
-  yoga: YogaServerInstance<Record<string, never>, Context>;
+  yoga: GraphqlServer;
   handle(req: IncomingMessage, res: ServerResponse): void;
   metrics: Metrics;
   events: PacketEvents;
@@ -68,35 +63,16 @@ export function createApp(options: AppOptions): App {
   const metrics = options.metrics ?? createMetrics({ processMetrics: false });
   metrics.useStore(options.store);
   const events = options.events ?? createPacketEvents();
-  const reads = options.reads ?? sqliteReads(options.store);
-  const yoga = createYoga<Record<string, never>, Context>({
-    schema,
-    graphqlEndpoint: '/graphql',
-    landingPage: false,
-    // Browsers get GraphiQL from graphiqlRoute (compressed, cached, example from the data held).
-    graphiql: false,
-    plugins: [
-      graphqlMetricsPlugin(metrics),
-      hardeningPlugin(options.graphqlLimits),
-      rawJsonPlugin(),
-      jitPlugin(),
-      clientErrorLogPlugin(options.logger),
-    ],
-    cors: options.corsOrigins?.length ? { origin: options.corsOrigins, credentials: false } : false,
-    logging: {
-      debug: (...args) => options.logger.debug({ event: 'graphql' }, String(args[0])),
-      info: (...args) => options.logger.info({ event: 'graphql' }, String(args[0])),
-      warn: (...args) => options.logger.warn({ event: 'graphql' }, String(args[0])),
-      error: (...args) =>
-        options.logger.error({ event: 'graphql-error', err: args[0] }, 'unexpected GraphQL error'),
-    },
-    context: ({ request }) => ({
-      reads,
-      store: options.store,
-      service: options.service,
-      origin: new URL(request.url).origin,
-      events,
-    }),
+  const yoga = createGraphql({
+    reads: options.reads ?? sqliteReads(options.store),
+    store: options.store,
+    display: options.store.path,
+    service: options.service,
+    logger: options.logger,
+    metrics,
+    events,
+    corsOrigins: options.corsOrigins,
+    graphqlLimits: options.graphqlLimits,
   });
   // Routes are tried in order before GraphQL; each file in src/http/ adds one.
   const files = new FileSource({

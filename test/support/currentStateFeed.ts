@@ -3,6 +3,7 @@ import type { Store } from '../../src/db/client.js';
 import type { EntityType } from '../../src/feed/entities.js';
 import { ingestJsonDump } from '../../src/sync/ingest.js';
 import { storeReplicationPacket } from '../../src/sync/replication.js';
+import type { SyncStore } from '../../src/sync/syncStore.js';
 import { writeJsonDump } from './archives.js';
 import { artistRow, type FixtureRow, gidRedirectRow, writeReplicationPacket } from './replicationArchives.js';
 
@@ -115,6 +116,20 @@ export async function storeStep(store: Store, step: CurrentStateStep): Promise<v
   } else {
     await storeReplicationPacket(store, step.packet, step.path);
   }
+}
+
+/** Stores one step through either store's sync writer (test/support/stores.ts). */
+export async function storeStepOn(writer: SyncStore, step: CurrentStateStep): Promise<void> {
+  if (step.kind === 'dump') {
+    await writer.ingestDump({ packet: step.packet, entity: step.entity, archivePath: step.path, file: null });
+  } else {
+    await writer.replication.storeReplicationPacket(step.packet, step.path, {});
+  }
+}
+
+/** Stores the whole {@link currentStateArchives} story through either store's sync writer, in order. */
+export async function buildCurrentStateOn(writer: SyncStore, dir: string): Promise<void> {
+  for (const step of await currentStateArchives(dir)) await storeStepOn(writer, step);
 }
 
 /** Stores the whole {@link currentStateArchives} story in a SQLite store, in order. */

@@ -110,7 +110,7 @@ export interface GqlResult<T = Record<string, any>> {
 /** Runs a GraphQL query in-process through `yoga.fetch`. */
 // biome-ignore lint/suspicious/noExplicitAny: as above
 export async function gql<T = Record<string, any>>(
-  app: App,
+  app: Pick<App, 'yoga'>,
   query: string,
   variables?: Record<string, unknown>,
 ): Promise<GqlResult<T>> {

@@ -10,7 +10,9 @@ import { afterAll, beforeAll, describe } from 'vitest';
 import { redactDatabaseUrl } from '../../src/config/databaseUrl.js';
 import { openStore } from '../../src/db/client.js';
 import { openPostgresStore } from '../../src/db/postgres/client.js';
+import { postgresReads } from '../../src/db/postgres/reads.js';
 import { pgRows } from '../../src/db/postgres/sql.js';
+import { type Reads, sqliteReads } from '../../src/db/reads.js';
 import { postgresSyncStore } from '../../src/sync/postgres/syncStore.js';
 import { sqliteSyncStore } from '../../src/sync/sqliteSyncStore.js';
 import type { SyncStore } from '../../src/sync/syncStore.js';
@@ -20,6 +22,8 @@ import { describePostgres, type PostgresCluster, startPostgres } from './postgre
 /** A fresh database of one store kind. */
 export interface TestDatabase {
   store: SyncStore;
+  /** The GraphQL layer's reads over this database (db/reads.ts), on the writer's connection or pool. */
+  reads: Reads;
   /** The `--db` value of a CLI run on it (a PostgreSQL URL holds the test cluster's password). */
   db: string;
   /** Rows of `sql` (`?` parameters), values made {@link plain}; none for a statement that returns none. */
@@ -57,6 +61,7 @@ export const SQLITE_STORES: StoreKind = {
     const store = sqliteSyncStore(openStore(path));
     return {
       store,
+      reads: sqliteReads(store),
       db: path,
       rows: async (sql, ...args) => {
         const statement = store.sqlite.prepare(sql);
@@ -81,6 +86,7 @@ function postgresKind(cluster: () => PostgresCluster): StoreKind {
       const store = await openPostgresStore({ connectionString: url, display: redactDatabaseUrl(url) });
       return {
         store: postgresSyncStore(store),
+        reads: postgresReads(store),
         db: url,
         rows: async (sql, ...args) =>
           (await pgRows<Record<string, unknown>>(store.pool, sql, args)).map((row) => plainRow(row)),

@@ -1,6 +1,6 @@
-import type { Store } from '../../db/client.js';
-import { type CurrentRow, currentOfMbid } from '../../db/currentQueries.js';
+import type { CurrentRow } from '../../db/currentQueries.js';
 import type { ChangeRow } from '../../db/queries.js';
+import { type Awaitable, type Reads, thenAwaitable } from '../../db/reads.js';
 import type { EntityType } from '../../feed/entities.js';
 import { builder } from '../builder.js';
 import { checkMbid } from '../validate.js';
@@ -25,14 +25,20 @@ export function entityOfCurrent(row: CurrentRow): EntityShape {
 }
 
 /**
- * The entity of `mbid` (lower case) from the current state: two index seeks and its newest
- * change, never the whole history. `fallbackType` names the type of an MBID known only as a merge
- * target. Undefined when the current state does not hold it and no fallback is given.
+ * The entity of `mbid` (lower case) from the current state of either store (`Reads.currentOfMbid`):
+ * two index seeks and its newest change, never the whole history; at once on SQLite. `fallbackType`
+ * names the type of an MBID known only as a merge target. Undefined when the current state does not
+ * hold it and no fallback is given.
  */
-export function entityOf(store: Store, mbid: string, fallbackType?: EntityType): EntityShape | undefined {
-  const row = currentOfMbid(store, mbid);
-  if (row) return entityOfCurrent(row);
-  return fallbackType ? { mbid, type: fallbackType, latest: null } : undefined;
+export function entityOf(
+  reads: Reads,
+  mbid: string,
+  fallbackType?: EntityType,
+): Awaitable<EntityShape | undefined> {
+  return thenAwaitable(reads.currentOfMbid(mbid), (row) => {
+    if (row) return entityOfCurrent(row);
+    return fallbackType ? { mbid, type: fallbackType, latest: null } : undefined;
+  });
 }
 
 /** GraphQL `Entity`. */
@@ -64,6 +70,7 @@ builder.queryField('entity', (t) =>
       'set (and `latest` null) when only a replication packet deleted or merged it away; null when this instance ' +
       'knows nothing of it.',
     args: { mbid: t.arg.id({ required: true }) },
-    resolve: (_r, args, ctx) => entityOf(ctx.store, checkMbid(String(args.mbid))) ?? null,
+    resolve: (_r, args, ctx) =>
+      thenAwaitable(entityOf(ctx.reads, checkMbid(String(args.mbid))), (entity) => entity ?? null),
   }),
 );

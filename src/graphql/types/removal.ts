@@ -156,7 +156,7 @@ builder.objectField(EntityRef, 'redirect', (t) =>
     resolve: (e, _a, ctx) => {
       const removal = removalOfMbid(ctx.store, e.mbid);
       if (removal?.kind !== 'MERGED' || !removal.mergedInto) return null;
-      return entityOf(ctx.store, removal.mergedInto, removal.entity) ?? null;
+      return entityOf(ctx.reads, removal.mergedInto, removal.entity) ?? null;
     },
   }),
 );
