@@ -28,6 +28,11 @@ export interface TestDatabase {
   db: string;
   /** Rows of `sql` (`?` parameters), values made {@link plain}; none for a statement that returns none. */
   rows<T = Record<string, unknown>>(sql: string, ...args: unknown[]): Promise<T[]>;
+  /**
+   * True when no transaction is left open: the SQLite connection is not in one, every PostgreSQL
+   * client is back in the pool (a failed write must end its transaction, not leave it to the next).
+   */
+  idle(): boolean;
   /** Closes the store's connections (the database stays). */
   close(): Promise<void>;
 }
@@ -71,6 +76,7 @@ export const SQLITE_STORES: StoreKind = {
         }
         return (statement.all(...args) as Record<string, unknown>[]).map((row) => plainRow(row));
       },
+      idle: () => !store.sqlite.inTransaction,
       close: async () => store.close(),
     };
   },
@@ -90,6 +96,7 @@ function postgresKind(cluster: () => PostgresCluster): StoreKind {
         db: url,
         rows: async (sql, ...args) =>
           (await pgRows<Record<string, unknown>>(store.pool, sql, args)).map((row) => plainRow(row)),
+        idle: () => store.pool.idleCount === store.pool.totalCount,
         close: () => store.close(),
       };
     },

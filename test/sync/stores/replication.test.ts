@@ -151,6 +151,7 @@ describeStores('storing a replication packet', (stores) => {
     );
     for (const table of ['row_changes', 'replication_packets', 'removals', 'packets', 'events'])
       expect(await count(table)).toBe(0);
+    expect(f.db().idle()).toBe(true);
   });
 
   it('rejects a member outside mbdump/ and stores nothing', async () => {
@@ -190,6 +191,7 @@ describeStores('storing a replication packet', (stores) => {
     during.abort(new Error('shutting down'));
     await expect(storing).rejects.toMatchObject({ name: 'AbortError' });
     expect((await count('row_changes')) + (await count('replication_packets'))).toBe(0);
+    expect(f.db().idle()).toBe(true);
   });
 
   it('replaces the earlier rows of a packet when stored again', async () => {
