@@ -154,7 +154,7 @@ export class FeedClient {
         await res.body.dump().catch(() => {});
         throw error instanceof PartialRestart ? new RetryableError(error.message) : error;
       }
-      tap?.begin(partial.path, partial.offset);
+      tap?.begin(partial.path, partial.offset, partial.total);
       await pipeline(res.body, partial.writer(tap && ((offset) => tap.wrote(offset))), { signal });
       const done = await partial.complete().catch((error: unknown) => {
         throw error instanceof PartialRestart ? new RetryableError(error.message) : error;

@@ -1,4 +1,4 @@
-import { createReadStream } from 'node:fs';
+import { createReadStream, statSync } from 'node:fs';
 import type { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import tar from 'tar-stream';
@@ -41,6 +41,11 @@ export interface ReadJsonDumpOptions {
   onIgnoredMember?: (name: string) => void;
   /** Decoder of the xz layer (see {@link XzDecoder}). Default `auto`. */
   decoder?: XzDecoder;
+  /**
+   * The archive's size in bytes, when known (the feed's Content-Length; a file's size is read from
+   * disk): `auto` decodes a small archive in-process (see {@link resolveXzDecoder}). Null: unknown.
+   */
+  archiveBytes?: number | null;
   /** Called as the archive file is read, with the compressed bytes read so far (progress). */
   onProgress?: (compressedBytes: number) => void;
   /**
@@ -56,6 +61,13 @@ export interface JsonDumpSummary {
   metadata: JsonDumpMetadata;
   lineCount: number;
   bytes: number;
+}
+
+/** `known`, else the size of the file at `path` when it is one, else null (a stream of unknown size). */
+function archiveBytesOf(path: string | Readable, known: number | null | undefined): number | null {
+  if (known != null || typeof path !== 'string') return known ?? null;
+  // A file that cannot be read fails its read below, with the reader's error.
+  return statSync(path, { throwIfNoEntry: false })?.size ?? null;
 }
 
 /** Metadata members the reader accepts, with the most bytes each may hold. */
@@ -184,9 +196,15 @@ export async function readJsonDump(
       report(compressed);
     });
   }
-  await pipeline(file, createXzDecompressor(options.decoder ?? 'auto', where), limiter, extract, {
-    signal: options.signal,
-  });
+  await pipeline(
+    file,
+    createXzDecompressor(options.decoder ?? 'auto', where, archiveBytesOf(path, options.archiveBytes)),
+    limiter,
+    extract,
+    {
+      signal: options.signal,
+    },
+  );
   if (!sawData) throw new ArchiveError(`${where}: archive has no member ${dataMember}`);
   // Members after the data (the producer writes JSON_DUMPS_SCHEMA_NUMBER last) are read by now.
   const complete = { ...metadata!, jsonDumpsSchemaNumber: schemaNumber(texts, where) };

@@ -92,6 +92,11 @@ export class PartialDownload {
     return this.#file;
   }
 
+  /** The whole file's size in bytes as the response announced it (Content-Length of a 200), or null. */
+  get total(): number | null {
+    return this.#meta?.total ?? null;
+  }
+
   /** Bytes kept so far. */
   get offset(): number {
     return this.#offset;

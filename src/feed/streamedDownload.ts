@@ -7,8 +7,11 @@ import type { CompletedDownload } from './partial.js';
  * start on it before the download ends (issue 16: verification and ingest overlap the download).
  */
 export interface DownloadTap {
-  /** A body starts: its bytes are appended to `path`, which holds `offset` bytes already (a resume). */
-  begin(path: string, offset: number): void;
+  /**
+   * A body starts: its bytes are appended to `path`, which holds `offset` bytes already (a resume);
+   * `total` is the whole file's size in bytes when the server announced it, else null.
+   */
+  begin(path: string, offset: number, total: number | null): void;
   /** `path` now holds `size` bytes. */
   wrote(size: number): void;
 }
@@ -32,6 +35,7 @@ const CHUNK = 1 << 20;
 export class StreamedDownload implements DownloadTap {
   #path: string | null = null;
   #size = 0;
+  #total: number | null = null;
   #generation = 0;
   /** Offset each body began at, by generation (index 1 is the first body). */
   readonly #beganAt: number[] = [0];
@@ -53,9 +57,15 @@ export class StreamedDownload implements DownloadTap {
     this.started.catch(() => {});
   }
 
-  begin(path: string, offset: number): void {
+  /** The whole file's size in bytes as announced (known once {@link started}), else null. */
+  get total(): number | null {
+    return this.#total;
+  }
+
+  begin(path: string, offset: number, total: number | null): void {
     this.#path = path;
     this.#size = offset;
+    this.#total = total;
     this.#generation++;
     this.#beganAt.push(offset);
     this.#startedResolve(true);

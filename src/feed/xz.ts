@@ -22,9 +22,26 @@ export function hasXzProgram(): boolean {
   return xzOnPath;
 }
 
-/** The decoder `auto` resolves to on this machine. */
-export function resolveXzDecoder(decoder: XzDecoder = 'auto'): Exclude<XzDecoder, 'auto'> {
+/**
+ * Archives smaller than this (compressed bytes) are decoded in-process by `auto`: starting an `xz`
+ * child costs more than it saves on them. Measured with a 150 MB process, as the sync is, on the
+ * 2-core machine at load 8 (bench/RESULTS.md): 2 KB 16 ms with `xz` against 1.2 ms in-process, 48 KB
+ * 22 against 14 ms, 174 KB 54 against 51 ms, 352 KB 90 against 90 ms. Most hourly JSON dumps are
+ * under it (240 of the 264 of the bench's day).
+ */
+export const SMALL_XZ_ARCHIVE_BYTES = 128 * 1024;
+
+/**
+ * The decoder `auto` resolves to on this machine for an archive of `archiveBytes` compressed bytes
+ * (null or absent: unknown, treated as large): `xz` when it is on PATH and the archive is not
+ * small, else `lzma-native`. An explicit decoder is kept.
+ */
+export function resolveXzDecoder(
+  decoder: XzDecoder = 'auto',
+  archiveBytes?: number | null,
+): Exclude<XzDecoder, 'auto'> {
   if (decoder !== 'auto') return decoder;
+  if (archiveBytes != null && archiveBytes < SMALL_XZ_ARCHIVE_BYTES) return 'lzma-native';
   return hasXzProgram() ? 'xz' : 'lzma-native';
 }
 
@@ -33,9 +50,13 @@ export function resolveXzDecoder(decoder: XzDecoder = 'auto'): Exclude<XzDecoder
  * Corrupt or truncated input fails the stream: with `xz`, an ArchiveError `<where>: corrupt archive (xz: <its message>)`;
  * with lzma-native, liblzma's error. Destroying the stream stops the decoder (the child is killed).
  */
-export function createXzDecompressor(decoder: XzDecoder, where: string): Duplex {
+export function createXzDecompressor(
+  decoder: XzDecoder,
+  where: string,
+  archiveBytes?: number | null,
+): Duplex {
   // Stdin to stdout; xz checks the stream's integrity check (CRC64 in upstream's dumps) itself.
-  return resolveXzDecoder(decoder) === 'xz'
+  return resolveXzDecoder(decoder, archiveBytes) === 'xz'
     ? programDecompressor('xz', ['--decompress', '--stdout', '--no-warn'], where)
     : (lzma.createDecompressor() as Duplex);
 }

@@ -70,6 +70,7 @@ async function storeDump(
     entity,
     archivePath: name,
     archive: file.archive,
+    archiveBytes: file.archiveBytes,
     file: null,
     signal: ctx.signal ? AbortSignal.any([ctx.signal, failed.signal]) : failed.signal,
     maxBytes: ctx.feed.maxDumpBytes,

@@ -34,6 +34,8 @@ export interface IngestJsonDumpOptions {
   archivePath: string;
   /** The archive's bytes as they arrive, read instead of `archivePath` (issue 16). */
   archive?: Readable;
+  /** The archive's size in bytes when known (see readJsonDump's `archiveBytes`). */
+  archiveBytes?: number | null;
   /** The file's record, written in the same transaction; null for a local import. */
   file: FeedFileRecord | null;
   /**
@@ -193,6 +195,7 @@ export async function ingestJsonDump(store: Store, options: IngestJsonDumpOption
         signal: options.signal,
         maxBytes: options.maxBytes,
         decoder: options.decoder,
+        archiveBytes: options.archiveBytes,
         onProgress:
           options.onProgress &&
           ((read) => options.onProgress!(read, writer.changeCount + writer.quarantineCount)),

@@ -50,6 +50,8 @@ export function startDownload(
 export interface StreamedFile {
   /** The archive's bytes as they arrive (one reader). */
   archive: Readable;
+  /** The archive's size in bytes as the feed announced it, else null (chooses the xz decoder). */
+  archiveBytes: number | null;
   /**
    * The downloaded file, its record and signature once the download ended and the signature was
    * checked. Rejects with SignatureError in `fail` mode, or the download's error.
@@ -101,6 +103,7 @@ export async function streamFile(
   settled.catch(() => {});
   return {
     archive: download.tap.reader(),
+    archiveBytes: download.tap.total,
     settled,
     discard,
     explain: async (error) => {

@@ -81,6 +81,20 @@ describe('FeedClient downloads', () => {
     expect(await readdir(join(dir, 'partial'))).toEqual([]);
   });
 
+  it("tells its tap the whole file's size on the first body and on a resumed one", async () => {
+    feed.faults.add({ path: NAME, fault: { kind: 'cut' } });
+    const begun: [number, number | null][] = [];
+    const tap = {
+      begin: (_path: string, offset: number, total: number | null) => begun.push([offset, total]),
+      wrote: () => {},
+    };
+    await downloaded(await client().download(NAME, join(tmp, 'tapped'), undefined, tap));
+    expect(begun).toHaveLength(2);
+    expect(begun[0]).toEqual([0, BYTES.length]);
+    expect(begun[1]![0]).toBeGreaterThan(0);
+    expect(begun[1]![1]).toBe(BYTES.length);
+  });
+
   it('resumes several times when the resumed transfer is cut too', async () => {
     feed.faults.add({ path: NAME, fault: { kind: 'cut', atByte: 50_000 }, times: 3 });
     const retries: string[] = [];

@@ -24,11 +24,11 @@ describe('StreamedDownload', () => {
     const tap = new StreamedDownload();
     const first = text(tap.reader());
     await writeFile(part, '');
-    tap.begin(part, 0);
+    tap.begin(part, 0, null);
     await appendFile(part, 'hello ');
     tap.wrote(6);
     // The connection is cut; the next body continues at byte 6 (Range).
-    tap.begin(part, 6);
+    tap.begin(part, 6, null);
     await appendFile(part, 'world');
     tap.wrote(11);
     await rename(part, done);
@@ -44,12 +44,12 @@ describe('StreamedDownload', () => {
     const tap = new StreamedDownload();
     const chunks = tap.reader()[Symbol.asyncIterator]();
     await writeFile(part, 'abc');
-    tap.begin(part, 0);
+    tap.begin(part, 0, null);
     tap.wrote(3);
     expect(String((await chunks.next()).value)).toBe('abc');
     // The server ignored the range: a new body from byte 0 (its bytes may differ).
     await writeFile(part, 'xyzxyz');
-    tap.begin(part, 0);
+    tap.begin(part, 0, null);
     tap.wrote(6);
     await expect(chunks.next()).rejects.toBeInstanceOf(DownloadRestartedError);
   });

@@ -152,6 +152,7 @@ export async function ingestJsonDumpPostgres(
         signal: options.signal,
         maxBytes: options.maxBytes,
         decoder: options.decoder,
+        archiveBytes: options.archiveBytes,
         whenReady: () => writer.whenReady(),
         onProgress:
           options.onProgress &&
