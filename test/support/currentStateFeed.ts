@@ -3,6 +3,7 @@ import type { Store } from '../../src/db/client.js';
 import type { EntityType } from '../../src/feed/entities.js';
 import { ingestJsonDump } from '../../src/sync/ingest.js';
 import { storeReplicationPacket } from '../../src/sync/replication.js';
+import type { SyncStore } from '../../src/sync/syncStore.js';
 import { writeJsonDump } from './archives.js';
 import { artistRow, type FixtureRow, gidRedirectRow, writeReplicationPacket } from './replicationArchives.js';
 
@@ -120,4 +121,20 @@ export async function storeStep(store: Store, step: CurrentStateStep): Promise<v
 /** Stores the whole {@link currentStateArchives} story in a SQLite store, in order. */
 export async function buildCurrentStateHistory(store: Store, dir: string): Promise<void> {
   for (const step of await currentStateArchives(dir)) await storeStep(store, step);
+}
+
+/** Stores the whole {@link currentStateArchives} story in either store through its sync writer, in order. */
+export async function buildCurrentStateHistoryOn(store: SyncStore, dir: string): Promise<void> {
+  for (const step of await currentStateArchives(dir)) {
+    if (step.kind === 'dump') {
+      await store.ingestDump({
+        packet: step.packet,
+        entity: step.entity,
+        archivePath: step.path,
+        file: null,
+      });
+    } else {
+      await store.replication.storeReplicationPacket(step.packet, step.path, {});
+    }
+  }
 }

@@ -10,7 +10,9 @@ import { afterAll, beforeAll, describe } from 'vitest';
 import { redactDatabaseUrl } from '../../src/config/databaseUrl.js';
 import { openStore } from '../../src/db/client.js';
 import { openPostgresStore } from '../../src/db/postgres/client.js';
+import { postgresReads } from '../../src/db/postgres/reads.js';
 import { pgRows } from '../../src/db/postgres/sql.js';
+import { type Reads, sqliteReads } from '../../src/db/reads.js';
 import { postgresSyncStore } from '../../src/sync/postgres/syncStore.js';
 import { sqliteSyncStore } from '../../src/sync/sqliteSyncStore.js';
 import type { SyncStore } from '../../src/sync/syncStore.js';
@@ -22,6 +24,8 @@ export interface TestDatabase {
   store: SyncStore;
   /** The `--db` value of a CLI run on it (a PostgreSQL URL holds the test cluster's password). */
   db: string;
+  /** The current state and history reads of the database (db/reads.ts). */
+  reads: Reads;
   /** Rows of `sql` (`?` parameters), values made {@link plain}; none for a statement that returns none. */
   rows<T = Record<string, unknown>>(sql: string, ...args: unknown[]): Promise<T[]>;
   /** Closes the store's connections (the database stays). */
@@ -58,6 +62,7 @@ export const SQLITE_STORES: StoreKind = {
     return {
       store,
       db: path,
+      reads: sqliteReads(store),
       rows: async (sql, ...args) => {
         const statement = store.sqlite.prepare(sql);
         if (!statement.reader) {
@@ -82,6 +87,7 @@ function postgresKind(cluster: () => PostgresCluster): StoreKind {
       return {
         store: postgresSyncStore(store),
         db: url,
+        reads: postgresReads(store),
         rows: async (sql, ...args) =>
           (await pgRows<Record<string, unknown>>(store.pool, sql, args)).map((row) => plainRow(row)),
         close: () => store.close(),
