@@ -137,8 +137,9 @@ async function checkContinuation(
  * lock and imports the full JSON dumps (sync/bootstrap.ts) with a progress bar on a terminal, then
  * says where the sync continues. With a token (or `--demo`) it checks that the live feed still has
  * the following packet and names the gap if not (exit 1). Ctrl-C stops it; the entity types
- * already stored stay and the next run continues. Throws ConfigError, LockHeldError,
- * SignatureError, ArchiveError, feed and SQLite errors (src/cli/exit.ts maps them).
+ * already stored stay and the next run continues. Into SQLite, or into PostgreSQL when `--db` is a
+ * postgres:// URL (bootstrapPostgres.ts, loaded only then). Throws ConfigError, LockHeldError,
+ * SignatureError, ArchiveError, feed, SQLite and PostgreSQL errors (src/cli/exit.ts maps them).
  */
 export const bootstrapCommand: CommandImplementation = {
   async run({ config, flags }) {
