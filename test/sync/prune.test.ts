@@ -175,7 +175,7 @@ async function prunePostgresWatched(db: TestDatabase): Promise<PruneResult> {
     pruning.catch(() => {});
     for (;;) {
       const waiting = await db.rows(
-        "SELECT 1 FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND query LIKE 'WITH page AS%'",
+        "SELECT 1 FROM pg_stat_activity WHERE datname = current_database() AND wait_event_type = 'Lock' AND query LIKE 'WITH page AS%'",
       );
       if (waiting.length > 0) break;
       await new Promise((resolve) => setTimeout(resolve, 10));
