@@ -1,7 +1,6 @@
 import { cp, readdir, readFile, rm, stat, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { openStore } from '../src/db/client.js';
+import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { currentCounts } from '../src/db/currentQueries.js';
 import {
   BUNDLED_FEED_ROOT,
@@ -14,6 +13,7 @@ import { startCli } from './support/cli.js';
 import { gql, tempDir, testApp } from './support/harness.js';
 import { readBundledManifest } from './support/manifest.js';
 import { currentIds } from './support/searchFeed.js';
+import { describeStores, type TestDatabase } from './support/stores.js';
 
 const manifest = readBundledManifest();
 const full = manifest.fullDump!;
@@ -21,8 +21,11 @@ const MERGED = 'bbb5fb86-29f4-4ffd-94d6-9976ee6621d6';
 const MERGE_TARGET = 'b83f6a51-5dc5-40ce-95ce-8bf1ec7d0778';
 const DELETED = '0cb5e728-cf4a-4ecd-9a2f-c2775dca1392';
 
-/** `livefeed bootstrap` against `feed` (its dumps URL and, with the token, its live feed). */
-function bootstrap(feed: SampleFeed, dataDir: string, more: string[] = []) {
+/**
+ * `livefeed bootstrap` against `feed` (its dumps URL and, with the token, its live feed), into
+ * `db` (a SQLite file or PostgreSQL) or else `<dataDir>/livefeed.db`.
+ */
+function bootstrap(feed: SampleFeed, dataDir: string, more: string[] = [], db?: TestDatabase) {
   return startCli(
     [
       'bootstrap',
@@ -36,22 +39,14 @@ function bootstrap(feed: SampleFeed, dataDir: string, more: string[] = []) {
       TEST_PUBLIC_KEY_FILE,
       '--log-level',
       'info',
+      ...(db ? ['--db', db.db] : []),
       ...more,
     ],
     { LIVEFEED_TOKEN: SAMPLE_TOKEN },
   );
 }
 
-const stored = (dbPath: string, sql: string) => {
-  const store = openStore(dbPath, { readonly: true });
-  try {
-    return store.sqlite.prepare(sql).all();
-  } finally {
-    store.close();
-  }
-};
-
-describe('livefeed bootstrap (real CLI processes, the sample feed over HTTP)', () => {
+describe('livefeed bootstrap then sync, read over GraphQL (SQLite: GraphQL over PostgreSQL comes with step 4; test/bootstrapStores.test.ts compares the rows on both)', () => {
   let feed: SampleFeed;
   beforeAll(async () => {
     feed = await startSampleFeed({ root: BUNDLED_FEED_ROOT });
@@ -128,89 +123,95 @@ describe('livefeed bootstrap (real CLI processes, the sample feed over HTTP)', (
       await data.cleanup();
     }
   }, 120_000);
+});
+
+describeStores('livefeed bootstrap resumes and refuses (real CLI processes)', (stores) => {
+  let feed: SampleFeed;
+  let data: Awaited<ReturnType<typeof tempDir>>;
+  let db: TestDatabase;
+  beforeAll(async () => {
+    feed = await startSampleFeed({ root: BUNDLED_FEED_ROOT });
+  });
+  afterAll(async () => {
+    await feed?.close();
+  });
+  beforeEach(async () => {
+    data = await tempDir('lf-bootstrap-');
+    db = await stores.create(data.dir);
+  });
+  afterEach(async () => {
+    feed.faults.clear();
+    await db?.close();
+    await data?.cleanup();
+  });
 
   it('a run killed (SIGKILL) during a download resumes: stored types are skipped, the bytes it had are kept (Range)', async () => {
-    const data = await tempDir('lf-bootstrap-kill-');
     const stall = `full-json-dumps/${full.name}/recording.tar.xz`;
-    try {
-      feed.faults.add({ path: stall, fault: { kind: 'stall', atByte: 200 } });
-      const entities = ['--entities', 'area,artist,recording,work'];
-      const first = bootstrap(feed, data.dir, entities);
-      await first.waitUntil(
-        (events) => events.some((e) => e.event === 'bootstrap-entity' && e.entity === 'artist'),
-        'storing artist',
-      );
-      const partial = join(data.dir, 'bootstrap', full.name, 'partial');
-      await waitFor(
-        async () => (await partSizes(partial)).some((size) => size === 200),
-        'the stalled bytes on disk',
-      );
-      first.child.kill('SIGKILL');
-      expect((await first.exited).signal).toBe('SIGKILL');
-      const dbPath = join(data.dir, 'livefeed.db');
-      expect(stored(dbPath, "SELECT key FROM meta WHERE key LIKE 'bootstrap%' ORDER BY key")).toEqual([
-        { key: `bootstrap:${full.name}:area` },
-        { key: `bootstrap:${full.name}:artist` },
-      ]);
-      expect(stored(dbPath, "SELECT count(*) AS n FROM changes WHERE entity = 'recording'")).toEqual([
-        { n: 0 },
-      ]);
+    feed.faults.add({ path: stall, fault: { kind: 'stall', atByte: 200 } });
+    const entities = ['--entities', 'area,artist,recording,work'];
+    const first = bootstrap(feed, data.dir, entities, db);
+    await first.waitUntil(
+      (events) => events.some((e) => e.event === 'bootstrap-entity' && e.entity === 'artist'),
+      'storing artist',
+    );
+    const partial = join(data.dir, 'bootstrap', full.name, 'partial');
+    await waitFor(
+      async () => (await partSizes(partial)).some((size) => size === 200),
+      'the stalled bytes on disk',
+    );
+    first.child.kill('SIGKILL');
+    expect((await first.exited).signal).toBe('SIGKILL');
+    expect(await db.rows("SELECT key FROM meta WHERE key LIKE 'bootstrap%' ORDER BY key")).toEqual([
+      { key: `bootstrap:${full.name}:area` },
+      { key: `bootstrap:${full.name}:artist` },
+    ]);
+    expect(await db.rows("SELECT count(*) AS n FROM changes WHERE entity = 'recording'")).toEqual([{ n: 0 }]);
 
-      const requestsBefore = feed.requests.length;
-      const second = bootstrap(feed, data.dir, entities);
-      expect((await second.exited).code).toBe(0);
-      expect(second.stdout).toEqual(
-        expect.arrayContaining([
-          'area: already stored by an earlier run',
-          'artist: already stored by an earlier run',
-        ]),
-      );
-      const later = feed.requests.slice(requestsBefore);
-      expect(later.find((r) => r.path.endsWith('/recording.tar.xz'))?.status).toBe(206);
-      expect(later.some((r) => r.path.endsWith('/area.tar.xz'))).toBe(false);
-      expect(
-        stored(dbPath, "SELECT count(DISTINCT mbid) AS n FROM changes WHERE entity = 'recording'"),
-      ).toEqual([{ n: full.entities.recording!.mbids.length }]);
-      expect(
-        stored(dbPath, `SELECT synced_at IS NOT NULL AS done FROM packets WHERE number = ${full.packet}`),
-      ).toEqual([{ done: 1 }]);
-    } finally {
-      feed.faults.clear();
-      await data.cleanup();
-    }
+    const requestsBefore = feed.requests.length;
+    const second = bootstrap(feed, data.dir, entities, db);
+    expect((await second.exited).code).toBe(0);
+    expect(second.stdout).toEqual(
+      expect.arrayContaining([
+        'area: already stored by an earlier run',
+        'artist: already stored by an earlier run',
+      ]),
+    );
+    const later = feed.requests.slice(requestsBefore);
+    expect(later.find((r) => r.path.endsWith('/recording.tar.xz'))?.status).toBe(206);
+    expect(later.some((r) => r.path.endsWith('/area.tar.xz'))).toBe(false);
+    expect(await db.rows("SELECT count(DISTINCT mbid) AS n FROM changes WHERE entity = 'recording'")).toEqual(
+      [{ n: full.entities.recording!.mbids.length }],
+    );
+    expect(
+      await db.rows(`SELECT synced_at IS NOT NULL AS done FROM packets WHERE number = ${full.packet}`),
+    ).toEqual([{ done: 1 }]);
   }, 120_000);
 
   it('names the gap when the live feed no longer has the packet after the full dump', async () => {
     const root = await tempDir('lf-bootstrap-gap-feed-');
-    const data = await tempDir('lf-bootstrap-gap-');
     try {
       await cp(BUNDLED_FEED_ROOT, root.dir, { recursive: true });
       const next = full.packet + 1;
       for (const suffix of ['', '.asc']) await rm(join(root.dir, `replication-${next}-v2.tar.bz2${suffix}`));
       const gap = await startSampleFeed({ root: root.dir });
       try {
-        const run = bootstrap(gap, data.dir, ['--entities', 'area']);
+        const run = bootstrap(gap, data.dir, ['--entities', 'area'], db);
         expect((await run.exited).code).toBe(1);
         expect(run.stderr.join('\n')).toContain(`the live feed no longer has packet ${next}`);
         // The import itself stands: the position is recorded, the sync will report the packet missing.
-        expect(
-          stored(
-            join(data.dir, 'livefeed.db'),
-            "SELECT count(*) AS n FROM meta WHERE key = 'bootstrap_position'",
-          ),
-        ).toEqual([{ n: 1 }]);
+        expect(await db.rows("SELECT count(*) AS n FROM meta WHERE key = 'bootstrap_position'")).toEqual([
+          { n: 1 },
+        ]);
       } finally {
         await gap.close();
       }
     } finally {
       await root.cleanup();
-      await data.cleanup();
     }
   }, 120_000);
 
   it('a bad signature fails: the entity type is not stored, no position is recorded, the archive is not kept', async () => {
     const root = await tempDir('lf-bootstrap-bad-feed-');
-    const data = await tempDir('lf-bootstrap-bad-');
     try {
       await cp(BUNDLED_FEED_ROOT, root.dir, { recursive: true });
       const dir = join(root.dir, 'full-json-dumps', full.name);
@@ -218,12 +219,11 @@ describe('livefeed bootstrap (real CLI processes, the sample feed over HTTP)', (
       await writeFile(join(dir, 'artist.tar.xz.asc'), await readFile(join(dir, 'area.tar.xz.asc')));
       const bad = await startSampleFeed({ root: root.dir });
       try {
-        const run = bootstrap(bad, data.dir, ['--entities', 'area,artist']);
+        const run = bootstrap(bad, data.dir, ['--entities', 'area,artist'], db);
         expect((await run.exited).code).not.toBe(0);
         expect(run.stderr.join('\n')).toMatch(new RegExp(`${full.name}/artist\\.tar\\.xz`));
-        const dbPath = join(data.dir, 'livefeed.db');
-        expect(stored(dbPath, 'SELECT DISTINCT entity FROM changes')).toEqual([{ entity: 'area' }]);
-        expect(stored(dbPath, "SELECT count(*) AS n FROM meta WHERE key = 'bootstrap_position'")).toEqual([
+        expect(await db.rows('SELECT DISTINCT entity FROM changes')).toEqual([{ entity: 'area' }]);
+        expect(await db.rows("SELECT count(*) AS n FROM meta WHERE key = 'bootstrap_position'")).toEqual([
           { n: 0 },
         ]);
         expect(await readdir(join(data.dir, 'bootstrap', full.name))).not.toContain('artist.tar.xz');
@@ -232,7 +232,6 @@ describe('livefeed bootstrap (real CLI processes, the sample feed over HTTP)', (
       }
     } finally {
       await root.cleanup();
-      await data.cleanup();
     }
   }, 120_000);
 });

@@ -3,6 +3,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { afterAll, afterEach, beforeAll, expect, it } from 'vitest';
 import { BUNDLED_SIGNING_KEY } from '../src/cli/targets.js';
 import type { EntityType } from '../src/feed/entities.js';
+import { parseKeepFiles } from '../src/files/retentionPolicy.js';
 import { BUNDLED_FEED_ROOT } from '../src/samplefeed/bundled.js';
 import { type SampleFeed, startSampleFeed } from '../src/samplefeed/server.js';
 import { createVerifier } from '../src/sync/verifier.js';
@@ -35,6 +36,9 @@ let feed: SampleFeed;
 let reference: Record<string, unknown>;
 /** A clean in-process sync of the bundled feed, replication packets included, verified with its TEST key. */
 let demoReference: Record<string, unknown>;
+/** {@link demoReference} pruned to the newest {@link KEEP_HISTORY} packets in process. */
+let prunedReference: Record<string, unknown>;
+const KEEP_HISTORY = '2';
 
 beforeAll(async () => {
   work = await tempDir('lf-cli-stores-');
@@ -71,6 +75,8 @@ beforeAll(async () => {
     expect((await syncOnce({ ...ctx, policy: { ...ctx.policy, settleAfterMs: null } })).problems).toEqual([]);
     await ctx.feed.client.close();
     demoReference = await snapshotStore(demo);
+    await demo.store.history.prune(parseKeepFiles(KEEP_HISTORY), new Date(), testLogger());
+    prunedReference = await snapshotStore(demo);
   } finally {
     await demo.close();
     await bundled.close();
@@ -132,6 +138,34 @@ describeStores('livefeed sync as a real process', (stores) => {
     expect((snapshot.row_changes as { count: number }).count).toBeGreaterThan(0);
     expect((snapshot.replication_packets as unknown[]).length).toBeGreaterThan(0);
     expect(await db.rows("SELECT value FROM meta WHERE key = 'demo'")).toEqual([{ value: 'true' }]);
+  }, 60_000);
+
+  it('sync --demo --once --keep-history 2 prunes as the SQLite sync does; the current state stays whole', async () => {
+    data = await tempDir('lf-cli-store-history-');
+    db = await stores.create(data.dir);
+    const run = startCli([
+      'sync',
+      '--demo',
+      '--once',
+      '--keep-history',
+      KEEP_HISTORY,
+      '--db',
+      db.db,
+      '--data-dir',
+      data.dir,
+      '--log-level',
+      'info',
+    ]);
+    const exit = await run.exited;
+    expect(exit.code, run.stderr.join('\n')).toBe(0);
+    const pruned = run.events().find((e) => e.event === 'history-pruned');
+    expect(pruned).toMatchObject({ changes: expect.any(Number), rowChanges: expect.any(Number) });
+    expect((pruned!.changes as number) + (pruned!.rowChanges as number)).toBeGreaterThan(0);
+    expect(await snapshotStore(db)).toEqual(prunedReference);
+    expect(prunedReference).not.toEqual(demoReference);
+    expect(await db.rows("SELECT value FROM meta WHERE key = 'history_from'")).toEqual([
+      { value: String(pruned!.historyFrom) },
+    ]);
   }, 60_000);
 
   it('a sync killed with kill -9, twice, then resumed ends as a clean sync; no half dump is ever visible', async () => {

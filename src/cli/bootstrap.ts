@@ -1,7 +1,8 @@
 import { join } from 'node:path';
-import { type Config, ConfigError } from '../config.js';
+import { type Config, ConfigError, type Flags } from '../config.js';
 import { openStore } from '../db/client.js';
 import { markDemo } from '../db/status.js';
+import type { FeedClient } from '../feed/client.js';
 import type { EntityType } from '../feed/entities.js';
 import { isFullDumpName } from '../feed/fullDumps.js';
 import { replicationPacketName, signaturePath } from '../feed/protocol/urls.js';
@@ -9,13 +10,42 @@ import type { Logger } from '../logger.js';
 import { createProgress, type Progress } from '../ops/progress.js';
 import { BUNDLED_FEED_ROOT, SAMPLE_TOKEN, type SampleFeed, startSampleFeed } from '../samplefeed/server.js';
 import { type BootstrapOptions, type BootstrapResult, bootstrapFromFullDumps } from '../sync/bootstrap.js';
+import { type BootstrapStore, sqliteBootstrapStore } from '../sync/bootstrapStore.js';
 import { createVerifier } from '../sync/verifier.js';
 import type { CommandImplementation } from './command.js';
 import { EXIT } from './exit.js';
 import { commandLogger, withWriterLock } from './session.js';
-import { BUNDLED_SIGNING_KEY, chooseDatabase, feedClient } from './targets.js';
+import { BUNDLED_SIGNING_KEY, chooseDatabase, choosePostgres, feedClient } from './targets.js';
 
 const mb = (bytes: number) => Math.ceil(bytes / 1e6);
+
+/** Where `livefeed bootstrap` stores: a SQLite file, or a PostgreSQL database (bootstrapPostgres.ts). */
+export interface BootstrapTarget {
+  store: BootstrapStore;
+  /** Runs `work` holding the database's writer lock (see session.ts withLock). */
+  withLock<T>(stopMessage: string, work: (signal: AbortSignal) => Promise<T>): Promise<T>;
+  /** Marks the database as the demo's (the bundled sample feed's data). */
+  markDemo(): Promise<void>;
+  close(): void | Promise<void>;
+}
+
+/** The SQLite file `path` as a bootstrap target (opened, migrated). */
+function sqliteTarget(path: string, log: Logger): BootstrapTarget {
+  const store = openStore(path);
+  return {
+    store: sqliteBootstrapStore(store),
+    withLock: (stopMessage, work) => withWriterLock(store, log, stopMessage, work),
+    markDemo: async () => markDemo(store),
+    close: () => store.close(),
+  };
+}
+
+/** The database of `livefeed bootstrap`: PostgreSQL for a postgres:// `--db` (its code loaded only then). */
+async function bootstrapTarget(config: Config, flags: Flags, log: Logger): Promise<BootstrapTarget> {
+  const postgres = choosePostgres('bootstrap', config);
+  if (postgres) return (await import('./bootstrapPostgres.js')).postgresBootstrapTarget(postgres, log);
+  return sqliteTarget(chooseDatabase('bootstrap', config, flags).path, log);
+}
 
 /** A progress bar per entity type: MB of xz read, lines stored, lines per second (ETA from the bar). */
 function entityProgress(
@@ -107,8 +137,9 @@ async function checkContinuation(
  * lock and imports the full JSON dumps (sync/bootstrap.ts) with a progress bar on a terminal, then
  * says where the sync continues. With a token (or `--demo`) it checks that the live feed still has
  * the following packet and names the gap if not (exit 1). Ctrl-C stops it; the entity types
- * already stored stay and the next run continues. Throws ConfigError, LockHeldError,
- * SignatureError, ArchiveError, feed and SQLite errors (src/cli/exit.ts maps them).
+ * already stored stay and the next run continues. Into SQLite, or into PostgreSQL when `--db` is a
+ * postgres:// URL (bootstrapPostgres.ts, loaded only then). Throws ConfigError, LockHeldError,
+ * SignatureError, ArchiveError, feed, SQLite and PostgreSQL errors (src/cli/exit.ts maps them).
  */
 export const bootstrapCommand: CommandImplementation = {
   async run({ config, flags }) {
@@ -117,16 +148,17 @@ export const bootstrapCommand: CommandImplementation = {
       throw new ConfigError(`--dump: not a full dump name (YYYYMMDD-NNN): ${JSON.stringify(dump)}`);
     const log = commandLogger(config);
     const demo = !!flags.demo;
-    // Decided first: a database it cannot use (a PostgreSQL URL, for now) stops it before anything starts.
-    const database = chooseDatabase('bootstrap', config, flags).path;
-    const sample = demo ? await startSampleFeed({ root: BUNDLED_FEED_ROOT }) : undefined;
-    const store = openStore(database);
-    const dumps = feedClient({ feedRoot: sample?.dumpsUrl ?? config.dumpsUrl, token: undefined }, 'sync');
+    // Opened first: a database it cannot open stops it before anything starts.
+    const target = await bootstrapTarget(config, flags, log);
+    let sample: SampleFeed | undefined;
+    let dumps: FeedClient | undefined;
     const progress = entityProgress(log);
     try {
-      if (demo) markDemo(store);
+      sample = demo ? await startSampleFeed({ root: BUNDLED_FEED_ROOT }) : undefined;
+      dumps = feedClient({ feedRoot: sample?.dumpsUrl ?? config.dumpsUrl, token: undefined }, 'sync');
+      if (demo) await target.markDemo();
       const stopped = 'bootstrap stopped by a signal: stored entity types stay';
-      return await withWriterLock(store, log, stopped, async (signal) => {
+      return await target.withLock(stopped, async (signal) => {
         const verifier = await createVerifier(
           config.signingKey ?? (demo ? BUNDLED_SIGNING_KEY : undefined),
           demo && !config.signingKey ? 'fail' : config.verify,
@@ -134,8 +166,8 @@ export const bootstrapCommand: CommandImplementation = {
           { allowWeakSigningKey: config.allowWeakSigningKey },
         );
         const started = Date.now();
-        const result = await bootstrapFromFullDumps(store, {
-          dumps,
+        const result = await bootstrapFromFullDumps(target.store, {
+          dumps: dumps!,
           verifier,
           entities: config.entities,
           dump,
@@ -152,8 +184,8 @@ export const bootstrapCommand: CommandImplementation = {
       });
     } finally {
       progress.stop();
-      await dumps.close();
-      store.close();
+      await dumps?.close();
+      await target.close();
       await sample?.close();
     }
   },

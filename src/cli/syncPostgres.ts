@@ -8,7 +8,8 @@ import type { SyncWriter } from './syncWriter.js';
 import type { PostgresChoice } from './targets.js';
 
 /**
- * `livefeed sync` into a PostgreSQL database (issue 17): JSON dumps and replication packets. Loaded only for a
+ * `livefeed sync` into a PostgreSQL database (issue 17): JSON dumps, replication packets and
+ * `--keep-history` pruning. Loaded only for a
  * postgres:// `--db`, so the SQLite commands never load the driver.
  */
 
@@ -25,8 +26,6 @@ export function refuseUnported(config: Config, display: string): void {
       `livefeed sync on PostgreSQL (${display}) does not ${what} yet: ${instead} for now (${README})`,
     );
   };
-  if (config.keepHistory && config.keepHistory.kind !== 'all')
-    refuse('prune history (--keep-history)', 'leave --keep-history out');
   if (config.webhooks.length > 0) refuse('deliver webhooks (--webhooks-file)', 'leave --webhooks-file out');
 }
 

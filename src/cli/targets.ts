@@ -183,7 +183,7 @@ export interface DatabaseChoice {
 }
 
 /** The commands that work on a PostgreSQL database so far (issue 17; docs/POSTGRES_PORT.md has the rest). */
-export const POSTGRES_COMMANDS: readonly DatabaseCommand[] = ['import', 'sync'];
+export const POSTGRES_COMMANDS: readonly DatabaseCommand[] = ['import', 'sync', 'bootstrap'];
 
 /** A PostgreSQL database to work on: how to connect, and its name as messages show it. */
 export interface PostgresChoice {
@@ -201,7 +201,8 @@ export function choosePostgres(command: DatabaseCommand, config: Config): Postgr
   if (!isPostgresUrl(config.db)) return undefined;
   const display = redactDatabaseUrl(config.db);
   if (!POSTGRES_COMMANDS.includes(command)) {
-    const supported = POSTGRES_COMMANDS.map((name) => `livefeed ${name}`).join(' and ');
+    const names = POSTGRES_COMMANDS.map((name) => `livefeed ${name}`);
+    const supported = `${names.slice(0, -1).join(', ')} and ${names.at(-1)}`;
     throw new ConfigError(
       `livefeed ${command} does not work on PostgreSQL yet (--db / LIVEFEED_DB ${display}): so far only ` +
         `${supported} work on it; use a SQLite file for ${command} (README, PostgreSQL (in progress))`,

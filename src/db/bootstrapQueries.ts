@@ -1,6 +1,6 @@
 import type { EntityType } from '../feed/entities.js';
 import type { Store } from './client.js';
-import { advanceLatestPacket } from './latestPacket.js';
+import { advanceLatestPacket, LATEST_PACKET_SQL } from './latestPacket.js';
 
 /**
  * What `livefeed bootstrap` records in `meta` (issue 14): per full dump and entity type, that its
@@ -8,21 +8,30 @@ import { advanceLatestPacket } from './latestPacket.js';
  * gave. Keys: `bootstrap:<dump>:<entity>` = packet; `bootstrap_position` = `{dump, packet, at}` JSON.
  */
 
-const doneKey = (dump: string, entity: EntityType) => `bootstrap:${dump}:${entity}`;
+/** The meta key recording that `entity` of full dump `dump` is stored (its value: the packet). */
+export const bootstrapDoneKey = (dump: string, entity: EntityType) => `bootstrap:${dump}:${entity}`;
+
+/** The meta key of the position a completed bootstrap recorded. */
+export const BOOTSTRAP_POSITION_KEY = 'bootstrap_position';
+
+/**
+ * (packet, at, at): the full dumps' packet becomes a complete packet (an existing row keeps its
+ * completion time). Written once for SQLite and PostgreSQL (sync/postgres/bootstrap.ts).
+ */
+export const COMPLETE_BOOTSTRAP_PACKET_SQL = `INSERT INTO packets (number, created_at, synced_at) VALUES (?, ?, ?)
+  ON CONFLICT (number) DO UPDATE SET synced_at = coalesce(packets.synced_at, excluded.synced_at)`;
 
 /** Records, inside the import's transaction, that `entity` of full dump `dump` (packet `packet`) is stored. */
 export function markBootstrapped(store: Store, dump: string, entity: EntityType, packet: number): void {
-  store.sqlite
-    .prepare('INSERT OR REPLACE INTO meta (key, value) VALUES (?, ?)')
-    .run(doneKey(dump, entity), String(packet));
+  store.sqlite.prepare(LATEST_PACKET_SQL.putMeta).run(bootstrapDoneKey(dump, entity), String(packet));
 }
 
 /** The packet of `entity` of full dump `dump` when its import committed, else undefined. */
 export function bootstrappedPacket(store: Store, dump: string, entity: EntityType): number | undefined {
   const value = store.sqlite
-    .prepare('SELECT value FROM meta WHERE key = ?')
+    .prepare(LATEST_PACKET_SQL.readMeta)
     .pluck()
-    .get(doneKey(dump, entity)) as string | undefined;
+    .get(bootstrapDoneKey(dump, entity)) as string | undefined;
   return value === undefined ? undefined : Number(value);
 }
 
@@ -44,15 +53,8 @@ export interface BootstrapPosition {
  */
 export function recordBootstrapPosition(store: Store, position: BootstrapPosition): void {
   store.sqlite.transaction(() => {
-    store.sqlite
-      .prepare(
-        `INSERT INTO packets (number, created_at, synced_at) VALUES (@packet, @at, @at)
-         ON CONFLICT (number) DO UPDATE SET synced_at = coalesce(packets.synced_at, excluded.synced_at)`,
-      )
-      .run(position);
-    store.sqlite
-      .prepare("INSERT OR REPLACE INTO meta (key, value) VALUES ('bootstrap_position', ?)")
-      .run(JSON.stringify(position));
+    store.sqlite.prepare(COMPLETE_BOOTSTRAP_PACKET_SQL).run(position.packet, position.at, position.at);
+    store.sqlite.prepare(LATEST_PACKET_SQL.putMeta).run(BOOTSTRAP_POSITION_KEY, JSON.stringify(position));
     advanceLatestPacket(store.sqlite);
   })();
 }

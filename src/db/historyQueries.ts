@@ -6,14 +6,17 @@ import { cachedStatement } from './statements.js';
  * whose changes are still held after pruning; absent when nothing was ever pruned.
  */
 
+/**
+ * (packet as text): records that changes before the packet were pruned; never moves back. Written
+ * once for SQLite and PostgreSQL (sync/postgres/prune.ts).
+ */
+export const RECORD_HISTORY_FROM_SQL = `INSERT INTO meta (key, value) VALUES ('history_from', ?)
+  ON CONFLICT (key) DO UPDATE SET value = excluded.value
+  WHERE CAST(excluded.value AS INTEGER) > CAST(meta.value AS INTEGER)`;
+
 /** Records that changes before `packet` were pruned (never moves back). */
 export function recordHistoryFrom(store: Store, packet: number): void {
-  store.sqlite
-    .prepare(
-      `INSERT INTO meta (key, value) VALUES ('history_from', ?)
-       ON CONFLICT (key) DO UPDATE SET value = max(CAST(meta.value AS INTEGER), CAST(excluded.value AS INTEGER))`,
-    )
-    .run(String(packet));
+  store.sqlite.prepare(RECORD_HISTORY_FROM_SQL).run(String(packet));
 }
 
 /**

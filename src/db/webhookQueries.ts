@@ -149,8 +149,24 @@ export function recordFailed(
  * of the history; undefined when no active webhook waits for anything held.
  */
 export function oldestPacketAwaited(store: Store): number | undefined {
+  return oldestPacketAwaitedOf(webhookStates(store));
+}
+
+/**
+ * The webhooks' columns {@link oldestPacketAwaitedOf} reads, with `?` parameters none: written once
+ * for the PostgreSQL pruning (sync/postgres/prune.ts); SQLite reads them through drizzle.
+ */
+export const AWAITING_WEBHOOKS_SQL = 'SELECT cursor, retired_at AS "retiredAt" FROM webhooks';
+
+/**
+ * {@link oldestPacketAwaited} over the webhooks' `cursor` (a feed position as text, null before a
+ * first delivery) and `retiredAt` (ISO 8601, null while the webhooks file lists it).
+ */
+export function oldestPacketAwaitedOf(
+  states: readonly { cursor: string | null; retiredAt: string | null }[],
+): number | undefined {
   let oldest: number | undefined;
-  for (const w of webhookStates(store)) {
+  for (const w of states) {
     if (w.retiredAt !== null) continue;
     const position = w.cursor === null ? undefined : parseFeedPosition(w.cursor);
     const packet = position === undefined ? 0 : nextPacketOf(position);

@@ -1,8 +1,5 @@
 import { rename, rm, stat } from 'node:fs/promises';
 import { join } from 'node:path';
-import { bootstrappedPacket, markBootstrapped, recordBootstrapPosition } from '../db/bootstrapQueries.js';
-import { isBulkLoad, withBulkJournal } from '../db/bulkJournal.js';
-import type { Store } from '../db/client.js';
 import type { FeedClient } from '../feed/client.js';
 import { readDumpHead } from '../feed/dumpHead.js';
 import type { EntityType } from '../feed/entities.js';
@@ -10,7 +7,7 @@ import { ArchiveError } from '../feed/errors.js';
 import { fullDumpArchivePath, parseLatest } from '../feed/fullDumps.js';
 import { signaturePath } from '../feed/protocol/urls.js';
 import type { Logger } from '../logger.js';
-import { ingestJsonDump } from './ingest.js';
+import type { BootstrapStore } from './bootstrapStore.js';
 import { SignatureError, type Verifier } from './verifier.js';
 
 /** Options of {@link bootstrapFromFullDumps}. */
@@ -47,17 +44,17 @@ export interface BootstrapResult {
 /**
  * First import from upstream's full JSON dumps (FEED.md, Full JSON dumps): picks the dump (`LATEST`
  * unless given), then per entity type downloads `<entity>.tar.xz` (resuming partial bytes) and its
- * `.asc`, verifies it like the feed, and imports it through {@link ingestJsonDump} in ONE
- * transaction that also records the entity type as done, so an interrupted run (kill -9 included)
+ * `.asc`, verifies it like the feed, and imports it through the JSON dump ingest of `store`
+ * (bootstrapStore.ts: SQLite or PostgreSQL) in ONE transaction that also records the entity type as done, so an interrupted run (kill -9 included)
  * never leaves half an entity type and the next run skips what is stored. Once every type is
  * stored, the dumps' REPLICATION_SEQUENCE becomes the sync position. The archive is deleted after
  * its import (full dumps are large).
  * @throws Error when LATEST names no dump or an archive is missing (naming the URL), ArchiveError
  *   when the archives disagree on REPLICATION_SEQUENCE, SignatureError (fail mode), the feed
- *   client's errors, the abort reason, and the errors of ingestJsonDump.
+ *   client's errors, the abort reason, and the errors of the ingest.
  */
 export async function bootstrapFromFullDumps(
-  store: Store,
+  store: BootstrapStore,
   options: BootstrapOptions,
 ): Promise<BootstrapResult> {
   const { dumps, signal } = options;
@@ -73,7 +70,7 @@ export async function bootstrapFromFullDumps(
   };
   for (const entity of options.entities) {
     signal?.throwIfAborted();
-    const done = bootstrappedPacket(store, dump, entity);
+    const done = await store.bootstrappedPacket(dump, entity);
     options.onEntity?.({ entity, skipped: done !== undefined });
     if (done !== undefined) {
       agree(entity, done);
@@ -83,22 +80,18 @@ export async function bootstrapFromFullDumps(
     const archive = await fetchVerified(options, dump, entity);
     const head = await readDumpHead(archive.path);
     agree(entity, head.replicationSequence);
-    // A full dump is a bulk load into new pages: written once with a rollback journal (db/bulkJournal.ts).
-    const { result: stored } = await withBulkJournal(store, () =>
-      ingestJsonDump(store, {
-        packet: head.replicationSequence,
-        entity,
-        archivePath: archive.path,
-        file: null,
-        signal,
-        maxBytes: options.maxBytes,
-        now: options.now,
-        bulk: isBulkLoad(store, archive.size),
-        onProgress: (readBytes, lines) =>
-          options.onProgress?.({ entity, readBytes, totalBytes: archive.size, lines }),
-        beforeCommit: () => markBootstrapped(store, dump, entity, head.replicationSequence),
-      }),
-    );
+    const stored = await store.importFullDump({
+      dump,
+      archiveBytes: archive.size,
+      packet: head.replicationSequence,
+      entity,
+      archivePath: archive.path,
+      signal,
+      maxBytes: options.maxBytes,
+      now: options.now,
+      onProgress: (readBytes, lines) =>
+        options.onProgress?.({ entity, readBytes, totalBytes: archive.size, lines }),
+    });
     await rm(archive.path, { force: true });
     options.logger.info(
       {
@@ -119,7 +112,7 @@ export async function bootstrapFromFullDumps(
   }
   if (result.packet !== -1) {
     const at = (options.now ?? (() => new Date()))().toISOString();
-    recordBootstrapPosition(store, { dump, packet: result.packet, entities: [...options.entities], at });
+    await store.recordBootstrapPosition({ dump, packet: result.packet, entities: [...options.entities], at });
   }
   return result;
 }

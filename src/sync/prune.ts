@@ -11,7 +11,7 @@ import type { Logger } from '../logger.js';
 export type KeepHistory = KeepFiles;
 
 /** Rows one pruning transaction deletes at most: short write transactions, readers never wait long. */
-const BATCH_ROWS = 2000;
+export const BATCH_ROWS = 2000;
 /** Free pages one incremental vacuum step gives back. */
 const VACUUM_PAGES = 512;
 
@@ -21,8 +21,33 @@ export interface PruneResult {
   historyFrom: number | undefined;
   changes: number;
   rowChanges: number;
-  /** Pages returned to the file system by incremental vacuum. */
+  /** Pages returned to the file system by incremental vacuum; 0 on PostgreSQL (autovacuum's work). */
   freedPages: number;
+}
+
+/**
+ * (earliest TIMESTAMP held, ISO 8601) → the newest stored packet and the oldest whose TIMESTAMP is
+ * at or after it. Written once for SQLite and PostgreSQL (sync/postgres/prune.ts); the packets
+ * table holds one row per packet (thousands a year), so reading it whole costs nothing.
+ */
+export const HISTORY_WINDOW_SQL =
+  'SELECT max(number) AS newest, min(number) FILTER (WHERE timestamp >= ?) AS first FROM packets';
+
+/** The argument of {@link HISTORY_WINDOW_SQL}: the earliest TIMESTAMP `keep` holds (now for a count). */
+export function keptSince(keep: KeepHistory, now: Date): string {
+  const age = keep.kind === 'age' ? keep.maxAgeMs : 0;
+  return new Date(now.getTime() - age).toISOString();
+}
+
+/** The cutoff of `keep` from the row of {@link HISTORY_WINDOW_SQL} (see {@link historyCutoff}). */
+export function windowCutoff(
+  keep: KeepHistory,
+  window: { newest: number | null; first: number | null } | undefined,
+): number | undefined {
+  const newest = window?.newest ?? null;
+  if (keep.kind === 'all' || newest === null) return undefined;
+  if (keep.kind === 'packets') return newest - keep.count + 1;
+  return window?.first ?? newest + 1;
 }
 
 /**
@@ -33,15 +58,10 @@ export interface PruneResult {
  */
 export function historyCutoff(store: Store, keep: KeepHistory, now: Date): number | undefined {
   if (keep.kind === 'all') return undefined;
-  const newest = store.sqlite.prepare('SELECT max(number) FROM packets').pluck().get() as number | null;
-  if (newest === null) return undefined;
-  if (keep.kind === 'packets') return newest - keep.count + 1;
-  const since = new Date(now.getTime() - keep.maxAgeMs).toISOString();
-  const first = store.sqlite
-    .prepare('SELECT min(number) FROM packets WHERE timestamp >= ?')
-    .pluck()
-    .get(since) as number | null;
-  return first ?? newest + 1;
+  const window = store.sqlite.prepare(HISTORY_WINDOW_SQL).get(keptSince(keep, now)) as
+    | { newest: number | null; first: number | null }
+    | undefined;
+  return windowCutoff(keep, window);
 }
 
 /**
@@ -69,18 +89,33 @@ export async function pruneHistory(
   result.changes = await pruneChanges(store, cutoff);
   result.rowChanges = await pruneRowChanges(store, cutoff);
   result.freedPages = await vacuumSteps(store);
-  if (result.changes + result.rowChanges > 0) {
-    logger.info(
-      { event: 'history-pruned', ...result },
-      `history before packet ${cutoff} pruned: ${result.changes} changes, ${result.rowChanges} row changes`,
-    );
-  }
+  logPruned(result, cutoff, logger);
   return result;
+}
+
+/** Logs what a pruning removed (nothing when it removed nothing). Both stores. */
+export function logPruned(result: PruneResult, cutoff: number, logger: Logger): void {
+  if (result.changes + result.rowChanges === 0) return;
+  logger.info(
+    { event: 'history-pruned', ...result },
+    `history before packet ${cutoff} pruned: ${result.changes} changes, ${result.rowChanges} row changes`,
+  );
 }
 
 /** `cutoff`, or an older packet a webhook has not been sent yet: pruning never loses its events. */
 function webhookHold(store: Store, cutoff: number | undefined, logger: Logger): number | undefined {
-  const awaited = cutoff === undefined ? undefined : oldestPacketAwaited(store);
+  return heldCutoff(cutoff, cutoff === undefined ? undefined : oldestPacketAwaited(store), logger);
+}
+
+/**
+ * `cutoff`, or `awaited` (the oldest packet a webhook has not been sent yet) when older, logged:
+ * pruning never loses a webhook's events. Both stores (sync/postgres/prune.ts).
+ */
+export function heldCutoff(
+  cutoff: number | undefined,
+  awaited: number | undefined,
+  logger: Logger,
+): number | undefined {
   if (cutoff === undefined || awaited === undefined || awaited >= cutoff) return cutoff;
   logger.info(
     { event: 'history-held', cutoff, heldFrom: awaited },

@@ -6,6 +6,7 @@ import { safeMessage } from '../feed/errors.js';
 import type { Logger } from '../logger.js';
 import { markPending, recordFailure, recordNotThere, retryDeferred } from './fileRecords.js';
 import { ingestJsonDump } from './ingest.js';
+import { historyCutoff, pruneHistory } from './prune.js';
 import { storeReplicationPacket } from './replication.js';
 import { applyRetention } from './retention.js';
 import { recordSignatureFailure } from './signatureMissing.js';
@@ -62,6 +63,10 @@ export function sqliteSyncStore(store: Store): SqliteSyncStore {
       recordNotThere: async (packet, reason, now) => recordNotThere(store, packet, reason, now),
       missingReplicationPackets: async (below) => missingReplicationPackets(store, below),
       recordSignatureFailure: async (file, error, now) => recordSignatureFailure(store, file, error, now),
+    },
+    history: {
+      cutoff: async (keep, now) => historyCutoff(store, keep, now),
+      prune: (keep, now, logger) => pruneHistory(store, keep, now, logger),
     },
     applyRetention: async (dataDir, keep, now, logger) => applyRetention(store, dataDir, keep, now, logger),
     housekeeping(moment, logger) {

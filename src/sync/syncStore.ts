@@ -5,6 +5,7 @@ import type { Logger } from '../logger.js';
 import type { FailureRecord } from './fileRecords.js';
 import type { FileKey } from './fileRow.js';
 import type { IngestJsonDumpOptions, IngestResult } from './ingest.js';
+import type { KeepHistory, PruneResult } from './prune.js';
 import type { StoredReplicationPacket, StoreReplicationOptions } from './replication.js';
 import type { RetentionResult } from './retention.js';
 import type { DumpStatus, PendingDump, SettledBy } from './state.js';
@@ -92,14 +93,25 @@ export interface ReplicationRecords {
   recordSignatureFailure(file: FileKey, error: unknown, now: Date): Promise<string | undefined>;
 }
 
-/**
- * The sync writer's database. `kind` says which; the parts of the sync not ported to PostgreSQL
- * yet take the SQLite store through {@link sqliteStoreOf} (`--keep-history` pruning).
- */
+/** `--keep-history` (sync/prune.ts; sync/postgres/prune.ts). */
+export interface HistoryPruning {
+  /** The first packet `keep` holds history for (packets below it are pruned); undefined for `all` or no packet. */
+  cutoff(keep: KeepHistory, now: Date): Promise<number | undefined>;
+  /**
+   * Prunes the changes and row changes of packets below the window (held back for webhooks not
+   * sent yet), never an entity's current version, in small transactions, after recording
+   * `history_from`. @throws database errors; what was deleted before stays deleted.
+   */
+  prune(keep: KeepHistory, now: Date, logger: Logger): Promise<PruneResult>;
+}
+
+/** The sync writer's database. `kind` says which. */
 export interface SyncStore extends DumpWriter, FileRecords, PacketState, KeptFiles {
   readonly kind: 'sqlite' | 'postgres';
   /** Replication packets. */
   readonly replication: ReplicationRecords;
+  /** History pruning. */
+  readonly history: HistoryPruning;
   /** The database as messages name it (a path, or a URL without its password). */
   readonly display: string;
   /**
@@ -113,15 +125,4 @@ export interface SyncStore extends DumpWriter, FileRecords, PacketState, KeptFil
 /** The SQLite sync store: the {@link Store} itself with the operations of {@link SyncStore}. */
 export interface SqliteSyncStore extends Store, SyncStore {
   readonly kind: 'sqlite';
-}
-
-/**
- * The SQLite store under `store`, for the sync's parts that work on SQLite only so far.
- * @throws Error naming `what` on a PostgreSQL database (the CLI refuses those runs first, exit 2).
- */
-export function sqliteStoreOf(store: SyncStore, what: string): Store {
-  if (store.kind === 'sqlite') return store as SqliteSyncStore;
-  throw new Error(
-    `${what} does not work on PostgreSQL yet (${store.display}; README, PostgreSQL (in progress))`,
-  );
 }

@@ -7,10 +7,9 @@ import type { SyncContext, SyncReport } from './context.js';
 import { askDump } from './dumpStep.js';
 import type { PassOutcome } from './observer.js';
 import { Prefetcher } from './prefetch.js';
-import { pruneHistory } from './prune.js';
 import { askReplicationPacket, recheckMissingPackets } from './replicationStep.js';
 import { recheckTimeSettled, settle } from './settle.js';
-import { type SyncStore, sqliteStoreOf } from './syncStore.js';
+import type { SyncStore } from './syncStore.js';
 
 /** Packets the first sync of an empty database covers: the latest and the 23 before it (one day). */
 export const INITIAL_WINDOW = 24;
@@ -115,10 +114,8 @@ async function syncPassDeferred(
   report.pending = (await ctx.store.pendingDumps(range.from, range.to)).length;
   if (ctx.policy.keepFiles)
     await ctx.store.applyRetention(ctx.feed.dataDir, ctx.policy.keepFiles, now(), ctx.observe.logger);
-  if (ctx.policy.keepHistory && ctx.policy.keepHistory.kind !== 'all') {
-    const store = sqliteStoreOf(ctx.store, '--keep-history');
-    await pruneHistory(store, ctx.policy.keepHistory, now(), ctx.observe.logger);
-  }
+  if (ctx.policy.keepHistory && ctx.policy.keepHistory.kind !== 'all')
+    await ctx.store.history.prune(ctx.policy.keepHistory, now(), ctx.observe.logger);
   ctx.observe.logger.info(
     {
       event: 'sync-pass',

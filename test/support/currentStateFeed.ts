@@ -136,3 +136,19 @@ export async function buildCurrentStateOn(writer: SyncStore, dir: string): Promi
 export async function buildCurrentStateHistory(store: Store, dir: string): Promise<void> {
   for (const step of await currentStateArchives(dir)) await storeStep(store, step);
 }
+
+/** Stores the whole {@link currentStateArchives} story in either store through its sync writer, in order. */
+export async function buildCurrentStateHistoryOn(store: SyncStore, dir: string): Promise<void> {
+  for (const step of await currentStateArchives(dir)) {
+    if (step.kind === 'dump') {
+      await store.ingestDump({
+        packet: step.packet,
+        entity: step.entity,
+        archivePath: step.path,
+        file: null,
+      });
+    } else {
+      await store.replication.storeReplicationPacket(step.packet, step.path, {});
+    }
+  }
+}

@@ -123,12 +123,15 @@ class PostgresChangeWriter {
  * database, in ONE transaction: the PostgreSQL twin of sync/ingest.ts `ingestJsonDump`, with the
  * same options, checks, quarantine, ids and bookkeeping. The dump is visible whole or not at all;
  * an earlier copy of it is replaced. Any error, a bad archive or an abort of `signal` rolls it back.
- * The search index is kept in the same transaction (db/postgres/searchIndex.ts).
+ * The search index is kept in the same transaction (db/postgres/searchIndex.ts). `inTransaction`
+ * writes the caller's own rows in the dump's transaction, after its records and before COMMIT
+ * (bootstrap's record of an imported entity type).
  * @throws ArchiveError (see readJsonDump), the abort reason, or a PostgreSQL error; nothing is stored then.
  */
 export async function ingestJsonDumpPostgres(
   store: PostgresStore,
   options: IngestJsonDumpOptions,
+  inTransaction?: (client: pg.ClientBase) => Promise<void>,
 ): Promise<IngestResult> {
   const { packet, entity } = options;
   const [first, last] = dumpIdRange(packet, entity);
@@ -173,6 +176,7 @@ export async function ingestJsonDumpPostgres(
       now,
       metadata: summary.metadata,
     });
+    await inTransaction?.(client);
     options.signal?.throwIfAborted();
     options.beforeCommit?.();
     await client.query('COMMIT');

@@ -40,7 +40,7 @@ async function walk(on: PgQueryable, first: number, start: number): Promise<numb
 }
 
 /** Moves the mark over the packets completed since it was written (db/latestPacket.ts advanceLatestPacket). */
-async function advanceLatestPacket(client: pg.ClientBase): Promise<void> {
+export async function advanceLatestPacket(client: pg.ClientBase): Promise<void> {
   const first = await firstPacket(client);
   if (first === null) return;
   const start = walkStart(await readMark(client), first);

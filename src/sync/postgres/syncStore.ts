@@ -12,6 +12,7 @@ import {
   recordUpstreamPostgres,
   reopenPacketPostgres,
 } from './packetState.js';
+import { historyCutoffPostgres, pruneHistoryPostgres } from './prune.js';
 import { postgresReplicationRecords } from './replication.js';
 
 /**
@@ -27,6 +28,10 @@ export function postgresSyncStore(store: PostgresStore): SyncStore {
     display: store.display,
     ingestDump: (options) => ingestJsonDumpPostgres(store, options),
     replication: postgresReplicationRecords(store),
+    history: {
+      cutoff: (keep, now) => historyCutoffPostgres(store, keep, now),
+      prune: (keep, now, logger) => pruneHistoryPostgres(store, keep, now, logger),
+    },
     markPending: (packet, entity, now) => markPendingPostgres(store, packet, entity, now),
     recordFailure: (file, reason, now, error) => recordFailurePostgres(store, file, reason, now, error),
     retryDeferred: (file, now) => retryDeferredPostgres(store, file, now),

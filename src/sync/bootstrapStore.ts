@@ -1,0 +1,59 @@
+import {
+  type BootstrapPosition,
+  bootstrappedPacket,
+  markBootstrapped,
+  recordBootstrapPosition,
+} from '../db/bootstrapQueries.js';
+import { isBulkLoad, withBulkJournal } from '../db/bulkJournal.js';
+import type { Store } from '../db/client.js';
+import type { EntityType } from '../feed/entities.js';
+import { type IngestJsonDumpOptions, type IngestResult, ingestJsonDump } from './ingest.js';
+
+/** One full dump archive to import (sync/bootstrap.ts): the ingest's options and the archive's size. */
+export interface FullDumpImport extends Omit<IngestJsonDumpOptions, 'bulk' | 'beforeCommit' | 'file'> {
+  /** The full dump's directory name (`20260510-001`). */
+  dump: string;
+  /** Bytes of the compressed archive (SQLite decides on a bulk load by it). */
+  archiveBytes: number;
+}
+
+/**
+ * What `livefeed bootstrap` does to its database (issue 14 First import, issue 17), with two
+ * implementations: SQLite ({@link sqliteBootstrapStore}) and PostgreSQL (sync/postgres/bootstrap.ts,
+ * loaded only for a postgres:// database). The records are those of db/bootstrapQueries.ts.
+ */
+export interface BootstrapStore {
+  /** The packet of `entity` of full dump `dump` when its import committed, else undefined. */
+  bootstrappedPacket(dump: string, entity: EntityType): Promise<number | undefined>;
+  /**
+   * Imports one entity type's archive in ONE transaction that also records it as stored, so that a
+   * killed run leaves the type whole or absent.
+   * @throws the ingest's errors (ArchiveError, the abort reason, database errors); nothing is stored then.
+   */
+  importFullDump(options: FullDumpImport): Promise<IngestResult>;
+  /** Makes the full dumps' packet the sync position (complete; the latest-packet mark moved), in one transaction. */
+  recordBootstrapPosition(position: BootstrapPosition): Promise<void>;
+}
+
+/**
+ * The SQLite bootstrap store: a full dump is a bulk load into new pages, written once with a
+ * rollback journal (db/bulkJournal.ts), and into a database holding less than it adds, with the
+ * MBID index built after the lines (db/mbidIndex.ts).
+ */
+export function sqliteBootstrapStore(store: Store): BootstrapStore {
+  return {
+    bootstrappedPacket: async (dump, entity) => bootstrappedPacket(store, dump, entity),
+    async importFullDump({ dump, archiveBytes, ...options }) {
+      const { result } = await withBulkJournal(store, () =>
+        ingestJsonDump(store, {
+          ...options,
+          file: null,
+          bulk: isBulkLoad(store, archiveBytes),
+          beforeCommit: () => markBootstrapped(store, dump, options.entity, options.packet),
+        }),
+      );
+      return result;
+    },
+    recordBootstrapPosition: async (position) => recordBootstrapPosition(store, position),
+  };
+}

@@ -1,0 +1,43 @@
+import {
+  BOOTSTRAP_POSITION_KEY,
+  bootstrapDoneKey,
+  COMPLETE_BOOTSTRAP_PACKET_SQL,
+} from '../../db/bootstrapQueries.js';
+import { LATEST_PACKET_SQL } from '../../db/latestPacket.js';
+import type { PostgresStore } from '../../db/postgres/client.js';
+import { inPgTransaction, pgRow, pgRows } from '../../db/postgres/sql.js';
+import type { BootstrapStore } from '../bootstrapStore.js';
+import { ingestJsonDumpPostgres } from './ingest.js';
+import { advanceLatestPacket } from './packetState.js';
+
+/**
+ * `livefeed bootstrap` into PostgreSQL (issue 14 First import, issue 17): each entity type through
+ * the COPY ingest (ingest.ts) in one transaction with its `bootstrap:<dump>:<entity>` record, the
+ * position as on SQLite, with the statements of db/bootstrapQueries.ts. None of SQLite's bulk
+ * tricks: PostgreSQL has no rollback journal to switch to, and the MBID index stays while the
+ * COPY runs (docs/POSTGRES_PORT.md, step 1, says what was measured). Closing `store` stays with
+ * whoever opened it.
+ */
+export function postgresBootstrapStore(store: PostgresStore): BootstrapStore {
+  return {
+    async bootstrappedPacket(dump, entity) {
+      const row = await pgRow<{ value: string }>(store.pool, LATEST_PACKET_SQL.readMeta, [
+        bootstrapDoneKey(dump, entity),
+      ]);
+      return row === undefined ? undefined : Number(row.value);
+    },
+    importFullDump: ({ dump, archiveBytes: _bytes, ...options }) =>
+      ingestJsonDumpPostgres(store, { ...options, file: null }, async (client) => {
+        await pgRows(client, LATEST_PACKET_SQL.putMeta, [
+          bootstrapDoneKey(dump, options.entity),
+          String(options.packet),
+        ]);
+      }),
+    recordBootstrapPosition: (position) =>
+      inPgTransaction(store.pool, async (client) => {
+        await pgRows(client, COMPLETE_BOOTSTRAP_PACKET_SQL, [position.packet, position.at, position.at]);
+        await pgRows(client, LATEST_PACKET_SQL.putMeta, [BOOTSTRAP_POSITION_KEY, JSON.stringify(position)]);
+        await advanceLatestPacket(client);
+      }),
+  };
+}
