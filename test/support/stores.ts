@@ -26,8 +26,6 @@ export interface TestDatabase {
   reads: Reads;
   /** The `--db` value of a CLI run on it (a PostgreSQL URL holds the test cluster's password). */
   db: string;
-  /** The current state and history reads of the database (db/reads.ts). */
-  reads: Reads;
   /** Rows of `sql` (`?` parameters), values made {@link plain}; none for a statement that returns none. */
   rows<T = Record<string, unknown>>(sql: string, ...args: unknown[]): Promise<T[]>;
   /**
@@ -70,7 +68,6 @@ export const SQLITE_STORES: StoreKind = {
       store,
       reads: sqliteReads(store),
       db: path,
-      reads: sqliteReads(store),
       rows: async (sql, ...args) => {
         const statement = store.sqlite.prepare(sql);
         if (!statement.reader) {
@@ -97,7 +94,6 @@ function postgresKind(cluster: () => PostgresCluster): StoreKind {
         store: postgresSyncStore(store),
         reads: postgresReads(store),
         db: url,
-        reads: postgresReads(store),
         rows: async (sql, ...args) =>
           (await pgRows<Record<string, unknown>>(store.pool, sql, args)).map((row) => plainRow(row)),
         idle: () => store.pool.idleCount === store.pool.totalCount,
