@@ -88,7 +88,7 @@ function follow(reads: SnapshotReads, walks: Walk[]): Awaitable<MbidResolution[]
   if (hopping.length === 0) return walks.map((walk) => walk.done!);
   const next = hopping.map((walk) => walk.next!);
   return thenAwaitable(reads.currentOfMbids(next, { data: false }), (rows) => {
-    hopping.forEach((walk, i) => step(walk, rows[i]));
+    for (const [i, walk] of hopping.entries()) step(walk, rows[i]);
     return follow(reads, walks);
   });
 }
