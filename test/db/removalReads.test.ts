@@ -1,7 +1,8 @@
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { openStore, type Store } from '../../src/db/client.js';
 import { MAX_PACKET } from '../../src/db/keys.js';
-import { type Awaitable, type Reads, sqliteReads } from '../../src/db/reads.js';
+import { pgSql } from '../../src/db/postgres/sql.js';
+import { type Awaitable, type Reads, sqliteReads, thenAwaitable } from '../../src/db/reads.js';
 import type { RemovalKey, RemovalRow } from '../../src/db/replicationQueries.js';
 import { MBID } from '../support/currentStateFeed.js';
 import { describeReadStores } from '../support/readStores.js';
@@ -106,34 +107,24 @@ describeReadStores('removal, JSON dump state and snapshot reads', (kind, store) 
 
   // Last: it commits a removal of its own.
   it('a snapshot sees one state of the database: a removal committed between two of its reads is not seen', async () => {
-    const seen = await reads().snapshot((current) => {
-      const before = current.currentOfMbid(MBID.replaced);
-      const commit = () => {
-        if (kind === 'sqlite') {
-          // Another connection to the same file commits while the snapshot is open.
-          const other = openStore(store().sqlite!.path);
-          other.sqlite
-            .prepare("INSERT INTO removals (mbid, entity, packet, kind) VALUES (?, 'artist', 17, 'DELETED')")
-            .run(MBID.replaced);
-          other.close();
-          return undefined;
-        }
-        return store()
-          .postgres!.pool.query(
-            "INSERT INTO removals (mbid, entity, packet, kind) VALUES ($1, 'artist', 17, 'DELETED')",
-            [MBID.replaced],
-          )
-          .then(() => undefined);
-      };
-      const after = async () => [await before, await current.currentOfMbid(MBID.replaced)];
-      const committed = commit();
-      if (committed === undefined) return [before, current.currentOfMbid(MBID.replaced)] as const;
-      return committed.then(after);
-    });
-    expect(seen.map((row) => (row as { status: string } | undefined)?.status)).toEqual([
-      'CURRENT',
-      'CURRENT',
-    ]);
+    const insert = "INSERT INTO removals (mbid, entity, packet, kind) VALUES (?, 'artist', 17, 'DELETED')";
+    // Another connection commits while the snapshot is open: at once on SQLite, whose snapshot
+    // read must answer at once, awaited on PostgreSQL.
+    const commitElsewhere = (): Awaitable<void> => {
+      const { sqlite, postgres } = store();
+      if (postgres) return postgres.pool.query(pgSql(insert), [MBID.replaced]).then(() => undefined);
+      const other = openStore(sqlite!.path);
+      other.sqlite.prepare(insert).run(MBID.replaced);
+      other.close();
+    };
+    const seen = await reads().snapshot((current) =>
+      thenAwaitable(current.currentOfMbid(MBID.replaced), (before) =>
+        thenAwaitable(commitElsewhere(), () =>
+          thenAwaitable(current.currentOfMbid(MBID.replaced), (after) => [before, after]),
+        ),
+      ),
+    );
+    expect(seen.map((row) => row?.status)).toEqual(['CURRENT', 'CURRENT']);
     expect(await reads().currentOfMbid(MBID.replaced)).toMatchObject({ status: 'DELETED', packet: 17 });
   });
 });
