@@ -2,10 +2,10 @@ import { join } from 'node:path';
 import type { Store } from '../../src/db/client.js';
 import { currentOfMbid } from '../../src/db/currentQueries.js';
 import type { EntityType } from '../../src/feed/entities.js';
-import { sqliteSyncStore } from '../../src/sync/sqliteSyncStore.js';
 import type { SyncStore } from '../../src/sync/syncStore.js';
 import { writeJsonDump } from './archives.js';
 import { artistRow, type FixtureRow, gidRedirectRow, writeReplicationPacket } from './replicationArchives.js';
+import { syncWriterOf } from './stores.js';
 
 /** MBIDs of the {@link buildSearchStory} entities, by role. */
 export const SEARCH = {
@@ -47,10 +47,6 @@ const alias = (name: string, sortName: string) => ({
   primary: null,
 });
 
-/** The sync writer of `store`: itself for either store's `SyncStore`, else SQLite's over it. */
-const writerOf = (store: Store | SyncStore): SyncStore =>
-  'ingestDump' in store ? store : sqliteSyncStore(store);
-
 /** Writes and ingests one JSON dump of `entity` for `packet` through the real ingest of either store. */
 export async function storeDump(
   store: Store | SyncStore,
@@ -60,7 +56,7 @@ export async function storeDump(
   lines: string[],
 ) {
   const built = await writeJsonDump(join(dir, `dump-${packet}-${entity}`), { packet, entity, lines });
-  return writerOf(store).ingestDump({ packet, entity, archivePath: built.path, file: null });
+  return syncWriterOf(store).ingestDump({ packet, entity, archivePath: built.path, file: null });
 }
 
 let packetCopies = 0;
@@ -87,7 +83,7 @@ export async function storeRemovals(
   ];
   const root = join(dir, `packet-${packet}-${++packetCopies}`);
   const archive = await writeReplicationPacket(root, { packet, format: 'v2', rows });
-  await writerOf(store).replication.storeReplicationPacket(packet, archive, {});
+  await syncWriterOf(store).replication.storeReplicationPacket(packet, archive, {});
 }
 
 /**
