@@ -2,8 +2,17 @@ import type { EntityType } from '../feed/entities.js';
 import { packetTimestamp, previousChange } from './changeVersionQueries.js';
 import type { Store } from './client.js';
 import { type CurrentRow, currentOfMbid, currentOfMbids } from './currentQueries.js';
+import { type JsonDumpState, jsonDumpState } from './dumpState.js';
 import { historyFrom, prunedBefore } from './historyQueries.js';
 import { type ChangeRow, changeCountOfMbid, changesOfMbidPage, changesPage } from './queries.js';
+import {
+  type RemovalKey,
+  type RemovalRange,
+  type RemovalRow,
+  removalCount,
+  removalOfMbid,
+  removalsPage,
+} from './replicationQueries.js';
 import {
   type SearchFilter,
   type SearchHit,
@@ -12,6 +21,7 @@ import {
   searchCount,
   searchHits,
 } from './searchQueries.js';
+import { readSnapshot } from './snapshot.js';
 
 /**
  * A value now (SQLite) or later (PostgreSQL). GraphQL takes either from a resolver; code that
@@ -93,7 +103,32 @@ export interface Reads {
   ): Awaitable<SearchHit[]>;
   /** Number of entities `filter` matches. */
   searchCount(filter: SearchFilter): Awaitable<number>;
+  /**
+   * The newest removal of `mbid` (of a deletion and a merge in one packet, the merge), or
+   * undefined when no stored replication packet removed it.
+   */
+  removalOfMbid(mbid: string): Awaitable<RemovalRow | undefined>;
+  /** Up to `limit` removals in `range` after `after` (undefined: from the first), by packet, MBID, kind. */
+  removalsPage(range: RemovalRange, after: RemovalKey | undefined, limit: number): Awaitable<RemovalRow[]>;
+  /** Number of removals in `range`. */
+  removalCount(range: RemovalRange): Awaitable<number>;
+  /**
+   * Where the JSON dump (packet, entity) stands (db/dumpState.ts), or undefined when this instance
+   * has not synced `packet`.
+   */
+  jsonDumpState(packet: number, entity: EntityType): Awaitable<JsonDumpState | undefined>;
+  /**
+   * Runs `read` over reads that all see one snapshot of the database, so that a read made of
+   * several statements (`resolve`'s list and every merge hop) never mixes two states of a writer
+   * that commits in between. SQLite: one read transaction (db/snapshot.ts), `read` must answer at
+   * once (its reads do); PostgreSQL: a REPEATABLE READ READ ONLY transaction on one pooled
+   * connection. Returns or throws / rejects with what `read` does.
+   */
+  snapshot<T>(read: (reads: SnapshotReads) => Awaitable<T>): Awaitable<T>;
 }
+
+/** The reads {@link Reads.snapshot} offers: those of the current state. */
+export type SnapshotReads = Pick<Reads, 'currentOfMbid' | 'currentOfMbids'>;
 
 /**
  * {@link Reads} over a SQLite store: each method calls the synchronous function of the same name
@@ -101,9 +136,12 @@ export interface Reads {
  * error is thrown, not returned as a rejected promise.
  */
 export function sqliteReads(store: Store): Reads {
-  return {
+  const current: SnapshotReads = {
     currentOfMbid: (mbid) => currentOfMbid(store, mbid),
     currentOfMbids: (mbids, options) => currentOfMbids(store, mbids, options),
+  };
+  return {
+    ...current,
     changesOfMbidPage: (mbid, afterId, limit) => changesOfMbidPage(store, mbid, afterId, limit),
     changeCountOfMbid: (mbid) => changeCountOfMbid(store, mbid),
     prunedBefore: () => prunedBefore(store),
@@ -114,5 +152,20 @@ export function sqliteReads(store: Store): Reads {
       changesPage(store, packet, entity, afterPosition, limit),
     search: (filter, after, limit, options) => searchHits(store, filter, after, limit, options),
     searchCount: (filter) => searchCount(store, filter),
+    removalOfMbid: (mbid) => removalOfMbid(store, mbid),
+    removalsPage: (range, after, limit) => removalsPage(store, range, after, limit),
+    removalCount: (range) => removalCount(store, range),
+    jsonDumpState: (packet, entity) => jsonDumpState(store, packet, entity),
+    snapshot: (read) => readSnapshot(store, () => synchronously(read(current))),
   };
+}
+
+/**
+ * `value`, which a SQLite snapshot's read must give at once: a promise would be settled after the
+ * snapshot ended.
+ * @throws Error when `value` is a promise (a programming error).
+ */
+function synchronously<T>(value: Awaitable<T>): T {
+  if (value instanceof Promise) throw new Error('a SQLite snapshot read answered with a promise');
+  return value;
 }

@@ -82,7 +82,8 @@ const PACKET_COLUMNS = `packet, status, format, schema_sequence AS schemaSequenc
   dbmirror_version AS dbmirrorVersion, row_count AS rowCount, file_name AS fileName, error, attempts`;
 const ROW_COLUMNS = `packet, ord, seqid, xid, table_name AS "table", op, keys, old_data AS oldData,
   new_data AS newData, timestamp`;
-const REMOVAL_COLUMNS = `mbid, entity, packet, kind, merged_into AS mergedInto,
+// Quoted alias: PostgreSQL folds an unquoted one to lower case (the statements below serve both).
+const REMOVAL_COLUMNS = `mbid, entity, packet, kind, merged_into AS "mergedInto",
   (SELECT r.timestamp FROM replication_packets r WHERE r.packet = removals.packet) AS timestamp`;
 
 /** The `replication_packets` row of `packet` (any status), or undefined when never tried. */
@@ -187,6 +188,34 @@ export interface RemovalKey {
   kind: string;
 }
 
+/**
+ * The statements of the removal reads, written once for both stores (`?` parameters; numbered for
+ * PostgreSQL by db/postgres/sql.ts `pgSql`) with the parameters of a range, in order. The page
+ * statement ends before its LIMIT: SQLite writes it into the text (statements.ts `limitClause`),
+ * PostgreSQL binds it.
+ */
+export const REMOVAL_SQL = {
+  /**
+   * The newest removal of an MBID. Of a deletion and a merge in one packet the merge, which names
+   * the target, wins, as in the current state (currentQueries.ts).
+   */
+  ofMbid: `SELECT ${REMOVAL_COLUMNS} FROM removals WHERE mbid = ? ORDER BY packet DESC, kind DESC LIMIT 1`,
+  count: (range: RemovalRange) => `SELECT count(*) AS n FROM removals WHERE ${removalWhere(range).sql}`,
+  page: (range: RemovalRange) =>
+    `SELECT ${REMOVAL_COLUMNS} FROM removals WHERE ${removalWhere(range).sql} AND (packet, mbid, kind) > (?, ?, ?)
+     ORDER BY packet, mbid, kind`,
+};
+
+/** The parameters of {@link REMOVAL_SQL}'s `count` (`page`: then the key after which it starts). */
+export function removalParams(range: RemovalRange): (string | number)[] {
+  return removalWhere(range).params;
+}
+
+/** The key parameters of {@link REMOVAL_SQL}'s `page`: after `after`, or from the first. */
+export function removalStart(after: RemovalKey | undefined): (string | number)[] {
+  return after ? [after.packet, after.mbid, after.kind] : [-1, '', ''];
+}
+
 function removalWhere(range: RemovalRange): { sql: string; params: (string | number)[] } {
   const params: (string | number)[] = [range.from, range.to];
   if (range.entity !== undefined) params.push(range.entity);
@@ -195,11 +224,7 @@ function removalWhere(range: RemovalRange): { sql: string; params: (string | num
 
 /** Number of removals in `range` (reads every one of them: only when a query asks). */
 export function removalCount(store: Store, range: RemovalRange): number {
-  const where = removalWhere(range);
-  return store.sqlite
-    .prepare(`SELECT count(*) FROM removals WHERE ${where.sql}`)
-    .pluck()
-    .get(...where.params) as number;
+  return (cachedStatement(store, REMOVAL_SQL.count(range)).get(...removalParams(range)) as { n: number }).n;
 }
 
 /**
@@ -213,18 +238,16 @@ export function removalsPage(
   after: RemovalKey | undefined,
   limit: number,
 ): RemovalRow[] {
-  const where = removalWhere(range);
-  const start = after ? [after.packet, after.mbid, after.kind] : [-1, '', ''];
-  return cachedStatement(
-    store,
-    `SELECT ${REMOVAL_COLUMNS} FROM removals WHERE ${where.sql} AND (packet, mbid, kind) > (?, ?, ?)
-     ORDER BY packet, mbid, kind ${limitClause(limit)}`,
-  ).all(...where.params, ...start) as RemovalRow[];
+  return cachedStatement(store, `${REMOVAL_SQL.page(range)} ${limitClause(limit)}`).all(
+    ...removalParams(range),
+    ...removalStart(after),
+  ) as RemovalRow[];
 }
 
-/** The newest removal of `mbid` (lower-case), or undefined when no stored packet removed it. */
+/**
+ * The newest removal of `mbid` (lower-case), or undefined when no stored packet removed it; of a
+ * deletion and a merge in one packet, the merge.
+ */
 export function removalOfMbid(store: Store, mbid: string): RemovalRow | undefined {
-  return store.sqlite
-    .prepare(`SELECT ${REMOVAL_COLUMNS} FROM removals WHERE mbid = ? ORDER BY packet DESC, kind LIMIT 1`)
-    .get(mbid) as RemovalRow | undefined;
+  return cachedStatement(store, REMOVAL_SQL.ofMbid).get(mbid) as RemovalRow | undefined;
 }

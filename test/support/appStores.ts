@@ -9,6 +9,7 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { afterAll, beforeAll } from 'vitest';
 import { openStore, type Store } from '../../src/db/client.js';
+import { type Reads, sqliteReads } from '../../src/db/reads.js';
 import type { ServiceInfo } from '../../src/graphql/builder.js';
 import { createApp } from '../../src/http/app.js';
 import { createGraphql, type GraphqlServer } from '../../src/http/graphql.js';
@@ -35,12 +36,16 @@ export interface AppUnderTest {
   db: TestDatabase;
   /** The run's temporary folder (archives), deleted after it. */
   dir: string;
+  /** The SQLite app's own reader connection (kind `sqlite`), e.g. to record its statements. */
+  reader?: Store;
 }
 
 /** Options of {@link describeAppStores}. */
 export interface AppStoresOptions {
   /** Service facts of the app (default test/support/harness.ts `testService()`). */
   service?: Partial<ServiceInfo>;
+  /** Wraps the app's reads (e.g. to count them); default: the store's reads as they are. */
+  wrapReads?: (reads: Reads) => Reads;
 }
 
 async function openApp(stores: StoreKind, build: AppBuild, options: AppStoresOptions) {
@@ -58,12 +63,19 @@ async function openApp(stores: StoreKind, build: AppBuild, options: AppStoresOpt
     const service = testService(options.service);
     const logger = testLogger();
     let app: GraphqlApp;
+    const wrap = options.wrapReads ?? ((reads: Reads) => reads);
     if (stores.kind === 'sqlite') {
       reader = openStore(db.db);
-      app = createApp({ store: reader, service, logger, dataDir: temp.dir });
+      app = createApp({
+        store: reader,
+        reads: wrap(sqliteReads(reader)),
+        service,
+        logger,
+        dataDir: temp.dir,
+      });
     } else {
       const yoga = createGraphql({
-        reads: db.reads,
+        reads: wrap(db.reads),
         display: db.store.display,
         service,
         logger,
@@ -72,7 +84,7 @@ async function openApp(stores: StoreKind, build: AppBuild, options: AppStoresOpt
       });
       app = { yoga, handle: (req, res) => void yoga(req, res) };
     }
-    return { run: { kind: stores.kind, app, db, dir: temp.dir } satisfies AppUnderTest, close };
+    return { run: { kind: stores.kind, app, db, dir: temp.dir, reader } satisfies AppUnderTest, close };
   } catch (error) {
     await close();
     throw error;

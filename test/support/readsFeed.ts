@@ -1,6 +1,6 @@
 import { join } from 'node:path';
 import { openStore, type Store } from '../../src/db/client.js';
-import { ingestJsonDumpPostgres } from '../../src/sync/postgres/ingest.js';
+import { postgresSyncStore } from '../../src/sync/postgres/syncStore.js';
 import { writeJsonDump } from './archives.js';
 import {
   artistLine,
@@ -8,6 +8,7 @@ import {
   currentStateArchives,
   MBID,
   storeStep,
+  storeStepOn,
 } from './currentStateFeed.js';
 import type { StoreUnderTest } from './readStores.js';
 
@@ -59,10 +60,9 @@ async function extraArchives(dir: string): Promise<CurrentStateStep[]> {
 
 /**
  * Fills `target` from the story's real archives and returns the SQLite store that holds them:
- * `target` itself, or for PostgreSQL a SQLite twin filled the same way. SQLite stores every
- * archive through its writers; PostgreSQL stores the JSON dumps through `ingestJsonDumpPostgres`
- * and, as its replication packet writer is not ported yet (docs/POSTGRES_PORT.md, step 2), gets the
- * `removals` and `packets` rows the SQLite replication writer made of the same packets.
+ * `target` itself, or for PostgreSQL a SQLite twin filled the same way. Each store stores every
+ * archive through its own sync writer (`SyncStore`), in the story's order; the two removals of
+ * filler 0 that no packet fixture makes are inserted as rows on both.
  */
 export async function fillReadsStory(target: StoreUnderTest): Promise<Store> {
   const steps = [...(await currentStateArchives(target.dir)), ...(await extraArchives(target.dir))];
@@ -74,28 +74,11 @@ export async function fillReadsStory(target: StoreUnderTest): Promise<Store> {
   for (const row of TWO_REMOVALS) insertRemoval.run(...row);
   const pg = target.postgres;
   if (!pg) return sqlite;
-  for (const step of steps) {
-    if (step.kind !== 'dump') continue;
-    await ingestJsonDumpPostgres(pg, { ...step, archivePath: step.path, file: null });
-  }
-  const removals = sqlite.sqlite
-    .prepare('SELECT mbid, entity, packet, kind, merged_into FROM removals')
-    .raw()
-    .all() as unknown[][];
-  for (const row of removals) {
+  const writer = postgresSyncStore(pg);
+  for (const step of steps) await storeStepOn(writer, step);
+  for (const row of TWO_REMOVALS) {
     await pg.pool.query(
       'INSERT INTO removals (mbid, entity, packet, kind, merged_into) VALUES ($1, $2, $3, $4, $5)',
-      row,
-    );
-  }
-  const packets = sqlite.sqlite
-    .prepare('SELECT number, timestamp, schema_sequence, synced_at, created_at FROM packets')
-    .raw()
-    .all() as unknown[][];
-  for (const row of packets) {
-    await pg.pool.query(
-      `INSERT INTO packets (number, timestamp, schema_sequence, synced_at, created_at) VALUES ($1, $2, $3, $4, $5)
-       ON CONFLICT (number) DO NOTHING`,
       row,
     );
   }

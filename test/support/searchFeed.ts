@@ -2,10 +2,10 @@ import { join } from 'node:path';
 import type { Store } from '../../src/db/client.js';
 import { currentOfMbid } from '../../src/db/currentQueries.js';
 import type { EntityType } from '../../src/feed/entities.js';
-import { ingestJsonDump } from '../../src/sync/ingest.js';
-import { storeReplicationPacket } from '../../src/sync/replication.js';
+import type { SyncStore } from '../../src/sync/syncStore.js';
 import { writeJsonDump } from './archives.js';
 import { artistRow, type FixtureRow, gidRedirectRow, writeReplicationPacket } from './replicationArchives.js';
+import { syncWriterOf } from './stores.js';
 
 /** MBIDs of the {@link buildSearchStory} entities, by role. */
 export const SEARCH = {
@@ -47,26 +47,26 @@ const alias = (name: string, sortName: string) => ({
   primary: null,
 });
 
-/** Writes and ingests one JSON dump of `entity` for `packet` through the real ingest. */
+/** Writes and ingests one JSON dump of `entity` for `packet` through the real ingest of either store. */
 export async function storeDump(
-  store: Store,
+  store: Store | SyncStore,
   dir: string,
   packet: number,
   entity: EntityType,
   lines: string[],
 ) {
   const built = await writeJsonDump(join(dir, `dump-${packet}-${entity}`), { packet, entity, lines });
-  return ingestJsonDump(store, { packet, entity, archivePath: built.path, file: null });
+  return syncWriterOf(store).ingestDump({ packet, entity, archivePath: built.path, file: null });
 }
 
 let packetCopies = 0;
 
 /**
- * Writes and stores, through the real writer, replication packet `packet` that deletes the artists
+ * Writes and stores, through the real writer of either store, replication packet `packet` that deletes the artists
  * `deleted` and merges the artists `merged` into `grosse` (MBIDs of {@link SEARCH}).
  */
 export async function storeRemovals(
-  store: Store,
+  store: Store | SyncStore,
   dir: string,
   packet: number,
   { deleted = [], merged = [] }: { deleted?: string[]; merged?: string[] },
@@ -83,7 +83,7 @@ export async function storeRemovals(
   ];
   const root = join(dir, `packet-${packet}-${++packetCopies}`);
   const archive = await writeReplicationPacket(root, { packet, format: 'v2', rows });
-  await storeReplicationPacket(store, packet, archive);
+  await syncWriterOf(store).replication.storeReplicationPacket(packet, archive, {});
 }
 
 /**
@@ -91,7 +91,7 @@ export async function storeRemovals(
  * recording), replication packet 12 (deletes `deleted`, merges `merged` into `grosse`), then the
  * artist JSON dump of packet 11 (`renamed` with its new name).
  */
-export async function buildSearchStory(store: Store, dir: string): Promise<void> {
+export async function buildSearchStory(store: Store | SyncStore, dir: string): Promise<void> {
   const fillers = Array.from({ length: PAGING_FILLERS }, (_, i) =>
     line(pagingFiller(i), {
       name: `Paging Filler ${i}`,

@@ -3,6 +3,7 @@ import { fileURLToPath } from 'node:url';
 import type { Store } from '../../src/db/client.js';
 import type { EntityType } from '../../src/feed/entities.js';
 import { ingestJsonDump } from '../../src/sync/ingest.js';
+import type { DumpWriter } from '../../src/sync/syncStore.js';
 import { writeJsonDump } from './archives.js';
 
 const SAMPLE = JSON.parse(
@@ -27,15 +28,18 @@ export const mbidOf = (n: number) => `00000000-0000-4000-8000-${String(n).padSta
 
 /**
  * Stores `lines` as the JSON dump of (`packet`, `entity`) through the real archive (tar, xz) and
- * the ingest, and completes the packet as far as the API cares (its other dumps are not tracked).
+ * the ingest of either store, and completes the packet as far as the API cares (its other dumps are not tracked).
  */
 export async function storeDump(
-  store: Store,
+  store: Store | DumpWriter,
   feedRoot: string,
   packet: number,
   entity: EntityType,
   lines: string[],
 ): Promise<void> {
   const built = await writeJsonDump(feedRoot, { packet, entity, lines });
-  await ingestJsonDump(store, { packet, entity, archivePath: built.path, file: null });
+  const options = { packet, entity, archivePath: built.path, file: null };
+  // A sync writer of either store (test/support/stores.ts), or a SQLite store.
+  if ('ingestDump' in store) await store.ingestDump(options);
+  else await ingestJsonDump(store, options);
 }

@@ -8,7 +8,7 @@ import { createHash } from 'node:crypto';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe } from 'vitest';
 import { redactDatabaseUrl } from '../../src/config/databaseUrl.js';
-import { openStore } from '../../src/db/client.js';
+import { openStore, type Store } from '../../src/db/client.js';
 import { openPostgresStore } from '../../src/db/postgres/client.js';
 import { postgresReads } from '../../src/db/postgres/reads.js';
 import { pgRows } from '../../src/db/postgres/sql.js';
@@ -56,6 +56,14 @@ export function plain(value: unknown): unknown {
 
 function plainRow<T>(row: Record<string, unknown>): T {
   return Object.fromEntries(Object.entries(row).map(([key, value]) => [key, plain(value)])) as T;
+}
+
+/**
+ * The sync writer of `store`: itself when it is one (either store's `SyncStore`), else SQLite's
+ * over a plain SQLite store; for fixtures that fill either store.
+ */
+export function syncWriterOf(store: Store | SyncStore): SyncStore {
+  return 'ingestDump' in store ? store : sqliteSyncStore(store);
 }
 
 /** The SQLite store kind, for a reference run outside {@link describeStores}. */

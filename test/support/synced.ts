@@ -1,10 +1,11 @@
 import { join } from 'node:path';
 import { BUNDLED_FEED_ROOT, startSampleFeed } from '../../src/samplefeed/server.js';
 import type { SyncContext, SyncReport } from '../../src/sync/context.js';
+import type { SyncStore } from '../../src/sync/syncStore.js';
 import { createVerifier } from '../../src/sync/verifier.js';
 import { syncOnce } from '../../src/sync/worker.js';
 import { TEST_PUBLIC_KEY_FILE } from './archives.js';
-import { syncContext, tempDir, testLogger } from './harness.js';
+import { syncContext, syncContextOn, tempDir, testLogger } from './harness.js';
 
 /** A data folder holding a database synced from the bundled feed. */
 export interface SyncedDatabase {
@@ -36,6 +37,23 @@ export async function syncedDatabase(options: SyncedOptions = {}): Promise<Synce
     return { dir: data.dir, dbPath: join(data.dir, 'livefeed.db'), report, cleanup: data.cleanup };
   } finally {
     ctx.store.close();
+    await ctx.feed.client.close();
+    await feed.close();
+  }
+}
+
+/**
+ * Syncs the bundled sample feed (JSON dumps only, served on port 0) into either store with one
+ * pass through its sync writer (`dir`: the data folder); the feed and its client are closed after,
+ * the store stays open.
+ * @returns the pass's report.
+ */
+export async function syncSampleFeedOn(writer: SyncStore, dir: string): Promise<SyncReport> {
+  const feed = await startSampleFeed({ root: BUNDLED_FEED_ROOT });
+  const ctx = await syncContextOn(writer, { feedRoot: feed.feedRoot, dataDir: dir });
+  try {
+    return await syncOnce(ctx);
+  } finally {
     await ctx.feed.client.close();
     await feed.close();
   }

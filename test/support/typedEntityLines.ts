@@ -3,10 +3,10 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { Store } from '../../src/db/client.js';
 import type { EntityType } from '../../src/feed/entities.js';
-import { ingestJsonDump } from '../../src/sync/ingest.js';
-import { storeReplicationPacket } from '../../src/sync/replication.js';
+import type { SyncStore } from '../../src/sync/syncStore.js';
 import { writeJsonDump } from './archives.js';
 import { artistRow, writeReplicationPacket } from './replicationArchives.js';
+import { syncWriterOf } from './stores.js';
 
 /**
  * JSON dump lines for the typed entity tests. Seven entity types have real sample lines
@@ -157,21 +157,22 @@ export function packetOneLines(): Record<EntityType, string[]> {
 }
 
 /**
- * Stores through the real writers (real xz and bzip2 archives): packet 1's JSON dumps
+ * Stores through the real writers of either store (real xz and bzip2 archives): packet 1's JSON dumps
  * ({@link packetOneLines}), packet 2's release dump ({@link releaseWithGroup}) and replication
  * packet 3, which deletes {@link TYPED.deletedOnly}, and packet 4's recording dump ({@link BAD_RECORDING}).
  */
-export async function buildTypedEntities(store: Store, dir: string): Promise<void> {
+export async function buildTypedEntities(store: Store | SyncStore, dir: string): Promise<void> {
+  const writer = syncWriterOf(store);
   for (const [entity, lines] of Object.entries(packetOneLines()) as [EntityType, string[]][]) {
     const built = await writeJsonDump(join(dir, 'p1'), { packet: 1, entity, lines });
-    await ingestJsonDump(store, { packet: 1, entity, archivePath: built.path, file: null });
+    await writer.ingestDump({ packet: 1, entity, archivePath: built.path, file: null });
   }
   const release = await writeJsonDump(join(dir, 'p2'), {
     packet: 2,
     entity: 'release',
     lines: [releaseWithGroup()],
   });
-  await ingestJsonDump(store, { packet: 2, entity: 'release', archivePath: release.path, file: null });
+  await writer.ingestDump({ packet: 2, entity: 'release', archivePath: release.path, file: null });
   const path = await writeReplicationPacket(join(dir, 'p3'), {
     packet: 3,
     format: 'v2',
@@ -184,11 +185,11 @@ export async function buildTypedEntities(store: Store, dir: string): Promise<voi
       },
     ],
   });
-  await storeReplicationPacket(store, 3, path);
+  await writer.replication.storeReplicationPacket(3, path, {});
   const bad = await writeJsonDump(join(dir, 'p4'), {
     packet: 4,
     entity: 'recording',
     lines: [JSON.stringify(BAD_RECORDING)],
   });
-  await ingestJsonDump(store, { packet: 4, entity: 'recording', archivePath: bad.path, file: null });
+  await writer.ingestDump({ packet: 4, entity: 'recording', archivePath: bad.path, file: null });
 }

@@ -1,7 +1,7 @@
 import type { EntityType } from '../../feed/entities.js';
 import { type CurrentRow, currentRowFrom } from '../currentQueries.js';
 import { changeKey } from '../keys.js';
-import type { PostgresStore } from './client.js';
+import type { PgQueryable } from './sql.js';
 
 /**
  * The current state on PostgreSQL: the twin of db/currentQueries.ts `currentOfMbids`, with the same
@@ -39,18 +39,19 @@ type RawCurrentRow = [
 
 /**
  * The current state of each of `mbids` (lower case) in one statement, in the order given;
- * undefined where not held, duplicates answer the same row. Each newest line's `data` is the
+ * undefined where not held, duplicates answer the same row. `on`: the pool, or a client in a
+ * snapshot (Reads.snapshot). Each newest line's `data` is the
  * stored text's UTF-8 bytes, as SQLite gives them.
  * @throws the driver's error when the query fails
  */
 export async function currentOfMbidsPostgres(
-  store: PostgresStore,
+  on: PgQueryable,
   mbids: readonly string[],
 ): Promise<(CurrentRow | undefined)[]> {
   if (mbids.length === 0) return [];
   // Made unique here, as on SQLite: a duplicate costs no second pair of seeks.
   const unique = [...new Set(mbids)];
-  const { rows } = await store.pool.query<RawCurrentRow>({ ...CURRENT_OF, values: [unique] });
+  const { rows } = await on.query<RawCurrentRow>({ ...CURRENT_OF, values: [unique] });
   const byMbid = new Map<string, CurrentRow | undefined>();
   for (const [mbid, changeId, data, removedEntity, removal, removedPacket, mergedInto] of rows) {
     const latest =

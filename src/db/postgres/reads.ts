@@ -1,8 +1,11 @@
-import type { Reads } from '../reads.js';
+import { JSON_DUMP_STATE_SQL, type JsonDumpState } from '../dumpState.js';
+import type { Reads, SnapshotReads } from '../reads.js';
 import { changesOfMbidPagePostgres, changesPagePostgres, previousChangePostgres } from './changeReads.js';
 import type { PostgresStore } from './client.js';
 import { currentOfMbidsPostgres } from './currentReads.js';
+import { named, removalCountPostgres, removalOfMbidPostgres, removalsPagePostgres } from './removalReads.js';
 import { searchCountPostgres, searchHitsPostgres } from './searchReads.js';
+import { BEGIN_SNAPSHOT, inPgTransaction, type PgQueryable } from './sql.js';
 
 // Named statements: prepared once per pooled connection, as SQLite's cachedStatement does.
 const CHANGE_COUNT_OF_MBID = {
@@ -26,6 +29,17 @@ const PACKET_TIMESTAMP = {
   rowMode: 'array' as const,
 };
 
+const JSON_DUMP_STATE = named('livefeed_json_dump_state', JSON_DUMP_STATE_SQL);
+
+/** The current state reads on `on`: the pool, or a snapshot's connection. */
+function currentReads(on: PgQueryable): SnapshotReads {
+  return {
+    currentOfMbid: async (mbid) => (await currentOfMbidsPostgres(on, [mbid]))[0],
+    // `data` is always read: see Reads.currentOfMbids.
+    currentOfMbids: (mbids) => currentOfMbidsPostgres(on, mbids),
+  };
+}
+
 /** The first column of the first row of a named statement, or undefined when it has no row. */
 async function scalar<T>(store: PostgresStore, statement: typeof PRUNED_BEFORE, values: unknown[] = []) {
   const { rows } = await store.pool.query<[T]>({ ...statement, values });
@@ -36,7 +50,8 @@ async function scalar<T>(store: PostgresStore, statement: typeof PRUNED_BEFORE, 
  * {@link Reads} over a PostgreSQL store (issue 17, docs/POSTGRES_PORT.md step 3): the same answers
  * as `sqliteReads` over the same rows, byte for byte. Each read is one statement on a pooled
  * connection (`historyFrom` two, as on SQLite), so concurrent reads run in parallel up to the
- * pool's size; there is no snapshot across two reads, as on SQLite outside a transaction.
+ * pool's size; there is no snapshot across two reads, as on SQLite outside a transaction, but
+ * within `snapshot` (a REPEATABLE READ READ ONLY transaction on one connection).
  */
 export function postgresReads(store: PostgresStore): Reads {
   const prunedBefore = async () => {
@@ -44,9 +59,7 @@ export function postgresReads(store: PostgresStore): Reads {
     return value === undefined ? undefined : Number(value);
   };
   return {
-    currentOfMbid: async (mbid) => (await currentOfMbidsPostgres(store, [mbid]))[0],
-    // `data` is always read: see Reads.currentOfMbids.
-    currentOfMbids: (mbids) => currentOfMbidsPostgres(store, mbids),
+    ...currentReads(store.pool),
     changesOfMbidPage: (mbid, afterId, limit) => changesOfMbidPagePostgres(store, mbid, afterId, limit),
     changeCountOfMbid: async (mbid) => (await scalar<number>(store, CHANGE_COUNT_OF_MBID, [mbid]))!,
     prunedBefore,
@@ -62,5 +75,12 @@ export function postgresReads(store: PostgresStore): Reads {
       changesPagePostgres(store, packet, entity, afterPosition, limit),
     search: (filter, after, limit, options) => searchHitsPostgres(store, filter, after, limit, options),
     searchCount: (filter) => searchCountPostgres(store, filter),
+    removalOfMbid: (mbid) => removalOfMbidPostgres(store.pool, mbid),
+    removalsPage: (range, after, limit) => removalsPagePostgres(store.pool, range, after, limit),
+    removalCount: (range) => removalCountPostgres(store.pool, range),
+    jsonDumpState: async (packet, entity) =>
+      (await store.pool.query<JsonDumpState>({ ...JSON_DUMP_STATE, values: [entity, packet] })).rows[0],
+    snapshot: (read) =>
+      inPgTransaction(store.pool, async (client) => read(currentReads(client)), BEGIN_SNAPSHOT),
   };
 }

@@ -42,21 +42,26 @@ export async function pgRow<T>(
   return (await pgRows<T>(on, sql, args))[0];
 }
 
+/** The BEGIN of a read that must see one snapshot: every statement sees the same commits. */
+export const BEGIN_SNAPSHOT = 'BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY';
+
 /**
  * Runs `work` in one transaction on a connection of `pool`: COMMIT when it resolves, ROLLBACK when
- * it throws (a connection that cannot roll back is closed, which rolls back too).
+ * it throws (a connection that cannot roll back is closed, which rolls back too). `begin` starts
+ * it (default `BEGIN`; {@link BEGIN_SNAPSHOT} for a consistent read).
  * @throws whatever `work` throws, after ROLLBACK.
  */
 export async function inPgTransaction<T>(
   pool: pg.Pool,
   work: (client: pg.PoolClient) => Promise<T>,
+  begin = 'BEGIN',
 ): Promise<T> {
   const client = await pool.connect();
   // A connection that breaks between statements emits 'error'; the next statement fails anyway.
   const ignore = () => {};
   client.on('error', ignore);
   try {
-    await client.query('BEGIN');
+    await client.query(begin);
     const result = await work(client);
     await client.query('COMMIT');
     client.removeListener('error', ignore);

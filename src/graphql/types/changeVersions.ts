@@ -1,7 +1,6 @@
 import { createPatch, type Operation } from 'rfc6902';
-import { packetTimestamp, previousChange } from '../../db/changeVersionQueries.js';
-import type { Store } from '../../db/client.js';
 import type { ChangeRow } from '../../db/queries.js';
+import { type Awaitable, type Reads, thenAwaitable } from '../../db/reads.js';
 import { builder } from '../builder.js';
 import { LINE_COST } from '../plugins/cost.js';
 import { EntityChangeRef } from './entityChange.js';
@@ -36,7 +35,7 @@ export const JsonPatchOperationRef = builder.objectRef<Operation>('JsonPatchOper
 });
 
 const parsedLines = new WeakMap<ChangeRow, unknown>();
-const previousOf = new WeakMap<ChangeRow, ChangeRow | null>();
+const previousOf = new WeakMap<ChangeRow, Awaitable<ChangeRow | null>>();
 
 function parsed(change: ChangeRow): unknown {
   let value = parsedLines.get(change);
@@ -47,11 +46,14 @@ function parsed(change: ChangeRow): unknown {
   return value;
 }
 
-/** The held version before `change`, read once per change object (`previous` and `diff` share it). */
-function previousVersion(store: Store, change: ChangeRow): ChangeRow | null {
+/**
+ * The held version before `change`, read once per change object (`previous` and `diff` share it,
+ * also the promise of a read still under way on PostgreSQL).
+ */
+function previousVersion(reads: Reads, change: ChangeRow): Awaitable<ChangeRow | null> {
   let previous = previousOf.get(change);
   if (previous === undefined) {
-    previous = previousChange(store, change) ?? null;
+    previous = thenAwaitable(reads.previousChange(change), (row) => row ?? null);
     previousOf.set(change, previous);
   }
   return previous;
@@ -61,9 +63,10 @@ function previousVersion(store: Store, change: ChangeRow): ChangeRow | null {
  * RFC 6902 operations that turn the version before `change` into `change`; null when no earlier
  * version is held. Computed by rfc6902's createPatch (arrays diffed element-wise, minimal edits).
  */
-export function diffOfChange(store: Store, change: ChangeRow): Operation[] | null {
-  const previous = previousVersion(store, change);
-  return previous ? createPatch(parsed(previous), parsed(change)) : null;
+export function diffOfChange(reads: Reads, change: ChangeRow): Awaitable<Operation[] | null> {
+  return thenAwaitable(previousVersion(reads, change), (previous) =>
+    previous ? createPatch(parsed(previous), parsed(change)) : null,
+  );
 }
 
 builder.objectFields(EntityChangeRef, (t) => ({
@@ -72,7 +75,7 @@ builder.objectFields(EntityChangeRef, (t) => ({
     nullable: true,
     description: "The packet's TIMESTAMP (when upstream made its JSON dumps' data); null when unknown.",
     resolve: (c, _a, ctx) =>
-      'timestamp' in c ? (c.timestamp as string | null) : packetTimestamp(ctx.store, c.packet),
+      'timestamp' in c ? (c.timestamp as string | null) : ctx.reads.packetTimestamp(c.packet),
   }),
   previous: t.field({
     type: EntityChangeRef,
@@ -80,7 +83,7 @@ builder.objectFields(EntityChangeRef, (t) => ({
     description:
       'The version of the same MBID held just before this one (an earlier packet, or an earlier line of the same ' +
       'JSON dump); null for the first held (older versions may have been pruned: Entity.historyFrom).',
-    resolve: (c, _a, ctx) => previousVersion(ctx.store, c),
+    resolve: (c, _a, ctx) => previousVersion(ctx.reads, c),
   }),
   diff: t.field({
     type: [JsonPatchOperationRef],
@@ -90,6 +93,6 @@ builder.objectFields(EntityChangeRef, (t) => ({
       'there is no previous version.',
     // Its bytes are bounded by the two lines it compares, not by a count of operations.
     extensions: { totalCost: LINE_COST },
-    resolve: (c, _a, ctx) => diffOfChange(ctx.store, c),
+    resolve: (c, _a, ctx) => diffOfChange(ctx.reads, c),
   }),
 }));

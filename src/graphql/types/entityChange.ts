@@ -1,4 +1,6 @@
-import { type ChangeRow, changesPage, dumpsOfPacket, packetByNumber } from '../../db/queries.js';
+import type { JsonDumpState } from '../../db/dumpState.js';
+import type { ChangeRow } from '../../db/queries.js';
+import { type Awaitable, type Reads, thenAwaitable } from '../../db/reads.js';
 import type { EntityType } from '../../feed/entities.js';
 import { builder } from '../builder.js';
 import {
@@ -48,45 +50,63 @@ export const EntityChangeRef = builder.objectRef<ChangeRow>('EntityChange').impl
 /** GraphQL `EntityChangeConnection`. */
 export const EntityChangeConnection = connectionType('EntityChange', EntityChangeRef);
 
-/** Resolves one page of a dump's changes in file order; the cursor is the line position. */
+/**
+ * Resolves one page of a dump's changes in file order; the cursor is the line position.
+ * `changeCount`: the dump's stored count (its `dumps` row), the connection's `totalCount`.
+ * @throws GraphQLError PAGE_SIZE_EXCEEDED, BAD_USER_INPUT, BAD_CURSOR
+ */
 export function resolveChanges(
-  store: Parameters<typeof changesPage>[0],
-  packet: number,
-  entity: EntityType,
+  reads: Reads,
+  dump: { packet: number; entity: EntityType; changeCount: number },
   args: { first?: number | null; after?: string | null },
-): Page<ChangeRow> {
+): Awaitable<Page<ChangeRow>> {
+  const { packet, entity } = dump;
   return resolvePage({
     args,
     decodeAfter: (cursor) => decodeCursor(`change/${packet}/${entity}`, cursor),
-    fetch: (after, limit) => changesPage(store, packet, entity, after ?? 0, limit),
-    totalCount: () => dumpsOfPacket(store, packet).find((d) => d.entity === entity)?.changeCount ?? 0,
+    fetch: (after, limit) => reads.changesPage(packet, entity, after ?? 0, limit),
+    totalCount: () => dump.changeCount,
     cursorOf: (c) => encodeCursor(`change/${packet}/${entity}`, c.position),
   });
 }
 
 /**
- * `packet` when the JSON dump of `entity` for it can be read: stored (SYNCED) or settled without a
- * dump (NO_CHANGES), so an empty page really means "no changes".
+ * The JSON dump of `entity` for `packet` with its change count, when it can be read: stored
+ * (SYNCED) or settled without a dump (NO_CHANGES), so an empty page really means "no changes".
+ * One read (`Reads.jsonDumpState`).
  * @throws GraphQLError NOT_FOUND when this instance has not synced the packet or the entity type,
  *   or the dump FAILED; PENDING while the dump is not on the feed yet and the packet not settled
+ *   (thrown on SQLite, a rejection on PostgreSQL)
  */
 export function checkDumpReadable(
-  store: Parameters<typeof changesPage>[0],
+  reads: Reads,
+  packet: number,
+  entity: EntityType,
+  tracked: readonly EntityType[],
+): Awaitable<{ packet: number; entity: EntityType; changeCount: number }> {
+  return thenAwaitable(reads.jsonDumpState(packet, entity), (state) => {
+    const label = `the ${entity} JSON dump of packet ${packet}`;
+    if (!state) {
+      throw userError('NOT_FOUND', `${label} is not here: this instance has not synced packet ${packet}`, {
+        packet,
+        entity,
+        status: null,
+      });
+    }
+    return { packet, entity, changeCount: readableCount(label, state, packet, entity, tracked) };
+  });
+}
+
+/** The change count of a synced packet's dump in `state` when it can be read; else the error. */
+function readableCount(
+  label: string,
+  row: JsonDumpState,
   packet: number,
   entity: EntityType,
   tracked: readonly EntityType[],
 ): number {
-  const label = `the ${entity} JSON dump of packet ${packet}`;
-  if (!packetByNumber(store, packet)) {
-    throw userError('NOT_FOUND', `${label} is not here: this instance has not synced packet ${packet}`, {
-      packet,
-      entity,
-      status: null,
-    });
-  }
-  const row = dumpsOfPacket(store, packet).find((d) => d.entity === entity);
-  const status = row?.status ?? (tracked.includes(entity) ? 'PENDING' : 'SKIPPED');
-  if (status === 'SYNCED' || status === 'NO_CHANGES') return packet;
+  const status = row.status ?? (tracked.includes(entity) ? 'PENDING' : 'SKIPPED');
+  if (status === 'SYNCED' || status === 'NO_CHANGES') return row.changeCount ?? 0;
   if (status === 'PENDING') {
     throw userError('PENDING', `${label} is PENDING: not on the feed yet; asked again on the next poll`, {
       packet,
@@ -97,7 +117,7 @@ export function checkDumpReadable(
   const why =
     status === 'SKIPPED'
       ? `this instance does not sync ${entity} (--entities)`
-      : `its status is ${status}${row?.error ? `: ${row.error}` : ''}`;
+      : `its status is ${status}${row.error ? `: ${row.error}` : ''}`;
   throw userError('NOT_FOUND', `${label} is not stored: ${why}`, { packet, entity, status });
 }
 
@@ -113,11 +133,9 @@ builder.queryField('changes', (t) =>
       ...pageArgs(t.arg),
     },
     resolve: (_root, args, ctx) =>
-      resolveChanges(
-        ctx.store,
-        checkDumpReadable(ctx.store, checkPacketNumber(args.packet), args.entity, ctx.service.entities),
-        args.entity,
-        args,
+      thenAwaitable(
+        checkDumpReadable(ctx.reads, checkPacketNumber(args.packet), args.entity, ctx.service.entities),
+        (dump) => resolveChanges(ctx.reads, dump, args),
       ),
   }),
 );

@@ -1,6 +1,5 @@
-import type { Store } from '../../db/client.js';
-import { historyFrom, prunedBefore } from '../../db/historyQueries.js';
-import { type ChangeRow, changeCountOfMbid, changesOfMbidPage } from '../../db/queries.js';
+import type { ChangeRow } from '../../db/queries.js';
+import { type Awaitable, type Reads, thenAwaitable } from '../../db/reads.js';
 import { builder } from '../builder.js';
 import { decodeCursor, encodeCursor, type Page, pageArgs, resolvePage } from '../connection.js';
 import { EntityRef, type EntityShape } from './entity.js';
@@ -14,16 +13,16 @@ import { ServiceRef } from './service.js';
  * @throws GraphQLError PAGE_SIZE_EXCEEDED, BAD_USER_INPUT, BAD_CURSOR
  */
 export function resolveHistory(
-  store: Store,
+  reads: Reads,
   entity: EntityShape,
   args: { first?: number | null; after?: string | null },
-): Page<ChangeRow> {
+): Awaitable<Page<ChangeRow>> {
   const kind = `history/${entity.mbid}`;
   return resolvePage({
     args,
     decodeAfter: (cursor) => decodeCursor(kind, cursor),
-    fetch: (after, limit) => (entity.latest ? changesOfMbidPage(store, entity.mbid, after ?? 0, limit) : []),
-    totalCount: () => (entity.latest ? changeCountOfMbid(store, entity.mbid) : 0),
+    fetch: (after, limit) => (entity.latest ? reads.changesOfMbidPage(entity.mbid, after ?? 0, limit) : []),
+    totalCount: () => (entity.latest ? reads.changeCountOfMbid(entity.mbid) : 0),
     cursorOf: (c) => encodeCursor(kind, c.id),
   });
 }
@@ -35,7 +34,7 @@ builder.objectField(EntityRef, 'history', (t) =>
       'Every change held, oldest first, a page at a time (default 20, at most 500); empty when no JSON dump ' +
       'held this MBID.',
     args: pageArgs(t.arg),
-    resolve: (e, args, ctx) => resolveHistory(ctx.store, e, args),
+    resolve: (e, args, ctx) => resolveHistory(ctx.reads, e, args),
   }),
 );
 
@@ -45,7 +44,7 @@ builder.objectField(ServiceRef, 'historyFrom', (t) =>
     description:
       'The oldest packet whose changes (JSON dump lines, replication row changes) are still held: history before it ' +
       "was pruned (--keep-history), except each entity's current version; null for an empty database.",
-    resolve: (_s, _a, ctx) => historyFrom(ctx.store) ?? null,
+    resolve: (_s, _a, ctx) => thenAwaitable(ctx.reads.historyFrom(), (packet) => packet ?? null),
   }),
 );
 
@@ -55,6 +54,6 @@ builder.objectField(EntityRef, 'historyFrom', (t) =>
     description:
       '`history` is cut: changes of packets before this one were pruned (--keep-history), so `history` starts at ' +
       'this packet (plus the current version, which is always kept, even when older); null when nothing was pruned.',
-    resolve: (_e, _a, ctx) => prunedBefore(ctx.store) ?? null,
+    resolve: (_e, _a, ctx) => thenAwaitable(ctx.reads.prunedBefore(), (packet) => packet ?? null),
   }),
 );

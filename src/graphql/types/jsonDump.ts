@@ -61,7 +61,12 @@ export const JsonDumpRef = builder.objectRef<JsonDumpShape>('JsonDump').implemen
     changes: t.field({
       type: EntityChangeConnection,
       args: pageArgs(t.arg),
-      resolve: (d, args, ctx) => resolveChanges(ctx.store, d.packet, d.entity, args),
+      resolve: (d, args, ctx) =>
+        resolveChanges(
+          ctx.reads,
+          { packet: d.packet, entity: d.entity, changeCount: d.row?.changeCount ?? 0 },
+          args,
+        ),
     }),
   }),
 });

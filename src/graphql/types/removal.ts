@@ -1,13 +1,6 @@
-import type { Store } from '../../db/client.js';
 import { MAX_PACKET } from '../../db/keys.js';
-import {
-  type RemovalKey,
-  type RemovalRange,
-  type RemovalRow,
-  removalCount,
-  removalOfMbid,
-  removalsPage,
-} from '../../db/replicationQueries.js';
+import { type Awaitable, type Reads, thenAwaitable } from '../../db/reads.js';
+import type { RemovalKey, RemovalRange, RemovalRow } from '../../db/replicationQueries.js';
 import type { EntityType } from '../../feed/entities.js';
 import { isMbid } from '../../feed/mbid.js';
 import { builder } from '../builder.js';
@@ -100,15 +93,15 @@ function decodeRemovalCursor(cursor: string | null | undefined): RemovalKey | un
  * @throws GraphQLError PAGE_SIZE_EXCEEDED, BAD_USER_INPUT, BAD_CURSOR
  */
 export function resolveRemovals(
-  store: Store,
+  reads: Reads,
   range: RemovalRange,
   args: { first?: number | null; after?: string | null },
-): Page<RemovalRow> {
+): Awaitable<Page<RemovalRow>> {
   return resolvePage({
     args,
     decodeAfter: decodeRemovalCursor,
-    fetch: (after, limit) => removalsPage(store, range, after, limit),
-    totalCount: () => removalCount(store, range),
+    fetch: (after, limit) => reads.removalsPage(range, after, limit),
+    totalCount: () => reads.removalCount(range),
     cursorOf: removalCursor,
   });
 }
@@ -125,7 +118,7 @@ builder.queryFields((t) => ({
       entity: t.arg({ type: EntityTypeEnum, required: false }),
       ...pageArgs(t.arg),
     },
-    resolve: (_root, args, ctx) => resolveRemovals(ctx.store, removalRange(args), args),
+    resolve: (_root, args, ctx) => resolveRemovals(ctx.reads, removalRange(args), args),
   }),
   removal: t.field({
     type: EntityRemovalRef,
@@ -133,7 +126,7 @@ builder.queryFields((t) => ({
     description:
       'The newest removal of an MBID, also for MBIDs no JSON dump held here (`entity` answers those too, with `latest` null).',
     args: { mbid: t.arg.id({ required: true }) },
-    resolve: (_root, args, ctx) => removalOfMbid(ctx.store, checkMbid(String(args.mbid))),
+    resolve: (_root, args, ctx) => ctx.reads.removalOfMbid(checkMbid(String(args.mbid))),
   }),
 }));
 
@@ -142,7 +135,7 @@ builder.objectField(EntityRef, 'removed', (t) =>
     type: EntityRemovalRef,
     nullable: true,
     description: 'Set when a replication packet deleted this entity or merged it away (its newest removal).',
-    resolve: (e, _a, ctx) => removalOfMbid(ctx.store, e.mbid),
+    resolve: (e, _a, ctx) => ctx.reads.removalOfMbid(e.mbid),
   }),
 );
 
@@ -153,10 +146,13 @@ builder.objectField(EntityRef, 'redirect', (t) =>
     description:
       'For an entity merged away: the entity it was merged into, when a stored replication packet shows the ' +
       'target (its own `latest` is null when no JSON dump held the target here); else null.',
-    resolve: (e, _a, ctx) => {
-      const removal = removalOfMbid(ctx.store, e.mbid);
-      if (removal?.kind !== 'MERGED' || !removal.mergedInto) return null;
-      return entityOf(ctx.reads, removal.mergedInto, removal.entity) ?? null;
-    },
+    resolve: (e, _a, ctx) =>
+      thenAwaitable(ctx.reads.removalOfMbid(e.mbid), (removal) => {
+        if (removal?.kind !== 'MERGED' || !removal.mergedInto) return null;
+        return thenAwaitable(
+          entityOf(ctx.reads, removal.mergedInto, removal.entity),
+          (entity) => entity ?? null,
+        );
+      }),
   }),
 );

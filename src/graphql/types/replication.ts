@@ -91,7 +91,7 @@ export const ReplicationPacketRef = builder
         description:
           'Entities this packet deleted or merged away, by MBID, a page at a time (as Query.removals).',
         args: pageArgs(t.arg),
-        resolve: (r, args, ctx) => resolveRemovals(ctx.store, { from: r.packet, to: r.packet }, args),
+        resolve: (r, args, ctx) => resolveRemovals(ctx.reads, { from: r.packet, to: r.packet }, args),
       }),
       rowChanges: t.field({
         type: RowChangeConnection,

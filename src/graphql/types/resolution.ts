@@ -1,6 +1,5 @@
-import type { Store } from '../../db/client.js';
-import { type CurrentRow, currentOfMbid, currentOfMbids } from '../../db/currentQueries.js';
-import { readSnapshot } from '../../db/snapshot.js';
+import type { CurrentRow } from '../../db/currentQueries.js';
+import { type Awaitable, type SnapshotReads, thenAwaitable } from '../../db/reads.js';
 import type { EntityType } from '../../feed/entities.js';
 import { builder } from '../builder.js';
 import { userError } from '../errors.js';
@@ -45,34 +44,74 @@ export interface MbidResolution {
   path: string[];
 }
 
-/**
- * Follows `mbid`'s merges through the current state to the end of the chain. A chain ending in a
- * deletion is DELETED. A merge whose target row no stored packet shows ends as MERGED with a null
- * target; so does a cycle (an MBID met twice) or a chain over {@link MAX_HOPS} hops, which the
- * feed never produces: the path then shows where it turned. `first`: the row of `mbid` when
- * already read (null: not held).
- */
-export function resolveMbid(store: Store, mbid: string, first?: CurrentRow | null): MbidResolution {
-  let row = first === undefined ? currentOfMbid(store, mbid) : (first ?? undefined);
-  if (!row) return { mbid, status: 'UNKNOWN', target: null, path: [] };
-  const path: string[] = [];
-  const seen = new Set([mbid]);
-  let type: EntityType = row.entity;
-  while (row?.status === 'MERGED') {
-    const next: string | null = row.mergedInto;
-    if (next === null || seen.has(next) || path.length >= MAX_HOPS) {
+/** One MBID's walk along its merge chain: done, or waiting for the row of `next`. */
+interface Walk {
+  mbid: string;
+  path: string[];
+  seen: Set<string>;
+  /** The entity type of the last merged row (a merge target no JSON dump held is of that type). */
+  type: EntityType;
+  /** The MBID whose row is read next; undefined once `done`. */
+  next?: string;
+  done?: MbidResolution;
+}
+
+/** Takes `row`, the row of the walk's newest MBID: ends the walk or names the next hop. */
+function step(walk: Walk, row: CurrentRow | undefined): void {
+  walk.next = undefined;
+  const { mbid, path } = walk;
+  if (row?.status === 'MERGED') {
+    const next = row.mergedInto;
+    if (next === null || walk.seen.has(next) || path.length >= MAX_HOPS) {
       if (next !== null) path.push(next);
-      return { mbid, status: 'MERGED', target: null, path };
+      walk.done = { mbid, status: 'MERGED', target: null, path };
+      return;
     }
     path.push(next);
-    seen.add(next);
-    type = row.entity;
-    row = currentOfMbid(store, next);
+    walk.seen.add(next);
+    walk.type = row.entity;
+    walk.next = next;
+    return;
   }
-  if (row?.status === 'DELETED') return { mbid, status: 'DELETED', target: null, path };
+  if (row?.status === 'DELETED') {
+    walk.done = { mbid, status: 'DELETED', target: null, path };
+    return;
+  }
   // The end of the chain: a held entity, or a merge target no JSON dump held here.
-  const target = row ? entityOfCurrent(row) : { mbid: path.at(-1)!, type, latest: null };
-  return { mbid, status: path.length === 0 ? 'CURRENT' : 'MERGED', target, path };
+  const target = row ? entityOfCurrent(row) : { mbid: path.at(-1)!, type: walk.type, latest: null };
+  walk.done = { mbid, status: path.length === 0 ? 'CURRENT' : 'MERGED', target, path };
+}
+
+/** Reads the next hop of every walk not done, in one statement per hop level, until all are done. */
+function follow(reads: SnapshotReads, walks: Walk[]): Awaitable<MbidResolution[]> {
+  const hopping = walks.filter((walk) => walk.next !== undefined);
+  if (hopping.length === 0) return walks.map((walk) => walk.done!);
+  const next = hopping.map((walk) => walk.next!);
+  return thenAwaitable(reads.currentOfMbids(next, { data: false }), (rows) => {
+    for (const [i, walk] of hopping.entries()) step(walk, rows[i]);
+    return follow(reads, walks);
+  });
+}
+
+/**
+ * What each of `mbids` (lower case) stands for now, in order: its merges followed through the
+ * current state to the end of the chain, every MBID's hop of one level read in one statement
+ * (on SQLite at once, without a promise). A chain ending in a deletion is DELETED. A merge whose
+ * target row no stored packet shows ends as MERGED with a null target; so does a cycle (an MBID
+ * met twice) or a chain over {@link MAX_HOPS} hops, which the feed never produces: the path then
+ * shows where it turned. Run it in `Reads.snapshot`, so every hop sees the same state.
+ */
+export function resolveMbids(reads: SnapshotReads, mbids: readonly string[]): Awaitable<MbidResolution[]> {
+  return thenAwaitable(reads.currentOfMbids(mbids, { data: false }), (rows) => {
+    const walks = mbids.map((mbid, i): Walk => {
+      const row = rows[i];
+      const walk: Walk = { mbid, path: [], seen: new Set([mbid]), type: row?.entity ?? 'artist' };
+      if (row) step(walk, row);
+      else walk.done = { mbid, status: 'UNKNOWN', target: null, path: [] };
+      return walk;
+    });
+    return follow(reads, walks);
+  });
 }
 
 /** GraphQL `ResolutionStatus`. */
@@ -120,7 +159,9 @@ builder.queryFields((t) => ({
     description: `Up to ${MAX_MBIDS} entities by MBID from the current state, in the order asked, null where unknown.`,
     args: { mbids: t.arg.idList({ required: true }) },
     resolve: (_r, args, ctx) =>
-      currentOfMbids(ctx.store, checkMbids(args.mbids)).map((row) => (row ? entityOfCurrent(row) : null)),
+      thenAwaitable(ctx.reads.currentOfMbids(checkMbids(args.mbids)), (rows) =>
+        rows.map((row) => (row ? entityOfCurrent(row) : null)),
+      ),
   }),
   resolve: t.field({
     type: [MbidResolutionRef],
@@ -131,10 +172,7 @@ builder.queryFields((t) => ({
     resolve: (_r, args, ctx) => {
       const mbids = checkMbids(args.mbids);
       // One snapshot for the list and every merge hop: a packet committed meanwhile is seen whole or not at all.
-      return readSnapshot(ctx.store, () => {
-        const rows = currentOfMbids(ctx.store, mbids, { data: false });
-        return mbids.map((mbid, i) => resolveMbid(ctx.store, mbid, rows[i] ?? null));
-      });
+      return ctx.reads.snapshot((reads) => resolveMbids(reads, mbids));
     },
   }),
 }));

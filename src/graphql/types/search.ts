@@ -1,5 +1,5 @@
 import { entitySlot } from '../../db/keys.js';
-import { type SearchFilter, type SearchHit, searchCount, searchHits } from '../../db/searchQueries.js';
+import type { SearchFilter, SearchHit } from '../../db/searchQueries.js';
 import type { EntityType } from '../../feed/entities.js';
 import { builder } from '../builder.js';
 import { type Page, PageInfo, pageArgs, pageInfo, resolvePage } from '../connection.js';
@@ -85,8 +85,8 @@ builder.queryField('search', (t) =>
       return resolvePage({
         args,
         decodeAfter: (cursor) => (cursor ? decodeSearchCursor(identity(), cursor) : undefined),
-        fetch: (after, limit) => searchHits(ctx.store, filter, after, limit),
-        totalCount: () => searchCount(ctx.store, filter),
+        fetch: (after, limit) => ctx.reads.search(filter, after, limit),
+        totalCount: () => ctx.reads.searchCount(filter),
         cursorOf: (hit) => encodeSearchCursor(identity(), { bm25: hit.bm25, id: hit.change.id }),
       });
     },

@@ -3,6 +3,7 @@ import { dumpIdRange } from '../../../src/db/keys.js';
 import { DUMP_PAGE, MBID_PAGE, PREVIOUS } from '../../../src/db/postgres/changeReads.js';
 import { openPostgresStore, type PostgresStore } from '../../../src/db/postgres/client.js';
 import { CURRENT_OF } from '../../../src/db/postgres/currentReads.js';
+import { REMOVAL_STATEMENTS } from '../../../src/db/postgres/removalReads.js';
 import { describePostgres, type PostgresCluster, startPostgres } from '../../support/postgres.js';
 import { explainPlan, type PlanNode } from '../../support/postgresPlans.js';
 
@@ -82,5 +83,23 @@ describePostgres('the plans of the PostgreSQL reads (indexes, no sort)', () => {
     const found = await plan(DUMP_PAGE, [first + 5000, last, 50]);
     expect(scans(found)).toEqual(['changes:changes_pkey']);
     expect(sorts(found)).toEqual([]);
+  });
+
+  it('removal pages: the primary key (or removals_entity with a type) from the cursor on, no sort; an MBID: removals_mbid', async () => {
+    const key = [101, 'a0000000-0000-4000-8000-000000000250', 'DELETED'];
+    const all = { from: 1, to: 200 };
+    const artists = { ...all, entity: 'artist' as const };
+    const pages = [
+      await plan(REMOVAL_STATEMENTS.page(all), [1, 200, ...key, 21]),
+      await plan(REMOVAL_STATEMENTS.page(artists), [1, 200, 'artist', ...key, 21]),
+    ];
+    expect(pages.map(scans)).toEqual([
+      ['removals:removals_packet_mbid_kind_pk', 'replication_packets:replication_packets_pkey'],
+      ['removals:removals_entity', 'replication_packets:replication_packets_pkey'],
+    ]);
+    expect(pages.flatMap(sorts)).toEqual([]);
+    const ofMbid = await plan(REMOVAL_STATEMENTS.ofMbid, [key[1]]);
+    expect(scans(ofMbid)).toEqual(['removals:removals_mbid', 'replication_packets:replication_packets_pkey']);
+    expect(sorts(ofMbid)).toEqual([]);
   });
 });

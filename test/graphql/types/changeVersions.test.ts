@@ -1,13 +1,11 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { applyPatch, type Operation } from 'rfc6902';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { openStore } from '../../../src/db/client.js';
-import { ingestJsonDump } from '../../../src/sync/ingest.js';
+import { expect, it } from 'vitest';
+import type { SyncStore } from '../../../src/sync/syncStore.js';
+import { describeAppStores } from '../../support/appStores.js';
 import { writeJsonDump } from '../../support/archives.js';
-import { gql, tempDir, testApp } from '../../support/harness.js';
-
-type App = ReturnType<typeof testApp>;
+import { gql } from '../../support/harness.js';
 
 // A real artist line (fixtures/samples), then the same artist edited as upstream would write it.
 const original = JSON.parse(
@@ -26,36 +24,26 @@ const QUERY = `query($p: Int!) {
   }
 }`;
 
-describe('EntityChange.timestamp, previous and diff (RFC 6902)', () => {
-  let dir: Awaited<ReturnType<typeof tempDir>>;
-  let app: App;
+/** The two versions as JSON dumps of packets 20 and 21, each with its own TIMESTAMP. */
+async function build(writer: SyncStore, dir: string): Promise<void> {
+  const lines: [number, object][] = [
+    [20, original],
+    [21, edited],
+  ];
+  for (const [packet, line] of lines) {
+    const built = await writeJsonDump(join(dir, `dump-${packet}`), {
+      packet,
+      entity: 'artist',
+      lines: [JSON.stringify(line)],
+      timestamp: `2026-05-11 ${packet}:14:26.878674+00`,
+    });
+    await writer.ingestDump({ packet, entity: 'artist', archivePath: built.path, file: null });
+  }
+}
 
-  beforeAll(async () => {
-    dir = await tempDir('lf-diff-');
-    const store = openStore(join(dir.dir, 'livefeed.db'));
-    const lines: [number, object][] = [
-      [20, original],
-      [21, edited],
-    ];
-    for (const [packet, line] of lines) {
-      const built = await writeJsonDump(join(dir.dir, `dump-${packet}`), {
-        packet,
-        entity: 'artist',
-        lines: [JSON.stringify(line)],
-        timestamp: `2026-05-11 ${packet}:14:26.878674+00`,
-      });
-      await ingestJsonDump(store, { packet, entity: 'artist', archivePath: built.path, file: null });
-    }
-    store.close();
-    app = testApp(join(dir.dir, 'livefeed.db'), dir.dir);
-  }, 60_000);
-  afterAll(async () => {
-    app?.store.close();
-    await dir?.cleanup();
-  });
-
+describeAppStores('EntityChange.timestamp, previous and diff (RFC 6902)', build, (_kind, run) => {
   it('the first held version has no previous and no diff; its timestamp is the packet TIMESTAMP', async () => {
-    const answer = await gql(app, QUERY, { p: 20 });
+    const answer = await gql(run().app, QUERY, { p: 20 });
     expect(answer.errors).toBeUndefined();
     expect(answer.data!.changes.nodes).toEqual([
       expect.objectContaining({
@@ -68,7 +56,7 @@ describe('EntityChange.timestamp, previous and diff (RFC 6902)', () => {
   });
 
   it('diff is the patch from the previous version: rfc6902 applies it to give this version', async () => {
-    const answer = await gql(app, QUERY, { p: 21 });
+    const answer = await gql(run().app, QUERY, { p: 21 });
     expect(answer.errors).toBeUndefined();
     const [node] = answer.data!.changes.nodes;
     expect(node.previous).toEqual({ packet: 20, data: original });

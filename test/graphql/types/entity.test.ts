@@ -41,4 +41,57 @@ describeAppStores('entity(mbid) over either store', buildCurrentStateOn, (_kind,
     expect(answer.data).toEqual({ entity: null });
     expect(answer.errors![0]!.extensions!.code).toBe('INVALID_MBID');
   });
+
+  it('removals pages through the removals of a range by packet, MBID, kind; removal(mbid) is the newest', async () => {
+    const REMOVALS = `query($after: String) { removals(fromPacket: 12, toPacket: 13, first: 3, after: $after) {
+      totalCount pageInfo { hasNextPage endCursor } nodes { mbid type packet kind mergedInto timestamp } } }`;
+    const seen: { packet: number; kind: string; mbid: string }[] = [];
+    let after: string | undefined;
+    for (;;) {
+      const page = (await gql(run().app, REMOVALS, { after })).data!.removals;
+      expect(page.totalCount).toBe(7);
+      seen.push(...page.nodes);
+      if (!page.pageInfo.hasNextPage) break;
+      after = page.pageInfo.endCursor;
+    }
+    expect(seen.map((r) => `${r.packet} ${r.kind} ${r.mbid}`)).toEqual([
+      `12 DELETED ${MBID.reappeared}`,
+      `12 MERGED ${MBID.chainStart}`,
+      `12 MERGED ${MBID.mergedThenDeleted}`,
+      `12 DELETED ${MBID.deletedDespiteOlderDump}`,
+      `13 MERGED ${MBID.middle}`,
+      `13 DELETED ${MBID.deletedTarget}`,
+      `13 MERGED ${MBID.mergedIntoUnheld}`,
+    ]);
+    expect(seen[1]).toMatchObject({
+      type: 'ARTIST',
+      mergedInto: MBID.middle,
+      timestamp: expect.stringMatching(/^2026-/),
+    });
+    const removal = await gql(run().app, `{ removal(mbid: "${MBID.middle}") { packet kind mergedInto } }`);
+    expect(removal.data).toEqual({ removal: { packet: 13, kind: 'MERGED', mergedInto: MBID.chainEnd } });
+  });
+
+  // Last: it stores removals of its own.
+  it('of a deletion and a merge in one packet, removed, redirect and resolve all take the merge', async () => {
+    const insert =
+      "INSERT INTO removals (mbid, entity, packet, kind, merged_into) VALUES (?, 'artist', 20, ?, ?)";
+    await run().db.rows(insert, MBID.replaced, 'DELETED', null);
+    await run().db.rows(insert, MBID.replaced, 'MERGED', MBID.chainEnd);
+    const answer = await gql(
+      run().app,
+      `query($m: ID!) { entity(mbid: $m) { removed { kind packet mergedInto } redirect { mbid latest { packet } } }
+        resolve(mbids: [$m]) { status path } }`,
+      { m: MBID.replaced },
+    );
+    expect(answer).toEqual({
+      data: {
+        entity: {
+          removed: { kind: 'MERGED', packet: 20, mergedInto: MBID.chainEnd },
+          redirect: { mbid: MBID.chainEnd, latest: { packet: 10 } },
+        },
+        resolve: [{ status: 'MERGED', path: [MBID.chainEnd] }],
+      },
+    });
+  });
 });

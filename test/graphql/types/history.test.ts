@@ -1,8 +1,8 @@
 import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { openStore, type Store } from '../../../src/db/client.js';
-import { type App, createApp } from '../../../src/http/app.js';
-import { type GqlResult, gql, tempDir, testLogger, testService } from '../../support/harness.js';
+import { expect, it } from 'vitest';
+import type { SyncStore } from '../../../src/sync/syncStore.js';
+import { describeAppStores } from '../../support/appStores.js';
+import { type GqlResult, gql } from '../../support/harness.js';
 import { mbidOf, recordingLineOf, storeDump } from '../../support/sizedLines.js';
 
 /** Issue 16: Entity.history is a connection, oldest first, a page at a time. */
@@ -10,48 +10,36 @@ import { mbidOf, recordingLineOf, storeDump } from '../../support/sizedLines.js'
 const X = mbidOf(1);
 const Y = mbidOf(2);
 
-let data: Awaited<ReturnType<typeof tempDir>>;
-let store: Store;
-let app: App;
-
-beforeAll(async () => {
-  data = await tempDir('lf-history-');
-  store = openStore(join(data.dir, 'livefeed.db'));
-  const feed = join(data.dir, 'feed');
-  // 45 versions of X over three packets, stored out of packet order; Y in between.
+/** 45 versions of X over three packets, stored out of packet order; Y in between. */
+async function build(writer: SyncStore, dir: string): Promise<void> {
+  const feed = join(dir, 'feed');
   await storeDump(
-    store,
+    writer,
     feed,
     12,
     'recording',
     [...Array(20)].map(() => recordingLineOf(X, 2000)),
   );
-  await storeDump(store, feed, 10, 'recording', [
+  await storeDump(writer, feed, 10, 'recording', [
     ...[...Array(15)].map(() => recordingLineOf(X, 2000)),
     recordingLineOf(Y, 2000),
     ...[...Array(10)].map(() => recordingLineOf(X, 2000)),
   ]);
-  await storeDump(store, feed, 11, 'recording', [recordingLineOf(Y, 2000)]);
-  app = createApp({ store, service: testService(), logger: testLogger(), dataDir: data.dir });
-}, 60_000);
-
-afterAll(async () => {
-  store.close();
-  await data.cleanup();
-});
+  await storeDump(writer, feed, 11, 'recording', [recordingLineOf(Y, 2000)]);
+}
 
 const HISTORY = `query($m: ID!, $first: Int, $after: String) { entity(mbid: $m) { history(first: $first, after: $after) {
   totalCount pageInfo { hasNextPage hasPreviousPage startCursor endCursor } edges { cursor node { packet position } } } } }`;
 
-async function history(m: string, first?: number, after?: string | null): Promise<GqlResult> {
-  return gql(app, HISTORY, { m, first, after });
-}
+describeAppStores('Entity.history(first, after)', build, (_kind, run) => {
+  const history = (m: string, first?: number, after?: string | null): Promise<GqlResult> =>
+    gql(run().app, HISTORY, { m, first, after });
 
-describe('Entity.history(first, after)', () => {
   it('pages through every version, oldest first, with cursors and bounds', async () => {
-    const stored = store.sqlite
-      .prepare('SELECT packet, position FROM changes WHERE mbid = ? ORDER BY packet, position')
-      .all(X);
+    const stored = await run().db.rows(
+      'SELECT packet, position FROM changes WHERE mbid = ? ORDER BY packet, position',
+      X,
+    );
     expect(stored).toHaveLength(45);
     const first = await history(X);
     expect(first.errors).toBeUndefined();

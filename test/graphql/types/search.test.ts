@@ -1,6 +1,7 @@
-import { describe, expect, it } from 'vitest';
+import { expect, it } from 'vitest';
 import { COMMON_MIN } from '../../../src/db/searchCommon.js';
-import { appOverBuiltStore } from '../../support/appFixture.js';
+import type { SyncStore } from '../../../src/sync/syncStore.js';
+import { describeAppStores } from '../../support/appStores.js';
 import { gql } from '../../support/harness.js';
 import {
   buildSearchStory,
@@ -36,9 +37,16 @@ const SEARCH_QUERY = `query($q: String!, $e: [EntityType!], $first: Int, $after:
   }
 }`;
 
-describe('search over the current state (yoga.fetch, real archives and SQLite)', () => {
+/** The search story, the crowd of areas and the odd names, through either store's sync writer. */
+async function build(writer: SyncStore, dir: string): Promise<void> {
+  await buildSearchStory(writer, dir);
+  await storeDump(writer, dir, 13, 'area', CROWD_LINES);
+  await storeDump(writer, dir, 13, 'artist', ODD_NAMES);
+}
+
+describeAppStores('search over the current state (yoga.fetch, real archives)', build, (_kind, run) => {
   const search = (q: string, more: Record<string, unknown> = {}) =>
-    gql(fixture.app, SEARCH_QUERY, { q, ...more });
+    gql(run().app, SEARCH_QUERY, { q, ...more });
   const mbidsOf = async (q: string, more: Record<string, unknown> = {}) => {
     const answer = await search(q, more);
     expect(answer.errors).toBeUndefined();
@@ -49,12 +57,6 @@ describe('search over the current state (yoga.fetch, real archives and SQLite)',
     expect(answer.data).toBeNull();
     return answer.errors![0]!;
   };
-
-  const fixture = appOverBuiltStore('lf-search-', async (store, dir) => {
-    await buildSearchStory(store, dir);
-    await storeDump(store, dir, 13, 'area', CROWD_LINES);
-    await storeDump(store, dir, 13, 'artist', ODD_NAMES);
-  });
 
   it('ignores case and diacritics: grosse boite finds "Grosse Boîte" of every entity type, names and titles', async () => {
     const expected = [SEARCH.grosse, SEARCH.label, SEARCH.recording].sort();
@@ -150,7 +152,7 @@ describe('search over the current state (yoga.fetch, real archives and SQLite)',
       'BAD_CURSOR',
     );
     const changes = await gql(
-      fixture.app,
+      run().app,
       '{ changes(packet: 10, entity: ARTIST, first: 1) { pageInfo { endCursor } } }',
     );
     const foreign = changes.data!.changes.pageInfo.endCursor;
@@ -189,7 +191,7 @@ describe('search over the current state (yoga.fetch, real archives and SQLite)',
   it('pages like every connection: at most 500, and the page size counts in the cost limit', async () => {
     expect((await errorOf('grosse', { first: 501 })).extensions?.code).toBe('PAGE_SIZE_EXCEEDED');
     const heavy = await gql(
-      fixture.app,
+      run().app,
       '{ search(query: "grosse", first: 500) { nodes { history(first: 500) { nodes { packet position mbid name } } } } }',
     );
     expect(heavy.errors?.[0]?.extensions?.code).toBe('QUERY_TOO_COMPLEX');
@@ -230,7 +232,7 @@ describe('search over the current state (yoga.fetch, real archives and SQLite)',
       ['numeric wonder', NUMERIC, null],
     ] as const) {
       const hit = (await search(q)).data!.search.edges[0].node;
-      const entity = await gql(fixture.app, `{ entity(mbid: "${mbid}") { latest { name } } }`);
+      const entity = await gql(run().app, `{ entity(mbid: "${mbid}") { latest { name } } }`);
       expect(hit).toMatchObject({ mbid, latest: { name } });
       expect(entity.data!.entity.latest.name).toBe(name);
     }

@@ -1,13 +1,13 @@
 import { join } from 'node:path';
 import { parse } from 'graphql';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { openStore, type Store } from '../../../src/db/client.js';
+import { beforeAll, expect, it } from 'vitest';
+import type { Reads } from '../../../src/db/reads.js';
 import { operationCost } from '../../../src/graphql/plugins/cost.js';
 import { schema } from '../../../src/graphql/schema.js';
-import { createApp } from '../../../src/http/app.js';
-import { ingestJsonDump } from '../../../src/sync/ingest.js';
+import type { SyncStore } from '../../../src/sync/syncStore.js';
+import { describeAppStores } from '../../support/appStores.js';
 import { writeJsonDump } from '../../support/archives.js';
-import { gql, tempDir, testLogger, testService } from '../../support/harness.js';
+import { gql } from '../../support/harness.js';
 import { recordStatements } from '../../support/statementCount.js';
 import { syntheticMbid } from '../../support/syntheticFeed.js';
 import { buildTypedEntities, packetOneLines, sampleLines, TYPED } from '../../support/typedEntityLines.js';
@@ -37,156 +37,169 @@ function releaseLines(): string[] {
   );
 }
 
-describe('typed entity links: Entity when held, null otherwise, one read per level (yoga.fetch)', () => {
-  let dir: Awaited<ReturnType<typeof tempDir>>;
-  let store: Store;
-  let statements: string[];
-  let app: ReturnType<typeof createApp>;
+/** The typed entities and packet 5's releases, through either store's sync writer. */
+async function build(writer: SyncStore, dir: string): Promise<void> {
+  await buildTypedEntities(writer, dir);
+  const built = await writeJsonDump(join(dir, 'p5'), { packet: 5, entity: 'release', lines: releaseLines() });
+  await writer.ingestDump({ packet: 5, entity: 'release', archivePath: built.path, file: null });
+}
 
-  beforeAll(async () => {
-    dir = await tempDir('lf-links-');
-    const path = join(dir.dir, 'livefeed.db');
-    const writer = openStore(path);
-    await buildTypedEntities(writer, dir.dir);
-    const built = await writeJsonDump(join(dir.dir, 'p5'), {
-      packet: 5,
-      entity: 'release',
-      lines: releaseLines(),
+// Reads of lists of MBIDs (each one statement on either store), counted over both stores.
+let listReads = 0;
+const countListReads = (reads: Reads): Reads => ({
+  ...reads,
+  currentOfMbids: (mbids, options) => {
+    listReads++;
+    return reads.currentOfMbids(mbids, options);
+  },
+});
+
+describeAppStores(
+  'typed entity links: Entity when held, null otherwise, one read per level (yoga.fetch)',
+  build,
+  (kind, run) => {
+    let statements: string[] = [];
+    const app = () => run().app;
+    // SQLite: every statement the app's connection runs, to show there is no read per item.
+    beforeAll(() => {
+      if (kind === 'sqlite') statements = recordStatements(run().reader!);
     });
-    await ingestJsonDump(writer, { packet: 5, entity: 'release', archivePath: built.path, file: null });
-    writer.close();
-    store = openStore(path);
-    statements = recordStatements(store);
-    app = createApp({ store, service: testService(), logger: testLogger(), dataDir: dir.dir });
-  }, 60_000);
-  afterAll(async () => {
-    store?.close();
-    await dir?.cleanup();
-  });
+    const reset = () => {
+      statements.length = 0;
+      listReads = 0;
+    };
 
-  const linkReads = () => statements.filter((sql) => sql.includes('json_each')).length;
+    const linkReads = () => {
+      if (kind === 'sqlite')
+        expect(statements.filter((sql) => sql.includes('json_each')).length).toBe(listReads);
+      return listReads;
+    };
 
-  it('Artist.area and Label.area resolve when held; beginArea is null but its MBID stays', async () => {
-    const answer = await gql(
-      app,
-      `query($m: [ID!]!) { entities(mbids: $m) { current {
+    it('Artist.area and Label.area resolve when held; beginArea is null but its MBID stays', async () => {
+      const answer = await gql(
+        app(),
+        `query($m: [ID!]!) { entities(mbids: $m) { current {
          ... on Artist { areaMbid area { mbid type current { name } } beginAreaMbid beginArea { mbid } }
          ... on Label { areaMbid area { mbid current { name ... on Area { iso31662Codes } } } } } } }`,
-      { m: [TYPED.edSheeran, TYPED.abstractLogix] },
-    );
-    expect(answer.errors).toBeUndefined();
-    const lines = Object.values(packetOneLines())
-      .flat()
-      // biome-ignore lint/suspicious/noExplicitAny: JSON lines are walked field by field
-      .map((l) => JSON.parse(l) as Record<string, any>);
-    const json = (mbid: string) => lines.find((l) => l.id === mbid)!;
-    const [artist, label] = answer.data!.entities.map((e: { current: unknown }) => e.current);
-    expect(artist).toEqual({
-      areaMbid: TYPED.unitedKingdom,
-      area: { mbid: TYPED.unitedKingdom, type: 'AREA', current: { name: json(TYPED.unitedKingdom).name } },
-      beginAreaMbid: json(TYPED.edSheeran)['begin-area'].id,
-      beginArea: null,
+        { m: [TYPED.edSheeran, TYPED.abstractLogix] },
+      );
+      expect(answer.errors).toBeUndefined();
+      const lines = Object.values(packetOneLines())
+        .flat()
+        // biome-ignore lint/suspicious/noExplicitAny: JSON lines are walked field by field
+        .map((l) => JSON.parse(l) as Record<string, any>);
+      const json = (mbid: string) => lines.find((l) => l.id === mbid)!;
+      const [artist, label] = answer.data!.entities.map((e: { current: unknown }) => e.current);
+      expect(artist).toEqual({
+        areaMbid: TYPED.unitedKingdom,
+        area: { mbid: TYPED.unitedKingdom, type: 'AREA', current: { name: json(TYPED.unitedKingdom).name } },
+        beginAreaMbid: json(TYPED.edSheeran)['begin-area'].id,
+        beginArea: null,
+      });
+      expect(label).toEqual({
+        areaMbid: TYPED.northCarolina,
+        area: {
+          mbid: TYPED.northCarolina,
+          current: { name: 'North Carolina', iso31662Codes: json(TYPED.northCarolina)['iso-3166-2-codes'] },
+        },
+      });
     });
-    expect(label).toEqual({
-      areaMbid: TYPED.northCarolina,
-      area: {
-        mbid: TYPED.northCarolina,
-        current: { name: 'North Carolina', iso31662Codes: json(TYPED.northCarolina)['iso-3166-2-codes'] },
-      },
-    });
-  });
 
-  it('ArtistCredit keeps the embedded facts and links the artist only when held', async () => {
-    const answer = await gql(
-      app,
-      `query($m: ID!) { entity(mbid: $m) { current { ... on ReleaseGroup {
+    it('ArtistCredit keeps the embedded facts and links the artist only when held', async () => {
+      const answer = await gql(
+        app(),
+        `query($m: ID!) { entity(mbid: $m) { current { ... on ReleaseGroup {
          artistCredit { name joinPhrase artistMbid artistName artist { mbid current { name } } } } } } }`,
-      { m: TYPED.releaseGroup },
-    );
-    expect(answer.errors).toBeUndefined();
-    expect(answer.data!.entity.current.artistCredit).toEqual([
-      {
-        name: 'Ed',
-        joinPhrase: ' & ',
-        artistMbid: TYPED.edSheeran,
-        artistName: 'Ed Sheeran',
-        artist: { mbid: TYPED.edSheeran, current: { name: 'Ed Sheeran' } },
-      },
-      {
-        name: 'Pink Floyd',
-        joinPhrase: '',
-        artistMbid: TYPED.pinkFloyd,
-        artistName: 'Pink Floyd',
-        artist: null,
-      },
-    ]);
-  });
-
-  it('200 releases with release group, credited artists and labels: ONE read for all their links', async () => {
-    statements.length = 0;
-    const answer = await gql(
-      app,
-      `{ changes(packet: 5, entity: RELEASE, first: 200) { nodes { entity { mbid ... on Release {
-           releaseGroupMbid releaseGroup { mbid } artistCredit { artistMbid artist { mbid } } labelInfo { label { mbid } } } } } } }`,
-    );
-    expect(answer.errors).toBeUndefined();
-    const nodes = answer.data!.changes.nodes.map((n: { entity: unknown }) => n.entity);
-    expect(nodes).toHaveLength(RELEASES);
-    nodes.forEach((release: Record<string, never>, n: number) => {
-      expect(release.mbid).toBe(releaseMbid(n));
-      expect(release.releaseGroupMbid).toBe(heldGroup(n) ? TYPED.releaseGroup : unheld('release-group', n));
-      expect(release.releaseGroup).toEqual(heldGroup(n) ? { mbid: TYPED.releaseGroup } : null);
-      expect(release.artistCredit).toEqual([
+        { m: TYPED.releaseGroup },
+      );
+      expect(answer.errors).toBeUndefined();
+      expect(answer.data!.entity.current.artistCredit).toEqual([
         {
-          artistMbid: heldArtist(n) ? TYPED.edSheeran : unheld('artist', n),
-          artist: heldArtist(n) ? { mbid: TYPED.edSheeran } : null,
+          name: 'Ed',
+          joinPhrase: ' & ',
+          artistMbid: TYPED.edSheeran,
+          artistName: 'Ed Sheeran',
+          artist: { mbid: TYPED.edSheeran, current: { name: 'Ed Sheeran' } },
+        },
+        {
+          name: 'Pink Floyd',
+          joinPhrase: '',
+          artistMbid: TYPED.pinkFloyd,
+          artistName: 'Pink Floyd',
+          artist: null,
         },
       ]);
-      // The sample's label (EMI) is not held here.
-      expect(release.labelInfo).toEqual([{ label: null }]);
     });
-    expect(linkReads()).toBe(1);
-    expect(statements.length).toBeLessThan(10);
-  });
 
-  it('links of links: one more read per level, not per item', async () => {
-    statements.length = 0;
-    const answer = await gql(
-      app,
-      `{ changes(packet: 5, entity: RELEASE, first: 200) { nodes { entity { ... on Release {
+    it('200 releases with release group, credited artists and labels: ONE read for all their links', async () => {
+      reset();
+      const answer = await gql(
+        app(),
+        `{ changes(packet: 5, entity: RELEASE, first: 200) { nodes { entity { mbid ... on Release {
+           releaseGroupMbid releaseGroup { mbid } artistCredit { artistMbid artist { mbid } } labelInfo { label { mbid } } } } } } }`,
+      );
+      expect(answer.errors).toBeUndefined();
+      const nodes = answer.data!.changes.nodes.map((n: { entity: unknown }) => n.entity);
+      expect(nodes).toHaveLength(RELEASES);
+      nodes.forEach((release: Record<string, never>, n: number) => {
+        expect(release.mbid).toBe(releaseMbid(n));
+        expect(release.releaseGroupMbid).toBe(heldGroup(n) ? TYPED.releaseGroup : unheld('release-group', n));
+        expect(release.releaseGroup).toEqual(heldGroup(n) ? { mbid: TYPED.releaseGroup } : null);
+        expect(release.artistCredit).toEqual([
+          {
+            artistMbid: heldArtist(n) ? TYPED.edSheeran : unheld('artist', n),
+            artist: heldArtist(n) ? { mbid: TYPED.edSheeran } : null,
+          },
+        ]);
+        // The sample's label (EMI) is not held here.
+        expect(release.labelInfo).toEqual([{ label: null }]);
+      });
+      expect(linkReads()).toBe(1);
+      if (kind === 'sqlite') expect(statements.length).toBeLessThan(10);
+    });
+
+    it('links of links: one more read per level, not per item', async () => {
+      reset();
+      const answer = await gql(
+        app(),
+        `{ changes(packet: 5, entity: RELEASE, first: 200) { nodes { entity { ... on Release {
            releaseGroup { current { ... on ReleaseGroup { artistCredit { artist { mbid } } } } } } } } } }`,
-    );
-    expect(answer.errors).toBeUndefined();
-    const groups = answer.data!.changes.nodes.map(
-      (n: { entity: { releaseGroup: { current: { artistCredit: { artist: unknown }[] } } | null } }) =>
-        n.entity.releaseGroup?.current.artistCredit.map((c) => c.artist) ?? null,
-    );
-    expect(groups).toEqual(
-      Array.from({ length: RELEASES }, (_, n) => (heldGroup(n) ? [{ mbid: TYPED.edSheeran }, null] : null)),
-    );
-    expect(linkReads()).toBe(2);
-  });
+      );
+      expect(answer.errors).toBeUndefined();
+      const groups = answer.data!.changes.nodes.map(
+        (n: { entity: { releaseGroup: { current: { artistCredit: { artist: unknown }[] } } | null } }) =>
+          n.entity.releaseGroup?.current.artistCredit.map((c) => c.artist) ?? null,
+      );
+      expect(groups).toEqual(
+        Array.from({ length: RELEASES }, (_, n) => (heldGroup(n) ? [{ mbid: TYPED.edSheeran }, null] : null)),
+      );
+      expect(linkReads()).toBe(2);
+    });
 
-  it('the new lists count in the cost limit; a page of 50 with aliases and tags passes', async () => {
-    const cost = (query: string) => operationCost(schema, parse(query));
-    const without = cost('{ changes(packet: 5, entity: RELEASE, first: 50) { nodes { entity { name } } } }');
-    const withAliases = cost(
-      '{ changes(packet: 5, entity: RELEASE, first: 50) { nodes { entity { name aliases { name } } } } }',
-    );
-    expect(withAliases).toBeGreaterThan(without + 50 * 2);
-    const page = await gql(
-      app,
-      `{ changes(packet: 5, entity: RELEASE, first: 50) { nodes { entity { mbid name
+    it('the new lists count in the cost limit; a page of 50 with aliases and tags passes', async () => {
+      const cost = (query: string) => operationCost(schema, parse(query));
+      const without = cost(
+        '{ changes(packet: 5, entity: RELEASE, first: 50) { nodes { entity { name } } } }',
+      );
+      const withAliases = cost(
+        '{ changes(packet: 5, entity: RELEASE, first: 50) { nodes { entity { name aliases { name } } } } }',
+      );
+      expect(withAliases).toBeGreaterThan(without + 50 * 2);
+      const page = await gql(
+        app(),
+        `{ changes(packet: 5, entity: RELEASE, first: 50) { nodes { entity { mbid name
            aliases { name sortName locale primary } tags { name count }
            ... on Release { media { position format trackCount } artistCredit { name artist { mbid } } } } } } }`,
-    );
-    expect(page.errors).toBeUndefined();
-    expect(page.data!.changes.nodes).toHaveLength(50);
-    const tooMuch = await gql(
-      app,
-      `{ changes(packet: 5, entity: RELEASE, first: 500) { nodes { entity { ... on Release {
+      );
+      expect(page.errors).toBeUndefined();
+      expect(page.data!.changes.nodes).toHaveLength(50);
+      const tooMuch = await gql(
+        app(),
+        `{ changes(packet: 5, entity: RELEASE, first: 500) { nodes { entity { ... on Release {
            artistCredit { artist { history(first: 500) { nodes { entity { aliases { name sortName locale } } } } } } } } } } }`,
-    );
-    expect(tooMuch.errors?.[0]?.extensions?.code).toBe('QUERY_TOO_COMPLEX');
-  });
-});
+      );
+      expect(tooMuch.errors?.[0]?.extensions?.code).toBe('QUERY_TOO_COMPLEX');
+    });
+  },
+  { wrapReads: countListReads },
+);

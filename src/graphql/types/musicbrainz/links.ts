@@ -1,4 +1,4 @@
-import { currentOfMbids } from '../../../db/currentQueries.js';
+import { thenAwaitable } from '../../../db/reads.js';
 import type { Context } from '../../builder.js';
 import { type EntityShape, entityOfCurrent } from '../entity.js';
 
@@ -6,7 +6,7 @@ import { type EntityShape, entityOfCurrent } from '../entity.js';
  * Links between entities (`Release.releaseGroup`, `ArtistCredit.artist`, `Artist.area`, ...) name
  * an MBID in the line; they resolve to the linked `Entity` of the current state when it is held.
  * One loader per request collects the MBIDs every link of one execution step asks for and reads
- * them in ONE statement (db/currentQueries.ts `currentOfMbids`), so a page of 500 releases with
+ * them in ONE statement (`Reads.currentOfMbids`, either store), so a page of 500 releases with
  * their release groups costs one read, not 500. Each MBID is read once per request.
  */
 class EntityLoader {
@@ -37,15 +37,20 @@ class EntityLoader {
     const batch = this.batch;
     this.batch = new Map();
     this.scheduled = false;
+    const fail = (error: unknown) => {
+      for (const waiting of batch.values()) waiting.reject(error);
+    };
     try {
       const mbids = [...batch.keys()];
-      const rows = currentOfMbids(this.ctx.store, mbids);
-      mbids.forEach((mbid, i) => {
-        const row = rows[i];
-        batch.get(mbid)!.resolve(row ? entityOfCurrent(row) : null);
+      const answered = thenAwaitable(this.ctx.reads.currentOfMbids(mbids), (rows) => {
+        mbids.forEach((mbid, i) => {
+          const row = rows[i];
+          batch.get(mbid)!.resolve(row ? entityOfCurrent(row) : null);
+        });
       });
+      if (answered instanceof Promise) answered.catch(fail);
     } catch (error) {
-      for (const waiting of batch.values()) waiting.reject(error);
+      fail(error);
     }
   }
 }
