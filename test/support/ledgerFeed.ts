@@ -2,6 +2,7 @@ import { cp, rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { markBootstrapped } from '../../src/db/bootstrapQueries.js';
 import { openStore, type Store } from '../../src/db/client.js';
+import { pgRows } from '../../src/db/postgres/sql.js';
 import { PUT_META } from '../../src/db/status.js';
 import { recordDelivered, recordFailed, registerWebhooks } from '../../src/db/webhookQueries.js';
 import { jsonDumpPath } from '../../src/feed/protocol/urls.js';
@@ -9,7 +10,7 @@ import { BUNDLED_FEED_ROOT } from '../../src/samplefeed/bundled.js';
 import { type SampleFeed, startSampleFeed } from '../../src/samplefeed/server.js';
 import { postgresSyncStore } from '../../src/sync/postgres/syncStore.js';
 import { sqliteSyncStore } from '../../src/sync/sqliteSyncStore.js';
-import type { SyncStore } from '../../src/sync/syncStore.js';
+import { type SyncStore, sqliteStoreOf } from '../../src/sync/syncStore.js';
 import { createVerifier } from '../../src/sync/verifier.js';
 import { syncOnce } from '../../src/sync/worker.js';
 import { TEST_PUBLIC_KEY_FILE, writeJsonDump } from './archives.js';
@@ -24,7 +25,7 @@ import type { StoreUnderTest } from './readStores.js';
  * removed: MISSING), the work dump of 186120 is corrupt on every download (FAILED), and the
  * replication packet 186105 is gone (PENDING). So the newest complete packet is 186104. Then, on
  * SQLite by its writers and copied row for row to PostgreSQL (whose bootstrap and webhook writers
- * are not ported: docs/POSTGRES_PORT.md steps 1 and 7), three webhooks and two full dump imports.
+ * are not ported: docs/POSTGRES_PORT.md steps 1 and 7), three webhooks and three full dump imports.
  */
 
 export const FIRST_PACKET = 186100;
@@ -140,37 +141,68 @@ const WEBHOOK_COLUMNS =
   'name, url, entities, mbids, cursor, delivered_packet, attempts, last_error, last_error_at, next_retry_at, ' +
   'last_attempt_at, last_success_at, delivered_events, deliveries, failed_deliveries, added_at, retired_at';
 
-/** Copies the webhooks and bootstrap rows of `sqlite` into `target`'s PostgreSQL store. */
-async function copyUnportedRows(sqlite: Store, target: StoreUnderTest): Promise<void> {
-  const pool = target.postgres!.pool;
-  const hooks = sqlite.sqlite.prepare(`SELECT ${WEBHOOK_COLUMNS} FROM webhooks`).raw().all() as unknown[][];
-  const slots = WEBHOOK_COLUMNS.split(', ').map((_, i) => `$${i + 1}`);
-  for (const row of hooks)
-    await pool.query(`INSERT INTO webhooks (${WEBHOOK_COLUMNS}) VALUES (${slots.join(', ')})`, row);
-  const meta = sqlite.sqlite
-    .prepare("SELECT key, value FROM meta WHERE key LIKE 'bootstrap%'")
-    .raw()
-    .all() as unknown[][];
-  for (const row of meta) await pool.query('INSERT INTO meta (key, value) VALUES ($1, $2)', row);
+/** Runs a statement written once (`?` parameters) on the store being filled (test/support/stores.ts `rows`). */
+export type RunSql = (sql: string, ...args: unknown[]) => Promise<unknown>;
+
+/**
+ * The webhooks and bootstrap rows: made by the SQLite writers on a SQLite `writer`; else made by
+ * them on a scratch SQLite file in `dir` and copied row for row with `run`.
+ */
+async function recordUnported(writer: SyncStore, dir: string, run: RunSql): Promise<void> {
+  if (writer.kind === 'sqlite') {
+    recordOnSqlite(sqliteStoreOf(writer, 'the ledger story'));
+    return;
+  }
+  const scratch = openStore(join(dir, 'unported.sqlite'));
+  try {
+    recordOnSqlite(scratch);
+    const copy = async (table: string, columns: string, where: string) => {
+      const slots = columns.split(', ').map(() => '?');
+      const rows = scratch.sqlite
+        .prepare(`SELECT ${columns} FROM ${table} ${where}`)
+        .raw()
+        .all() as unknown[][];
+      for (const row of rows)
+        await run(`INSERT INTO ${table} (${columns}) VALUES (${slots.join(', ')})`, ...row);
+    };
+    await copy('webhooks', WEBHOOK_COLUMNS, '');
+    await copy('meta', 'key, value', "WHERE key LIKE 'bootstrap%'");
+  } finally {
+    scratch.close();
+  }
 }
 
 /**
- * Fills `target` with the story and returns the SQLite store that holds the same rows: `target`
- * itself, or for PostgreSQL a twin synced from the same feed into a file of `target.dir`.
+ * Fills a new database with the story through `writer` (either store's sync writer), with the
+ * feed and kept files under `dir`; `run` writes the rows no PostgreSQL writer makes yet.
  * @throws Error when the sync reports another problem than the FAILED dump of the story.
  */
-export async function fillLedgerStory(target: StoreUnderTest): Promise<Store> {
-  const feed = await startLedgerFeed(target.dir);
+export async function buildLedgerOn(writer: SyncStore, dir: string, run: RunSql): Promise<void> {
+  const feed = await startLedgerFeed(dir);
   try {
-    const sqlite = target.sqlite ?? openStore(join(target.dir, 'twin.sqlite'));
-    await syncInto(sqliteSyncStore(sqlite), feed, join(target.dir, target.sqlite ? 'data' : 'twin'));
-    recordOnSqlite(sqlite);
-    if (target.postgres) {
-      await syncInto(postgresSyncStore(target.postgres), feed, join(target.dir, 'data'));
-      await copyUnportedRows(sqlite, target);
-    }
-    return sqlite;
+    await syncInto(writer, feed, join(dir, 'data'));
   } finally {
     await feed.close();
   }
+  await recordUnported(writer, dir, run);
+}
+
+/**
+ * Fills `target` (test/support/readStores.ts) with the story and returns the SQLite store that
+ * holds the same rows: `target` itself, or for PostgreSQL a twin filled the same way in a file of
+ * `target.dir`.
+ */
+export async function fillLedgerStory(target: StoreUnderTest): Promise<Store> {
+  const sqlite = target.sqlite ?? openStore(join(target.dir, 'twin.sqlite'));
+  const none: RunSql = async () => {
+    throw new Error('no copy into SQLite');
+  };
+  await buildLedgerOn(sqliteSyncStore(sqlite), join(target.dir, 'sqlite'), none);
+  const pg = target.postgres;
+  if (pg) {
+    await buildLedgerOn(postgresSyncStore(pg), join(target.dir, 'postgres'), (sql, ...args) =>
+      pgRows(pg.pool, sql, args),
+    );
+  }
+  return sqlite;
 }
