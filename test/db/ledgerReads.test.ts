@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import type { Store } from '../../src/db/client.js';
 import type { LedgerReads } from '../../src/db/ledgerReads.js';
+import { pgRows } from '../../src/db/postgres/sql.js';
 import { type Awaitable, sqliteReads } from '../../src/db/reads.js';
 import { ENTITY_TYPES } from '../../src/feed/entities.js';
 import { jsonDumpPath } from '../../src/feed/protocol/urls.js';
@@ -41,6 +42,24 @@ describeReadStores('ledger reads', (kind, store) => {
       schemaSequence: 31,
       syncedAt: SYNCED_AT,
     });
+  });
+
+  it('a packet stored below the first one makes the mark stale: the packets are walked', async () => {
+    const run = async (sql: string, ...args: unknown[]) => {
+      const { sqlite, postgres } = store();
+      if (sqlite) sqlite.sqlite.prepare(sql).run(...args);
+      else await pgRows(postgres!.pool, sql, args);
+    };
+    // Incomplete, and first now: no packet is complete from the first one on.
+    await run('INSERT INTO packets (number, created_at) VALUES (?, ?)', FIRST_PACKET - 1, SYNCED_AT);
+    try {
+      expect(await reads().latestPacket()).toBeUndefined();
+      await run('UPDATE packets SET synced_at = ? WHERE number = ?', SYNCED_AT, FIRST_PACKET - 1);
+      expect(await reads().latestPacket()).toMatchObject({ number: QUARANTINE_PACKET });
+    } finally {
+      await run('DELETE FROM packets WHERE number = ?', FIRST_PACKET - 1);
+    }
+    expect(await reads().latestPacket()).toMatchObject({ number: QUARANTINE_PACKET });
   });
 
   it('a packet by number; one not stored is undefined', async () => {

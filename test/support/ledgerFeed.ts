@@ -10,7 +10,7 @@ import { BUNDLED_FEED_ROOT } from '../../src/samplefeed/bundled.js';
 import { type SampleFeed, startSampleFeed } from '../../src/samplefeed/server.js';
 import { postgresSyncStore } from '../../src/sync/postgres/syncStore.js';
 import { sqliteSyncStore } from '../../src/sync/sqliteSyncStore.js';
-import { type SyncStore, sqliteStoreOf } from '../../src/sync/syncStore.js';
+import type { SyncStore } from '../../src/sync/syncStore.js';
 import { createVerifier } from '../../src/sync/verifier.js';
 import { syncOnce } from '../../src/sync/worker.js';
 import { TEST_PUBLIC_KEY_FILE, writeJsonDump } from './archives.js';
@@ -23,9 +23,10 @@ import type { StoreUnderTest } from './readStores.js';
  * synced by the real sync with the test key in `--verify warn`, after three changes to a copy of
  * it: the release dump of packet 186104 holds two malformed lines (quarantined; its signature
  * removed: MISSING), the work dump of 186120 is corrupt on every download (FAILED), and the
- * replication packet 186105 is gone (PENDING). So the newest complete packet is 186104. Then, on
- * SQLite by its writers and copied row for row to PostgreSQL (whose bootstrap and webhook writers
- * are not ported: docs/POSTGRES_PORT.md steps 1 and 7), three webhooks and three full dump imports.
+ * replication packet 186105 is gone (PENDING). So the newest complete packet is 186104. Then
+ * three webhooks and three full dump imports, made by the SQLite writers on a scratch file and
+ * copied row for row into either store (PostgreSQL's bootstrap and webhook writers are not ported:
+ * docs/POSTGRES_PORT.md steps 1 and 7).
  */
 
 export const FIRST_PACKET = 186100;
@@ -145,14 +146,11 @@ const WEBHOOK_COLUMNS =
 export type RunSql = (sql: string, ...args: unknown[]) => Promise<unknown>;
 
 /**
- * The webhooks and bootstrap rows: made by the SQLite writers on a SQLite `writer`; else made by
- * them on a scratch SQLite file in `dir` and copied row for row with `run`.
+ * The webhooks and bootstrap rows, made by the SQLite writers on a scratch SQLite file in `dir`
+ * (an empty database: the webhooks start from the start of the history) and copied row for row
+ * with `run`, so that both stores hold the same rows.
  */
-async function recordUnported(writer: SyncStore, dir: string, run: RunSql): Promise<void> {
-  if (writer.kind === 'sqlite') {
-    recordOnSqlite(sqliteStoreOf(writer, 'the ledger story'));
-    return;
-  }
+async function recordUnported(dir: string, run: RunSql): Promise<void> {
   const scratch = openStore(join(dir, 'unported.sqlite'));
   try {
     recordOnSqlite(scratch);
@@ -184,7 +182,7 @@ export async function buildLedgerOn(writer: SyncStore, dir: string, run: RunSql)
   } finally {
     await feed.close();
   }
-  await recordUnported(writer, dir, run);
+  await recordUnported(dir, run);
 }
 
 /**
@@ -194,10 +192,9 @@ export async function buildLedgerOn(writer: SyncStore, dir: string, run: RunSql)
  */
 export async function fillLedgerStory(target: StoreUnderTest): Promise<Store> {
   const sqlite = target.sqlite ?? openStore(join(target.dir, 'twin.sqlite'));
-  const none: RunSql = async () => {
-    throw new Error('no copy into SQLite');
-  };
-  await buildLedgerOn(sqliteSyncStore(sqlite), join(target.dir, 'sqlite'), none);
+  await buildLedgerOn(sqliteSyncStore(sqlite), join(target.dir, 'sqlite'), async (sql, ...args) =>
+    sqlite.sqlite.prepare(sql).run(...args),
+  );
   const pg = target.postgres;
   if (pg) {
     await buildLedgerOn(postgresSyncStore(pg), join(target.dir, 'postgres'), (sql, ...args) =>
