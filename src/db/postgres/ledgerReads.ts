@@ -88,11 +88,11 @@ export function postgresLedgerReads(store: PostgresStore): LedgerReads {
       if (!row || row.first === null) return undefined;
       const mark = row.mark === null ? undefined : (JSON.parse(row.mark) as LatestMark);
       if (mark?.from === row.first) {
-        if (mark.number === null) return undefined;
         const { first: _first, mark: _mark, ...packet } = row;
-        if (packet.number !== null) return packet as PacketRow;
+        // No row when the mark names no packet (null), or one not stored, as on SQLite.
+        return packet.number === null ? undefined : (packet as PacketRow);
       }
-      // A stale mark (a packet stored below its first one), or its packet gone: walk as SQLite does.
+      // A stale mark (a packet stored below its first one): walk as SQLite does.
       const number = await latestPacketNumberPostgres(store);
       return number === undefined ? undefined : packetByNumber(number);
     },
