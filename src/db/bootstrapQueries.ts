@@ -1,6 +1,7 @@
 import type { EntityType } from '../feed/entities.js';
 import type { Store } from './client.js';
 import { advanceLatestPacket, LATEST_PACKET_SQL } from './latestPacket.js';
+import { cachedStatement } from './statements.js';
 
 /**
  * What `livefeed bootstrap` records in `meta` (issue 14): per full dump and entity type, that its
@@ -59,24 +60,44 @@ export function recordBootstrapPosition(store: Store, position: BootstrapPositio
   })();
 }
 
-/** The position the last completed bootstrap recorded, or undefined. */
-export function bootstrapPosition(store: Store): BootstrapPosition | undefined {
-  const value = store.sqlite
-    .prepare("SELECT value FROM meta WHERE key = 'bootstrap_position'")
-    .pluck()
-    .get() as string | undefined;
-  return value === undefined ? undefined : (JSON.parse(value) as BootstrapPosition);
+/** What the completed imports of `livefeed bootstrap` left: its position, and per entity type its newest full dump. */
+export interface BootstrapState {
+  /** The position the last completed bootstrap recorded, or undefined when none finished. */
+  position: BootstrapPosition | undefined;
+  /** Per entity type, the newest full dump (by name) whose import committed, with its packet. */
+  imported: Map<EntityType, { dump: string; packet: number }>;
 }
 
-/** Per entity type, the newest full dump (by name) whose import committed, with its packet. */
-export function bootstrappedTypes(store: Store): Map<EntityType, { dump: string; packet: number }> {
-  const rows = store.sqlite
-    .prepare("SELECT key, value FROM meta WHERE key LIKE 'bootstrap:%' ORDER BY key")
-    .all() as { key: string; value: string }[];
-  const result = new Map<EntityType, { dump: string; packet: number }>();
-  for (const { key, value } of rows) {
-    const [, dump, entity] = key.split(':') as [string, string, EntityType];
-    result.set(entity, { dump, packet: Number(value) });
+/**
+ * The `meta` rows of the bootstrap, in one statement for SQLite and PostgreSQL (one snapshot:
+ * the position and the imports agree). `bootstrap:` has no `%` or `_`, and its case matches, so
+ * LIKE means the same on both (PostgreSQL's is case-sensitive, SQLite's not); sorted in JS, not by
+ * the database's collation.
+ */
+export const BOOTSTRAP_STATE_SQL =
+  "SELECT key, value FROM meta WHERE key = 'bootstrap_position' OR key LIKE 'bootstrap:%'";
+
+/** The {@link BootstrapState} of the rows of {@link BOOTSTRAP_STATE_SQL}, in any order. */
+export function bootstrapStateOf(rows: readonly { key: string; value: string }[]): BootstrapState {
+  let position: BootstrapPosition | undefined;
+  const imports: { key: string; value: string }[] = [];
+  for (const row of rows) {
+    if (row.key === 'bootstrap_position') position = JSON.parse(row.value) as BootstrapPosition;
+    else imports.push(row);
   }
-  return result;
+  // Code unit order is SQLite's binary order for these ASCII keys: the newest dump by name comes last.
+  imports.sort((a, b) => (a.key < b.key ? -1 : a.key > b.key ? 1 : 0));
+  const imported = new Map<EntityType, { dump: string; packet: number }>();
+  for (const { key, value } of imports) {
+    const [, dump, entity] = key.split(':') as [string, string, EntityType];
+    imported.set(entity, { dump, packet: Number(value) });
+  }
+  return { position, imported };
+}
+
+/** The {@link BootstrapState} of `store`, in one statement. */
+export function bootstrapState(store: Store): BootstrapState {
+  return bootstrapStateOf(
+    cachedStatement(store, BOOTSTRAP_STATE_SQL).all() as { key: string; value: string }[],
+  );
 }

@@ -56,35 +56,51 @@ export interface FeedFileRow {
   signatureStoredPath: string | null;
 }
 
-const PACKET_COLUMNS = 'number, timestamp, schema_sequence AS schemaSequence, synced_at AS syncedAt';
+// Aliases are quoted: PostgreSQL folds unquoted names to lower case.
+const PACKET_COLUMNS = 'number, timestamp, schema_sequence AS "schemaSequence", synced_at AS "syncedAt"';
+
+/**
+ * The statements of the packet, dump and feed file reads with `?` parameters, written once for
+ * SQLite (below) and PostgreSQL (db/postgres/ledgerReads.ts, numbered by `pgSql`). A page's
+ * `LIMIT` is appended by each store (written in on SQLite: see `limitClause`). Packet numbers from
+ * cursors are compared as bigint: `packets.number` is a 32-bit integer on PostgreSQL, and a cursor
+ * may hold a larger number.
+ */
+export const LEDGER_SQL = {
+  /** (number) → PacketRow. */
+  packetByNumber: `SELECT ${PACKET_COLUMNS} FROM packets WHERE number = ?`,
+  /** (before) → PacketRow, newest first; append the LIMIT. */
+  packetsPage: `SELECT ${PACKET_COLUMNS} FROM packets WHERE number < CAST(? AS bigint) ORDER BY number DESC`,
+  /** () → n. */
+  packetCount: 'SELECT count(*) AS n FROM packets',
+  /** (packet) → DumpRow. */
+  dumpsOfPacket: `SELECT packet, entity, status, change_count AS "changeCount", quarantine_count AS "quarantineCount",
+       file_name AS "fileName", error, attempts, next_retry_at AS "nextRetryAt" FROM dumps WHERE packet = ?`,
+  /** (name) → FeedFileRow. */
+  feedFileByName: `SELECT name, packet, size, sha256, signature, fingerprint, fetched_at AS "fetchedAt",
+       stored_path AS "storedPath", signature_stored_path AS "signatureStoredPath" FROM feed_files WHERE name = ?`,
+};
 
 /** The packet row of `number`, or undefined. */
 export function packetByNumber(store: Store, number: number): PacketRow | undefined {
-  return store.sqlite.prepare(`SELECT ${PACKET_COLUMNS} FROM packets WHERE number = ?`).get(number) as
-    | PacketRow
-    | undefined;
+  return cachedStatement(store, LEDGER_SQL.packetByNumber).get(number) as PacketRow | undefined;
 }
 
 /** Up to `limit` packets below `before` (or from the newest), newest first. */
 export function packetsPage(store: Store, before: number | undefined, limit: number): PacketRow[] {
-  return cachedStatement(
-    store,
-    `SELECT ${PACKET_COLUMNS} FROM packets WHERE number < ? ORDER BY number DESC ${limitClause(limit)}`,
-  ).all(before ?? Number.MAX_SAFE_INTEGER) as PacketRow[];
+  return cachedStatement(store, `${LEDGER_SQL.packetsPage} ${limitClause(limit)}`).all(
+    before ?? Number.MAX_SAFE_INTEGER,
+  ) as PacketRow[];
 }
 
 /** Number of packets stored. */
 export function packetCount(store: Store): number {
-  return (store.sqlite.prepare('SELECT count(*) AS n FROM packets').get() as { n: number }).n;
+  return (cachedStatement(store, LEDGER_SQL.packetCount).get() as { n: number }).n;
 }
 
 /** Every stored dump of a packet. */
 export function dumpsOfPacket(store: Store, packet: number): DumpRow[] {
-  return cachedStatement(
-    store,
-    `SELECT packet, entity, status, change_count AS changeCount, quarantine_count AS quarantineCount,
-       file_name AS fileName, error, attempts, next_retry_at AS nextRetryAt FROM dumps WHERE packet = ?`,
-  ).all(packet) as DumpRow[];
+  return cachedStatement(store, LEDGER_SQL.dumpsOfPacket).all(packet) as DumpRow[];
 }
 
 /** Up to `limit` changes of one JSON dump after line `afterPosition`, in file order. */
@@ -174,10 +190,5 @@ export function changeRows(statement: Statement, ...params: unknown[]): ChangeRo
 
 /** The feed file row named `name` (path under the feed root), or undefined. */
 export function feedFileByName(store: Store, name: string): FeedFileRow | undefined {
-  return store.sqlite
-    .prepare(
-      `SELECT name, packet, size, sha256, signature, fingerprint, fetched_at AS fetchedAt, stored_path AS storedPath,
-         signature_stored_path AS signatureStoredPath FROM feed_files WHERE name = ?`,
-    )
-    .get(name) as FeedFileRow | undefined;
+  return cachedStatement(store, LEDGER_SQL.feedFileByName).get(name) as FeedFileRow | undefined;
 }

@@ -4,6 +4,7 @@ import type { Store } from './client.js';
 import { type CurrentRow, currentOfMbid, currentOfMbids } from './currentQueries.js';
 import { type JsonDumpState, jsonDumpState } from './dumpState.js';
 import { historyFrom, prunedBefore } from './historyQueries.js';
+import { type LedgerReads, sqliteLedgerReads } from './ledgerReads.js';
 import { type ChangeRow, changeCountOfMbid, changesOfMbidPage, changesPage } from './queries.js';
 import {
   type RemovalKey,
@@ -49,7 +50,7 @@ export function thenAwaitable<T, U>(value: Awaitable<T>, next: (value: T) => Awa
  * ISO 8601 text. MBIDs are lower case, as stored. Every method throws (SQLite) or rejects
  * (PostgreSQL) with the store's error (a closed database, a lost connection): `await` it.
  */
-export interface Reads {
+export interface Reads extends LedgerReads {
   /**
    * The current state of `mbid` (db/currentQueries.ts): its newest JSON dump line by change id and
    * its newest removal by packet, then kind; a removal wins over a line of the same or an older
@@ -141,6 +142,7 @@ export function sqliteReads(store: Store): Reads {
     currentOfMbids: (mbids, options) => currentOfMbids(store, mbids, options),
   };
   return {
+    ...sqliteLedgerReads(store),
     ...current,
     changesOfMbidPage: (mbid, afterId, limit) => changesOfMbidPage(store, mbid, afterId, limit),
     changeCountOfMbid: (mbid) => changeCountOfMbid(store, mbid),

@@ -13,7 +13,7 @@ import { type Reads, sqliteReads } from '../../src/db/reads.js';
 import type { ServiceInfo } from '../../src/graphql/builder.js';
 import { createApp } from '../../src/http/app.js';
 import { createGraphql, type GraphqlServer } from '../../src/http/graphql.js';
-import { createPacketEvents } from '../../src/ops/events.js';
+import { createPacketEvents, type PacketEvents } from '../../src/ops/events.js';
 import { createMetrics } from '../../src/ops/metrics.js';
 import type { SyncStore } from '../../src/sync/syncStore.js';
 import { tempDir, testLogger, testService } from './harness.js';
@@ -23,6 +23,8 @@ import { describeStores, type StoreKind, type TestDatabase } from './stores.js';
 export interface GraphqlApp {
   yoga: GraphqlServer;
   handle(req: IncomingMessage, res: ServerResponse): void;
+  /** The app's live events: publish `packetSynced` as a sync in the same process does. */
+  events: PacketEvents;
 }
 
 /** The app of one run of {@link describeAppStores}, open from `beforeAll` until `afterAll`. */
@@ -59,7 +61,7 @@ async function openApp(stores: StoreKind, build: AppBuild, options: AppStoresOpt
   };
   try {
     db = await stores.create(temp.dir);
-    await build(db.store, temp.dir);
+    await build(db.store, temp.dir, db);
     const service = testService(options.service);
     const logger = testLogger();
     let app: GraphqlApp;
@@ -74,15 +76,16 @@ async function openApp(stores: StoreKind, build: AppBuild, options: AppStoresOpt
         dataDir: temp.dir,
       });
     } else {
+      const events = createPacketEvents();
       const yoga = createGraphql({
         reads: wrap(db.reads),
         display: db.store.display,
         service,
         logger,
         metrics: createMetrics({ processMetrics: false }),
-        events: createPacketEvents(),
+        events,
       });
-      app = { yoga, handle: (req, res) => void yoga(req, res) };
+      app = { yoga, handle: (req, res) => void yoga(req, res), events };
     }
     return { run: { kind: stores.kind, app, db, dir: temp.dir, reader } satisfies AppUnderTest, close };
   } catch (error) {
@@ -91,8 +94,11 @@ async function openApp(stores: StoreKind, build: AppBuild, options: AppStoresOpt
   }
 }
 
-/** Fills a new database through its sync writer; `dir` is a temporary folder for archives. */
-export type AppBuild = (writer: SyncStore, dir: string) => Promise<void>;
+/**
+ * Fills a new database through its sync writer; `dir` is a temporary folder for archives; `db`
+ * the database itself, for rows no PostgreSQL writer makes yet (`db.rows`, statements written once).
+ */
+export type AppBuild = (writer: SyncStore, dir: string, db: TestDatabase) => Promise<void>;
 
 /**
  * Declares `body` twice (test/support/stores.ts `describeStores`: `<name> [SQLite]`, and

@@ -1,5 +1,5 @@
-import { type BootstrapPosition, bootstrapPosition, bootstrappedTypes } from '../../db/bootstrapQueries.js';
-import type { Store } from '../../db/client.js';
+import type { BootstrapPosition, BootstrapState } from '../../db/bootstrapQueries.js';
+import { thenAwaitable } from '../../db/reads.js';
 import { ENTITY_TYPES, type EntityType } from '../../feed/entities.js';
 import { builder, type ServiceInfo } from '../builder.js';
 import { EntityTypeEnum } from './entityType.js';
@@ -22,12 +22,13 @@ const RECORDING_NOTE =
   'and is an entity here only once the feed changes it';
 
 /**
- * Completeness per entity type (all eleven, in upstream order): complete when tracked, imported by a
- * finished `livefeed bootstrap`, and not `recording` (see {@link RECORDING_NOTE}).
+ * Completeness per entity type (all eleven, in upstream order) of the bootstrap state `bootstrap`
+ * (LedgerReads.bootstrapState): complete when tracked, imported by a finished `livefeed
+ * bootstrap`, and not `recording` (see {@link RECORDING_NOTE}).
  */
-export function completenessOf(store: Store, service: ServiceInfo): EntityTypeCompleteness[] {
-  const imported = bootstrappedTypes(store);
-  const finished = bootstrapPosition(store) !== undefined;
+export function completenessOf(bootstrap: BootstrapState, service: ServiceInfo): EntityTypeCompleteness[] {
+  const imported = bootstrap.imported;
+  const finished = bootstrap.position !== undefined;
   return ENTITY_TYPES.map((entity) => {
     const tracked = service.entities.includes(entity);
     const fullDump = imported.get(entity)?.dump ?? null;
@@ -74,7 +75,8 @@ builder.objectFields(ServiceRef, (t) => ({
   completeness: t.field({
     type: [CompletenessRef],
     description: 'Per entity type (all eleven): whether the current state is complete, and why not.',
-    resolve: (service, _a, ctx) => completenessOf(ctx.store, service),
+    resolve: (service, _a, ctx) =>
+      thenAwaitable(ctx.reads.bootstrapState(), (bootstrap) => completenessOf(bootstrap, service)),
   }),
   completeEntityTypes: t.field({
     type: [EntityTypeEnum],
@@ -82,14 +84,16 @@ builder.objectFields(ServiceRef, (t) => ({
       'Entity types whose current state holds every entity (imported from a full JSON dump; never `RECORDING`, ' +
       'see `completeness`).',
     resolve: (service, _a, ctx) =>
-      completenessOf(ctx.store, service)
-        .filter((c) => c.complete)
-        .map((c) => c.entity),
+      thenAwaitable(ctx.reads.bootstrapState(), (bootstrap) =>
+        completenessOf(bootstrap, service)
+          .filter((c) => c.complete)
+          .map((c) => c.entity),
+      ),
   }),
   bootstrap: t.field({
     type: BootstrapRef,
     nullable: true,
     description: 'The finished first import from the full JSON dumps; null when there was none.',
-    resolve: (_s, _a, ctx) => bootstrapPosition(ctx.store) ?? null,
+    resolve: (_s, _a, ctx) => thenAwaitable(ctx.reads.bootstrapState(), (b) => b.position ?? null),
   }),
 }));

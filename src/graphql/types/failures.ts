@@ -1,4 +1,4 @@
-import { type FailureRow, failureCount, failuresPage } from '../../db/operatorQueries.js';
+import type { FailureRow } from '../../db/operatorQueries.js';
 import { isEntityType } from '../../feed/entities.js';
 import { builder } from '../builder.js';
 import { badCursor, connectionType, pageArgs, resolvePage } from '../connection.js';
@@ -64,7 +64,8 @@ function decodeFailureCursor(
 ): { packet: number; entity: string } | undefined {
   if (cursor === null || cursor === undefined || cursor === '') return undefined;
   const match = /^failure:(\d+):([a-z-]*)$/.exec(Buffer.from(cursor, 'base64url').toString('utf8'));
-  if (!match || (match[2] !== '' && !isEntityType(match[2]!))) {
+  // A key past 2^53 is no packet and cannot be compared exactly (the stores read it as bigint).
+  if (!match || !Number.isSafeInteger(Number(match[1])) || (match[2] !== '' && !isEntityType(match[2]!))) {
     throw badCursor(cursor);
   }
   return { packet: Number(match[1]), entity: match[2]! };
@@ -80,8 +81,8 @@ builder.queryField('failures', (t) =>
       return resolvePage({
         args,
         decodeAfter: decodeFailureCursor,
-        fetch: (after, limit) => failuresPage(ctx.store, after, limit),
-        totalCount: () => failureCount(ctx.store),
+        fetch: (after, limit) => ctx.reads.failuresPage(after, limit),
+        totalCount: () => ctx.reads.failureCount(),
         cursorOf: failureCursor,
       });
     },

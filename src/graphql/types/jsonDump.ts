@@ -1,4 +1,4 @@
-import { type DumpRow, feedFileByName } from '../../db/queries.js';
+import type { DumpRow } from '../../db/queries.js';
 import type { EntityType } from '../../feed/entities.js';
 import { builder } from '../builder.js';
 import { pageArgs } from '../connection.js';
@@ -56,7 +56,7 @@ export const JsonDumpRef = builder.objectRef<JsonDumpShape>('JsonDump').implemen
     file: t.field({
       type: FeedFileRef,
       nullable: true,
-      resolve: (d, _a, ctx) => (d.row?.fileName ? feedFileByName(ctx.store, d.row.fileName) : null),
+      resolve: (d, _a, ctx) => (d.row?.fileName ? ctx.reads.feedFileByName(d.row.fileName) : null),
     }),
     changes: t.field({
       type: EntityChangeConnection,

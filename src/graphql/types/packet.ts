@@ -1,5 +1,5 @@
-import { latestPacket } from '../../db/latestPacket.js';
-import { dumpsOfPacket, type PacketRow, packetByNumber, packetCount, packetsPage } from '../../db/queries.js';
+import type { PacketRow } from '../../db/queries.js';
+import { thenAwaitable } from '../../db/reads.js';
 import { ENTITY_TYPES } from '../../feed/entities.js';
 import { builder } from '../builder.js';
 import { connectionType, decodeCursor, encodeCursor, pageArgs, resolvePage } from '../connection.js';
@@ -32,17 +32,18 @@ export const PacketRef = builder.objectRef<PacketRow>('Packet').implement({
       description: 'All eleven entity types, in upstream order.',
       // The cost limit's bound for this list (graphql/plugins/cost.ts).
       extensions: { maxItems: ENTITY_TYPES.length },
-      resolve: (p, _a, ctx) => {
-        const rows = new Map(dumpsOfPacket(ctx.store, p.number).map((d) => [d.entity, d]));
-        return ENTITY_TYPES.map(
-          (entity): JsonDumpShape => ({
-            packet: p.number,
-            entity,
-            row: rows.get(entity),
-            tracked: ctx.service.entities.includes(entity),
-          }),
-        );
-      },
+      resolve: (p, _a, ctx) =>
+        thenAwaitable(ctx.reads.dumpsOfPacket(p.number), (dumps) => {
+          const rows = new Map(dumps.map((d) => [d.entity, d]));
+          return ENTITY_TYPES.map(
+            (entity): JsonDumpShape => ({
+              packet: p.number,
+              entity,
+              row: rows.get(entity),
+              tracked: ctx.service.entities.includes(entity),
+            }),
+          );
+        }),
     }),
   }),
 });
@@ -56,13 +57,13 @@ builder.queryFields((t) => ({
     nullable: true,
     description:
       'The newest packet that is settled and fully synced, with every earlier packet since the first also complete.',
-    resolve: (_r, _a, ctx) => latestPacket(ctx.store),
+    resolve: (_r, _a, ctx) => ctx.reads.latestPacket(),
   }),
   packet: t.field({
     type: PacketRef,
     nullable: true,
     args: { number: t.arg.int({ required: true }) },
-    resolve: (_r, args, ctx) => packetByNumber(ctx.store, checkPacketNumber(args.number)),
+    resolve: (_r, args, ctx) => ctx.reads.packetByNumber(checkPacketNumber(args.number)),
   }),
   packets: t.field({
     type: PacketConnection,
@@ -72,8 +73,8 @@ builder.queryFields((t) => ({
       return resolvePage({
         args,
         decodeAfter: (cursor) => decodeCursor('packet', cursor),
-        fetch: (before, limit) => packetsPage(ctx.store, before, limit),
-        totalCount: () => packetCount(ctx.store),
+        fetch: (before, limit) => ctx.reads.packetsPage(before, limit),
+        totalCount: () => ctx.reads.packetCount(),
         cursorOf: (p) => encodeCursor('packet', p.number),
       });
     },

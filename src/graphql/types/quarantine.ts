@@ -1,9 +1,4 @@
-import {
-  type QuarantineKey,
-  type QuarantineRow,
-  quarantineCount,
-  quarantinePage,
-} from '../../db/operatorQueries.js';
+import type { QuarantineKey, QuarantineRow } from '../../db/operatorQueries.js';
 import { isEntityType } from '../../feed/entities.js';
 import { builder } from '../builder.js';
 import { badCursor, connectionType, pageArgs, resolvePage } from '../connection.js';
@@ -44,7 +39,9 @@ export function quarantineCursor(row: QuarantineKey): string {
 export function decodeQuarantineCursor(cursor: string | null | undefined): QuarantineKey | undefined {
   if (cursor === null || cursor === undefined || cursor === '') return undefined;
   const match = /^quarantine:(\d+):([a-z-]+):(\d+)$/.exec(Buffer.from(cursor, 'base64url').toString('utf8'));
-  if (!match || !isEntityType(match[2]!)) {
+  // A key past 2^53 is no packet or line and cannot be compared exactly (the stores read it as bigint).
+  const safe = (digits: string | undefined) => Number.isSafeInteger(Number(digits));
+  if (!match || !isEntityType(match[2]!) || !safe(match[1]) || !safe(match[3])) {
     throw badCursor(cursor);
   }
   return { packet: Number(match[1]), entity: match[2]!, line: Number(match[3]) };
@@ -69,8 +66,8 @@ builder.queryField('quarantine', (t) =>
       return resolvePage({
         args,
         decodeAfter: decodeQuarantineCursor,
-        fetch: (after, limit) => quarantinePage(ctx.store, filter, after, limit),
-        totalCount: () => quarantineCount(ctx.store, filter),
+        fetch: (after, limit) => ctx.reads.quarantinePage(filter, after, limit),
+        totalCount: () => ctx.reads.quarantineCount(filter),
         cursorOf: quarantineCursor,
       });
     },

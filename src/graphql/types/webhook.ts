@@ -1,4 +1,4 @@
-import { type WebhookState, webhookStates } from '../../db/webhookQueries.js';
+import type { WebhookState } from '../../db/webhookQueries.js';
 import { builder } from '../builder.js';
 import { EntityTypeEnum } from './entityType.js';
 
@@ -74,6 +74,6 @@ builder.queryField('webhooks', (t) =>
     type: [WebhookRef],
     description:
       'Every webhook this database has delivered to, by name, with attempts, last error and next retry.',
-    resolve: (_root, _args, ctx) => webhookStates(ctx.store),
+    resolve: (_root, _args, ctx) => ctx.reads.webhookStates(),
   }),
 );

@@ -3,6 +3,7 @@ import { parse, validate } from 'graphql';
 import { createYoga } from 'graphql-yoga';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openStore, type Store } from '../../../src/db/client.js';
+import { sqliteReads } from '../../../src/db/reads.js';
 import { operationCost } from '../../../src/graphql/plugins/cost.js';
 import { hardeningPlugin } from '../../../src/graphql/plugins/hardening.js';
 import { queryShapeRule } from '../../../src/graphql/plugins/limits.js';
@@ -135,7 +136,12 @@ describe('GraphQL limits', () => {
       schema,
       logging: false,
       plugins: [hardeningPlugin({ timeBudgetMs: 100 }, () => (now += 40))],
-      context: () => ({ store, service: testService(), origin: 'http://livefeed.test' }),
+      context: () => ({
+        reads: sqliteReads(store),
+        store,
+        service: testService(),
+        origin: 'http://livefeed.test',
+      }),
     });
     const response = await yoga.fetch('http://livefeed.test/graphql', {
       method: 'POST',

@@ -3,6 +3,7 @@ import { openStore, type Store } from '../../../src/db/client.js';
 import { type App, createApp } from '../../../src/http/app.js';
 import { createPacketEvents, watchCompletedPackets } from '../../../src/ops/events.js';
 import { createOps, instrumentSync } from '../../../src/ops/wiring.js';
+import { describeAppStores } from '../../support/appStores.js';
 import { tempDir, testLogger, testService } from '../../support/harness.js';
 import { readBundledManifest } from '../../support/manifest.js';
 import { syncedDatabase } from '../../support/synced.js';
@@ -17,7 +18,7 @@ interface Sse {
 }
 
 /** Opens the subscription as server-sent events through `yoga.fetch` (GraphQL over SSE, distinct connections mode). */
-async function subscribe(app: App): Promise<Sse> {
+async function subscribe(app: Pick<App, 'yoga'>): Promise<Sse> {
   const controller = new AbortController();
   const response = await app.yoga.fetch(
     `http://livefeed.test/graphql?query=${encodeURIComponent(SUBSCRIPTION)}`,
@@ -53,7 +54,52 @@ async function subscribe(app: App): Promise<Sse> {
   };
 }
 
-describe('subscription packetSynced', () => {
+describeAppStores(
+  'subscription packetSynced',
+  async (_writer, _dir, db) => {
+    const now = new Date().toISOString();
+    await db.rows(
+      'INSERT INTO packets (number, timestamp, synced_at, created_at) VALUES (7, ?, ?, ?)',
+      now,
+      now,
+      now,
+    );
+  },
+  (_kind, run) => {
+    it('sends each published packet as a server-sent event', async () => {
+      const { app } = run();
+      const sse = await subscribe(app);
+      // Publish until the subscriber is attached (the pubsub keeps no history).
+      const timer = setInterval(() => app.events.publish('packetSynced', 7), 20);
+      try {
+        const event = await sse.next();
+        expect(event.data.packetSynced).toMatchObject({ number: 7, syncedAt: expect.any(String) });
+      } finally {
+        clearInterval(timer);
+        await sse.close();
+      }
+    });
+
+    it('a packet announced but not in the database is an error of the event, not a silent skip', async () => {
+      const { app } = run();
+      const sse = await subscribe(app);
+      const timer = setInterval(() => app.events.publish('packetSynced', 99), 20);
+      try {
+        const event = await sse.next();
+        expect(event).toMatchObject({
+          data: null,
+          errors: [{ message: 'Unexpected error.', extensions: { code: 'INTERNAL_SERVER_ERROR' } }],
+        });
+      } finally {
+        clearInterval(timer);
+        await sse.close();
+      }
+    });
+  },
+);
+
+// The live follow of a sync is step 6 of docs/POSTGRES_PORT.md (LISTEN/NOTIFY): SQLite only here.
+describe('subscription packetSynced (SQLite: the sync and the watch)', () => {
   let data: Awaited<ReturnType<typeof tempDir>>;
   let store: Store;
   beforeAll(async () => {
@@ -67,20 +113,6 @@ describe('subscription packetSynced', () => {
   afterAll(async () => {
     store.close();
     await data.cleanup();
-  });
-
-  it('sends each published packet as a server-sent event', async () => {
-    const app = createApp({ store, service: testService(), logger: testLogger(), dataDir: data.dir });
-    const sse = await subscribe(app);
-    // Publish until the subscriber is attached (the pubsub keeps no history).
-    const timer = setInterval(() => app.events.publish('packetSynced', 7), 20);
-    try {
-      const event = await sse.next();
-      expect(event.data.packetSynced).toMatchObject({ number: 7, syncedAt: expect.any(String) });
-    } finally {
-      clearInterval(timer);
-      await sse.close();
-    }
   });
 
   it('fires from the sync in the same process (livefeed start shares one pubsub)', async () => {
