@@ -2,6 +2,7 @@ import type { EntityType } from '../feed/entities.js';
 import { packetTimestamp, previousChange } from './changeVersionQueries.js';
 import type { Store } from './client.js';
 import { type CurrentRow, currentOfMbid, currentOfMbids } from './currentQueries.js';
+import { type FeedReads, sqliteFeedReads } from './feedReads.js';
 import { historyFrom, prunedBefore } from './historyQueries.js';
 import { type ChangeRow, changeCountOfMbid, changesOfMbidPage, changesPage } from './queries.js';
 import {
@@ -39,7 +40,7 @@ export function thenAwaitable<T, U>(value: Awaitable<T>, next: (value: T) => Awa
  * ISO 8601 text. MBIDs are lower case, as stored. Every method throws (SQLite) or rejects
  * (PostgreSQL) with the store's error (a closed database, a lost connection): `await` it.
  */
-export interface Reads {
+export interface Reads extends FeedReads {
   /**
    * The current state of `mbid` (db/currentQueries.ts): its newest JSON dump line by change id and
    * its newest removal by packet, then kind; a removal wins over a line of the same or an older
@@ -102,6 +103,7 @@ export interface Reads {
  */
 export function sqliteReads(store: Store): Reads {
   return {
+    ...sqliteFeedReads(store),
     currentOfMbid: (mbid) => currentOfMbid(store, mbid),
     currentOfMbids: (mbids, options) => currentOfMbids(store, mbids, options),
     changesOfMbidPage: (mbid, afterId, limit) => changesOfMbidPage(store, mbid, afterId, limit),

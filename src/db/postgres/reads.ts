@@ -2,6 +2,7 @@ import type { Reads } from '../reads.js';
 import { changesOfMbidPagePostgres, changesPagePostgres, previousChangePostgres } from './changeReads.js';
 import type { PostgresStore } from './client.js';
 import { currentOfMbidsPostgres } from './currentReads.js';
+import { postgresFeedReads } from './feedReads.js';
 import { searchCountPostgres, searchHitsPostgres } from './searchReads.js';
 
 // Named statements: prepared once per pooled connection, as SQLite's cachedStatement does.
@@ -44,6 +45,7 @@ export function postgresReads(store: PostgresStore): Reads {
     return value === undefined ? undefined : Number(value);
   };
   return {
+    ...postgresFeedReads(store),
     currentOfMbid: async (mbid) => (await currentOfMbidsPostgres(store, [mbid]))[0],
     // `data` is always read: see Reads.currentOfMbids.
     currentOfMbids: (mbids) => currentOfMbidsPostgres(store, mbids),
