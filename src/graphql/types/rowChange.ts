@@ -1,11 +1,6 @@
-import type { Store } from '../../db/client.js';
-import {
-  type RowChangeFilter,
-  type RowChangeRow,
-  replicationPacketRow,
-  rowChangeCount,
-  rowChangesPage,
-} from '../../db/replicationQueries.js';
+import { type FeedReads, whenRead } from '../../db/feedReads.js';
+import type { Awaitable } from '../../db/reads.js';
+import type { RowChangeFilter, RowChangeRow } from '../../db/replicationQueries.js';
 import type { RowOp } from '../../feed/replication/types.js';
 import { builder } from '../builder.js';
 import {
@@ -14,6 +9,7 @@ import {
   encodeCursor,
   type Page,
   pageArgs,
+  pageSize,
   resolvePage,
 } from '../connection.js';
 import { userError } from '../errors.js';
@@ -120,37 +116,49 @@ export interface RowChangeArgs {
 
 /**
  * One page of the row changes of a stored replication packet, in apply order; the cursor is the
- * apply position (`ord`).
+ * apply position (`ord`). At once over SQLite, a promise over PostgreSQL.
  * @throws GraphQLError INVALID_TABLE, PAGE_SIZE_EXCEEDED, BAD_USER_INPUT, BAD_CURSOR
  */
-export function resolveRowChanges(store: Store, packet: number, args: RowChangeArgs): Page<RowChangeRow> {
+export function resolveRowChanges(
+  reads: FeedReads,
+  packet: number,
+  args: RowChangeArgs,
+): Awaitable<Page<RowChangeRow>> {
   const filter: RowChangeFilter = {
     table: args.table === null || args.table === undefined ? undefined : checkTableName(args.table),
     op: args.op ?? undefined,
   };
-  return resolvePage({
-    args,
-    decodeAfter: (cursor) => decodeCursor(`row-change/${packet}`, cursor),
-    fetch: (after, limit) => rowChangesPage(store, packet, filter, after ?? -1, limit),
-    totalCount: () => rowChangeCount(store, packet, filter),
-    cursorOf: (r) => encodeCursor(`row-change/${packet}`, r.ord),
-  });
+  const kind = `row-change/${packet}`;
+  // Checked before the read; resolvePage then pages the rows read (one more than asked).
+  const limit = pageSize(args.first);
+  const after = decodeCursor(kind, args.after);
+  const rows = limit === 0 ? [] : reads.rowChangesPage(packet, filter, after ?? -1, limit + 1);
+  return whenRead(rows, (read) =>
+    resolvePage({
+      args,
+      decodeAfter: () => after,
+      fetch: () => read,
+      totalCount: () => reads.rowChangeCount(packet, filter),
+      cursorOf: (r) => encodeCursor(kind, r.ord),
+    }),
+  );
 }
 
 /**
  * `packet` when its replication packet is stored.
  * @throws GraphQLError INVALID_PACKET, or NOT_FOUND naming the replication packet's status
  */
-function checkStoredPacket(store: Store, packet: number): number {
+function checkStoredPacket(reads: FeedReads, packet: number): Awaitable<number> {
   checkPacketNumber(packet);
-  const row = replicationPacketRow(store, packet);
-  if (row?.status === 'SYNCED') return packet;
-  const why = row
-    ? `its status is ${row.status}${row.error ? `: ${row.error}` : ''}`
-    : 'it was never fetched (replication packets off, packet skipped, or not synced yet)';
-  throw userError('NOT_FOUND', `the replication packet of packet ${packet} is not stored: ${why}`, {
-    packet,
-    status: row?.status ?? null,
+  return whenRead(reads.replicationPacketRow(packet), (row) => {
+    if (row?.status === 'SYNCED') return packet;
+    const why = row
+      ? `its status is ${row.status}${row.error ? `: ${row.error}` : ''}`
+      : 'it was never fetched (replication packets off, packet skipped, or not synced yet)';
+    throw userError('NOT_FOUND', `the replication packet of packet ${packet} is not stored: ${why}`, {
+      packet,
+      status: row?.status ?? null,
+    });
   });
 }
 
@@ -167,6 +175,8 @@ builder.queryField('rowChanges', (t) =>
       ...pageArgs(t.arg),
     },
     resolve: (_root, args, ctx) =>
-      resolveRowChanges(ctx.store, checkStoredPacket(ctx.store, args.packet), args),
+      whenRead(checkStoredPacket(ctx.reads, args.packet), (packet) =>
+        resolveRowChanges(ctx.reads, packet, args),
+      ),
   }),
 );
