@@ -74,11 +74,3 @@ export function sqliteFeedReads(store: Store): FeedReads {
     countFeedEvents: (query) => countFeedEvents(store, query),
   };
 }
-
-/**
- * `then(value)` at once when `value` is not a promise (a SQLite read), else once it resolves: a
- * resolver composing reads stays synchronous over SQLite.
- */
-export function whenRead<T, U>(value: Awaitable<T>, then: (value: T) => Awaitable<U>): Awaitable<U> {
-  return value instanceof Promise ? value.then(then) : then(value);
-}

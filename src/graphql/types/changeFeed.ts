@@ -8,9 +8,9 @@ import {
   positionOfEvent,
 } from '../../db/changeFeedQueries.js';
 import { type FeedPosition, feedPositionText, parseFeedPosition } from '../../db/feedPosition.js';
-import { type FeedReads, whenRead } from '../../db/feedReads.js';
+import type { FeedReads } from '../../db/feedReads.js';
 import { HistoryPrunedError } from '../../db/feedWindow.js';
-import type { Awaitable } from '../../db/reads.js';
+import { type Awaitable, thenAwaitable } from '../../db/reads.js';
 import type { EntityType } from '../../feed/entities.js';
 import { followChangeStream } from '../../ops/changeStream.js';
 import { builder } from '../builder.js';
@@ -203,7 +203,7 @@ builder.queryField('changeFeed', (t) =>
       const first = pageSize(args.first);
       const filters = feedFilters(args);
       const after = decodeFeedCursor(filters, args.after);
-      return whenRead(readFeed(ctx.reads, { ...filters, after, first }), (page) => ({
+      return thenAwaitable(readFeed(ctx.reads, { ...filters, after, first }), (page) => ({
         page,
         filters,
         after,

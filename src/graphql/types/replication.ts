@@ -1,5 +1,5 @@
-import { whenRead } from '../../db/feedReads.js';
 import { feedFileByName } from '../../db/queries.js';
+import { thenAwaitable } from '../../db/reads.js';
 import type { StoredReplicationPacketRow, TableChangesRow } from '../../db/replicationQueries.js';
 import { builder } from '../builder.js';
 import { pageArgs } from '../connection.js';
@@ -117,7 +117,7 @@ builder.objectFields(PacketRef, (t) => ({
   replicationStatus: t.field({
     type: ReplicationStatusEnum,
     resolve: (p, _a, ctx) =>
-      whenRead(ctx.reads.replicationPacketRow(p.number), (row) => {
+      thenAwaitable(ctx.reads.replicationPacketRow(p.number), (row) => {
         const status = row?.status;
         return status === 'SYNCED' || status === 'PENDING' || status === 'MISSING' || status === 'FAILED'
           ? status
@@ -128,7 +128,7 @@ builder.objectFields(PacketRef, (t) => ({
     nullable: true,
     description: 'Why the replication packet is PENDING, MISSING or FAILED.',
     resolve: (p, _a, ctx) =>
-      whenRead(ctx.reads.replicationPacketRow(p.number), (row) =>
+      thenAwaitable(ctx.reads.replicationPacketRow(p.number), (row) =>
         row && row.status !== 'SYNCED' ? row.error : null,
       ),
   }),

@@ -1,5 +1,5 @@
-import { type FeedReads, whenRead } from '../../db/feedReads.js';
-import type { Awaitable } from '../../db/reads.js';
+import type { FeedReads } from '../../db/feedReads.js';
+import { type Awaitable, thenAwaitable } from '../../db/reads.js';
 import type { RowChangeFilter, RowChangeRow } from '../../db/replicationQueries.js';
 import type { RowOp } from '../../feed/replication/types.js';
 import { builder } from '../builder.js';
@@ -9,7 +9,6 @@ import {
   encodeCursor,
   type Page,
   pageArgs,
-  pageSize,
   resolvePage,
 } from '../connection.js';
 import { userError } from '../errors.js';
@@ -128,20 +127,13 @@ export function resolveRowChanges(
     table: args.table === null || args.table === undefined ? undefined : checkTableName(args.table),
     op: args.op ?? undefined,
   };
-  const kind = `row-change/${packet}`;
-  // Checked before the read; resolvePage then pages the rows read (one more than asked).
-  const limit = pageSize(args.first);
-  const after = decodeCursor(kind, args.after);
-  const rows = limit === 0 ? [] : reads.rowChangesPage(packet, filter, after ?? -1, limit + 1);
-  return whenRead(rows, (read) =>
-    resolvePage({
-      args,
-      decodeAfter: () => after,
-      fetch: () => read,
-      totalCount: () => reads.rowChangeCount(packet, filter),
-      cursorOf: (r) => encodeCursor(kind, r.ord),
-    }),
-  );
+  return resolvePage({
+    args,
+    decodeAfter: (cursor) => decodeCursor(`row-change/${packet}`, cursor),
+    fetch: (after, limit) => reads.rowChangesPage(packet, filter, after ?? -1, limit),
+    totalCount: () => reads.rowChangeCount(packet, filter),
+    cursorOf: (r) => encodeCursor(`row-change/${packet}`, r.ord),
+  });
 }
 
 /**
@@ -150,7 +142,7 @@ export function resolveRowChanges(
  */
 function checkStoredPacket(reads: FeedReads, packet: number): Awaitable<number> {
   checkPacketNumber(packet);
-  return whenRead(reads.replicationPacketRow(packet), (row) => {
+  return thenAwaitable(reads.replicationPacketRow(packet), (row) => {
     if (row?.status === 'SYNCED') return packet;
     const why = row
       ? `its status is ${row.status}${row.error ? `: ${row.error}` : ''}`
@@ -175,7 +167,7 @@ builder.queryField('rowChanges', (t) =>
       ...pageArgs(t.arg),
     },
     resolve: (_root, args, ctx) =>
-      whenRead(checkStoredPacket(ctx.reads, args.packet), (packet) =>
+      thenAwaitable(checkStoredPacket(ctx.reads, args.packet), (packet) =>
         resolveRowChanges(ctx.reads, packet, args),
       ),
   }),
