@@ -6,7 +6,6 @@ import {
   type FeedChange,
   type FeedPage,
   type FeedQuery,
-  type FeedWhere,
   feedCountSql,
   feedPageOf,
   type ListFilter,
@@ -164,9 +163,9 @@ export function countFeedEventsPostgres(
   return inPgReadSnapshot(store.pool, async (client) => {
     const window = await feedWindowOn(client, query);
     if (window === undefined) return 0;
-    const counts = feedCountSql(window, query, anyList);
-    const count = async ({ sql, params }: FeedWhere) =>
-      (await one<{ count: number }>(client, sql, params)).count;
-    return (await count(counts.changes)) + (await count(counts.removals));
+    const { changes, removals } = feedCountSql(window, query, anyList);
+    // The two shared counts in one statement: one round trip fewer.
+    const sql = `SELECT (${changes.sql}) + (${removals.sql}) AS count`;
+    return (await one<{ count: number }>(client, sql, [...changes.params, ...removals.params])).count;
   });
 }
