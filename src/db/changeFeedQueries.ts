@@ -82,13 +82,32 @@ export function readFeedEvents(store: Store, query: FeedQuery): FeedPage {
 
 function readFeedEventsIn(store: Store, query: FeedQuery): FeedPage {
   const window = feedWindow(store, query);
-  if (window === undefined || query.first === 0) return { events: [], next: query.after, hasMore: false };
+  if (window === undefined || query.first === 0) return emptyPage(query);
   const limit = query.first + 1;
-  const merged = mergeEvents(
+  return feedPageOf(
+    query,
+    window,
     readChanges(store, window, query, limit),
     readRemovals(store, window, query, limit),
-    limit,
   );
+}
+
+/** The page of a read that serves nothing: it stays where it was. */
+export function emptyPage(query: FeedQuery): FeedPage {
+  return { events: [], next: query.after, hasMore: false };
+}
+
+/**
+ * The page of `query` from up to `first + 1` changes and removals of `window`, each in stream
+ * order (the rule of both stores).
+ */
+export function feedPageOf(
+  query: FeedQuery,
+  window: FeedWindow,
+  changes: FeedChange[],
+  removals: RemovalRow[],
+): FeedPage {
+  const merged = mergeEvents(changes, removals, query.first + 1);
   const hasMore = merged.length > query.first;
   const events = hasMore ? merged.slice(0, query.first) : merged;
   const reached: FeedPosition = hasMore
@@ -110,58 +129,102 @@ export function countFeedEvents(store: Store, query: Omit<FeedQuery, 'first'>): 
 function countFeedEventsIn(store: Store, query: Omit<FeedQuery, 'first'>): number {
   const window = feedWindow(store, query);
   if (window === undefined) return 0;
-  const changes = changesWhere(window, query);
-  const removals = removalsWhere(window, query);
-  const count = (sql: string, params: unknown[]) =>
+  const count = ({ sql, params }: FeedWhere) =>
     cachedStatement(store, sql)
       .pluck()
       .get(...params) as number;
-  return (
-    count(`SELECT count(*) FROM changes WHERE ${changes.sql}`, changes.params) +
-    count(`SELECT count(*) FROM removals WHERE ${removals.sql}`, removals.params)
-  );
+  const counts = feedCountSql(window, query, jsonEachList);
+  return count(counts.changes) + count(counts.removals);
 }
 
-// Filters as json_each lists (one statement text per combination, prepared once).
-function filterSql(query: Omit<FeedQuery, 'first'>, params: unknown[]): string {
+/** A statement (`?` parameters) and its parameters. */
+export interface FeedWhere {
+  sql: string;
+  params: unknown[];
+}
+
+/**
+ * A dialect's filter "`column` is one of `values`": SQLite reads a JSON list with `json_each` (one
+ * statement text whatever the list's length), PostgreSQL an array parameter (`= ANY`).
+ */
+export type ListFilter = (column: string, values: readonly string[]) => FeedWhere;
+
+/** SQLite's {@link ListFilter}. */
+const jsonEachList: ListFilter = (column, values) => ({
+  sql: ` AND ${column} IN (SELECT value FROM json_each(?))`,
+  params: [JSON.stringify(values)],
+});
+
+// Filters as lists (one statement text per combination, prepared once).
+function filterSql(query: Omit<FeedQuery, 'first'>, params: unknown[], list: ListFilter): string {
   let sql = '';
-  if (query.entities && query.entities.length > 0) {
-    sql += ' AND entity IN (SELECT value FROM json_each(?))';
-    params.push(JSON.stringify(query.entities));
-  }
-  if (query.mbids && query.mbids.length > 0) {
-    sql += ' AND mbid IN (SELECT value FROM json_each(?))';
-    params.push(JSON.stringify(query.mbids));
+  for (const [column, values] of [
+    ['entity', query.entities],
+    ['mbid', query.mbids],
+  ] as const) {
+    if (!values || values.length === 0) continue;
+    const filter = list(column, values);
+    sql += filter.sql;
+    params.push(...filter.params);
   }
   return sql;
 }
 
 /** WHERE terms and parameters of the changes in `window` that pass the filters. */
-function changesWhere(
+export function changesWhere(
   window: FeedWindow,
   query: Omit<FeedQuery, 'first'>,
-): { sql: string; params: unknown[] } {
+  list: ListFilter,
+): FeedWhere {
   const { lower, bound } = window;
   const after = lower.at === 'change' ? lower.id : changeIdBeforePacket(nextPacketOf(lower));
   const params: unknown[] = [after, changeIdBeforePacket(bound + 1)];
-  return { sql: `id > ? AND id <= ?${filterSql(query, params)}`, params };
+  return { sql: `id > ? AND id <= ?${filterSql(query, params, list)}`, params };
 }
 
 /** WHERE terms and parameters of the removals in `window` that pass the filters. */
-function removalsWhere(
+export function removalsWhere(
   window: FeedWindow,
   query: Omit<FeedQuery, 'first'>,
-): { sql: string; params: unknown[] } {
+  list: ListFilter,
+): FeedWhere {
   const { lower, bound } = window;
   // (packet, mbid, kind) after the lower position: '' sorts before every MBID.
   const key: [number, string, RemovalKind | ''] =
     lower.at === 'removal' ? [lower.packet, lower.mbid, lower.kind] : [nextPacketOf(lower), '', ''];
   const params: unknown[] = [...key, bound];
-  return { sql: `(packet, mbid, kind) > (?, ?, ?) AND packet <= ?${filterSql(query, params)}`, params };
+  return {
+    sql: `(packet, mbid, kind) > (?, ?, ?) AND packet <= ?${filterSql(query, params, list)}`,
+    params,
+  };
+}
+
+/** The two counts of {@link countFeedEvents}, written once for both stores. */
+export function feedCountSql(
+  window: FeedWindow,
+  query: Omit<FeedQuery, 'first'>,
+  list: ListFilter,
+): { changes: FeedWhere; removals: FeedWhere } {
+  const changes = changesWhere(window, query, list);
+  const removals = removalsWhere(window, query, list);
+  return {
+    changes: { sql: `SELECT count(*) FROM changes WHERE ${changes.sql}`, params: changes.params },
+    removals: { sql: `SELECT count(*) FROM removals WHERE ${removals.sql}`, params: removals.params },
+  };
+}
+
+/**
+ * The removals of a page (`where` from {@link removalsWhere}, `limit` a LIMIT clause), written once
+ * for both stores; columns in the order of {@link RemovalRow}.
+ */
+export function removalPageSql(where: string, limit: string): string {
+  return `SELECT mbid, entity, packet, kind, merged_into AS mergedInto,
+       (SELECT r.timestamp FROM replication_packets r WHERE r.packet = removals.packet) AS timestamp
+     FROM removals WHERE ${where} ORDER BY packet, mbid, kind ${limit}`;
 }
 
 function readChanges(store: Store, window: FeedWindow, query: FeedQuery, limit: number): FeedChange[] {
-  const { sql, params } = changesWhere(window, query);
+  const { sql, params } = changesWhere(window, query, jsonEachList);
   const rows = changeRows(
     cachedStatement(store, aggregateChanges(`WHERE ${sql} ORDER BY id ${limitClause(limit)}`)),
     ...params,
@@ -178,13 +241,8 @@ function readChanges(store: Store, window: FeedWindow, query: FeedQuery, limit: 
 }
 
 function readRemovals(store: Store, window: FeedWindow, query: FeedQuery, limit: number): RemovalRow[] {
-  const { sql, params } = removalsWhere(window, query);
-  return cachedStatement(
-    store,
-    `SELECT mbid, entity, packet, kind, merged_into AS mergedInto,
-       (SELECT r.timestamp FROM replication_packets r WHERE r.packet = removals.packet) AS timestamp
-     FROM removals WHERE ${sql} ORDER BY packet, mbid, kind ${limitClause(limit)}`,
-  ).all(...params) as RemovalRow[];
+  const { sql, params } = removalsWhere(window, query, jsonEachList);
+  return cachedStatement(store, removalPageSql(sql, limitClause(limit))).all(...params) as RemovalRow[];
 }
 
 /** The first `limit` events of two lists each in stream order, merged in stream order. */

@@ -45,18 +45,22 @@ export function feedFrontier(store: Store): number | undefined {
   const cached = frontiers.get(store.sqlite);
   if (cached?.version === version) return cached.frontier;
   const latest = latestPacket(store)?.number;
-  const blocker = cachedStatement(
-    store,
-    `SELECT min(packet) FROM (
-       SELECT packet FROM dumps WHERE status = 'NO_CHANGES' AND settled_by = 'TIME'
-       UNION ALL SELECT packet FROM replication_packets WHERE status = 'MISSING')`,
-  )
-    .pluck()
-    .get() as number | null;
-  const frontier = latest === undefined || blocker === null ? latest : Math.min(latest, blocker - 1);
-  const value = frontier !== undefined && frontier > 0 ? frontier : undefined;
+  const blocker = cachedStatement(store, FEED_SQL.blocker).pluck().get() as number | null;
+  const value = frontierOf(latest, blocker);
   frontiers.set(store.sqlite, { version, frontier: value });
   return value;
+}
+
+/**
+ * The frontier given the newest complete packet and the first packet that may still change (see
+ * the module comment of db/changeFeedQueries.ts); undefined when no packet is served.
+ */
+export function frontierOf(
+  latest: number | undefined,
+  blocker: number | null | undefined,
+): number | undefined {
+  const frontier = latest === undefined || blocker == null ? latest : Math.min(latest, blocker - 1);
+  return frontier !== undefined && frontier > 0 ? frontier : undefined;
 }
 
 /** The part of the stream a query reads: after `lower`, up to the end of packet `bound`. */
@@ -66,45 +70,93 @@ export interface FeedWindow {
 }
 
 /**
+ * What the window of a query depends on, read in one snapshot: the pruning cutoff, the oldest
+ * packet held (only read without `after`), the packets of `since` and `until` (only read when
+ * given) and the frontier.
+ */
+export interface WindowFacts {
+  pruned: number | undefined;
+  historyFrom?: number;
+  sincePacket?: number;
+  untilPacket?: number;
+  frontier: number | undefined;
+}
+
+/**
  * The window of `query`, or undefined when the stream serves nothing for it yet.
  * @throws HistoryPrunedError when `after` (or, without it, `since`) lies before pruned history
  */
 export function feedWindow(store: Store, query: FeedBounds): FeedWindow | undefined {
   const pruned = prunedBefore(store);
+  return windowOf(query, {
+    pruned,
+    historyFrom: query.after ? undefined : historyFrom(store),
+    sincePacket: query.since === undefined ? undefined : firstPacketSince(store, query.since),
+    untilPacket: query.until === undefined ? undefined : lastPacketUntil(store, query.until),
+    frontier: feedFrontier(store),
+  });
+}
+
+/**
+ * The window of `query` given the facts of the store (the rule of both stores).
+ * @throws HistoryPrunedError when `after` (or, without it, `since`) lies before pruned history
+ */
+export function windowOf(query: FeedBounds, facts: WindowFacts): FeedWindow | undefined {
+  const { pruned, sincePacket, frontier } = facts;
   const firstWanted = query.after ? nextPacketOf(query.after) : undefined;
   if (pruned !== undefined && firstWanted !== undefined && firstWanted < pruned) {
     throw new HistoryPrunedError(pruned);
   }
-  const sincePacket = query.since === undefined ? undefined : firstPacketSince(store, query.since);
   if (pruned !== undefined && !query.after && sincePacket !== undefined && sincePacket < pruned) {
     throw new HistoryPrunedError(pruned);
   }
-  const startPacket = Math.max(firstWanted ?? historyFrom(store) ?? 1, sincePacket ?? 1);
-  const frontier = feedFrontier(store);
-  const until = query.until === undefined ? frontier : lastPacketUntil(store, query.until);
+  const startPacket = Math.max(firstWanted ?? facts.historyFrom ?? 1, sincePacket ?? 1);
+  const until = query.until === undefined ? frontier : facts.untilPacket;
   if (frontier === undefined || until === undefined) return undefined;
   const lower: FeedPosition =
     query.after && firstWanted === startPacket ? query.after : { at: 'packetEnd', packet: startPacket - 1 };
   return { lower, bound: Math.min(frontier, until) };
 }
 
+/**
+ * The statements of the window with `?` parameters, written once for both stores where the
+ * dialects agree. An instant is compared as SQLite's `julianday` does (to the millisecond); the
+ * PostgreSQL statements (db/postgres/feedWindow.ts) round to the millisecond the same way.
+ */
+export const FEED_SQL = {
+  /** () → the first packet whose content may still change, or null. */
+  blocker: `SELECT min(packet) FROM (
+       SELECT packet FROM dumps WHERE status = 'NO_CHANGES' AND settled_by = 'TIME'
+       UNION ALL SELECT packet FROM replication_packets WHERE status = 'MISSING') AS blockers`,
+  /** (since) → first: the first packet at or after it, newest: the newest packet. */
+  sincePacket: (instant: (value: string) => string) =>
+    `SELECT (SELECT min(number) FROM packets WHERE ${instant('timestamp')} >= ${instant('?')}) AS first,
+       (SELECT max(number) FROM packets) AS newest`,
+  /** (until) → the newest packet at or before it, or null. */
+  untilPacket: (instant: (value: string) => string) =>
+    `SELECT max(number) FROM packets WHERE ${instant('timestamp')} <= ${instant('?')}`,
+};
+
+const julianday = (value: string) => `julianday(${value})`;
+const SINCE_PACKET_SQL = FEED_SQL.sincePacket(julianday);
+const UNTIL_PACKET_SQL = FEED_SQL.untilPacket(julianday);
+
 /** The first packet whose TIMESTAMP is at or after `since`; one past the newest when none is. */
 function firstPacketSince(store: Store, since: string): number {
-  const row = cachedStatement(
-    store,
-    `SELECT (SELECT min(number) FROM packets WHERE julianday(timestamp) >= julianday(?)) AS first,
-       (SELECT max(number) FROM packets) AS newest`,
-  ).get(since) as { first: number | null; newest: number | null };
+  const row = cachedStatement(store, SINCE_PACKET_SQL).get(since) as {
+    first: number | null;
+    newest: number | null;
+  };
+  return sincePacketOf(row);
+}
+
+/** {@link FEED_SQL}.sincePacket's row as a packet: one past the newest when no packet is at or after it. */
+export function sincePacketOf(row: { first: number | null; newest: number | null }): number {
   return row.first ?? (row.newest ?? 0) + 1;
 }
 
 /** The newest packet whose TIMESTAMP is at or before `until`; undefined when none is. */
 function lastPacketUntil(store: Store, until: string): number | undefined {
-  const value = cachedStatement(
-    store,
-    'SELECT max(number) FROM packets WHERE julianday(timestamp) <= julianday(?)',
-  )
-    .pluck()
-    .get(until) as number | null;
+  const value = cachedStatement(store, UNTIL_PACKET_SQL).pluck().get(until) as number | null;
   return value ?? undefined;
 }

@@ -24,11 +24,15 @@ export function recordHistoryFrom(store: Store, packet: number): void {
  * change stream page, so its statement is prepared once per connection.
  */
 export function prunedBefore(store: Store): number | undefined {
-  const value = cachedStatement(store, "SELECT value FROM meta WHERE key = 'history_from'").pluck().get() as
-    | string
-    | undefined;
+  const value = cachedStatement(store, PRUNED_BEFORE_SQL).pluck().get() as string | undefined;
   return value === undefined ? undefined : Number(value);
 }
+
+/** () → the pruning cutoff as text, no row when none; written once for SQLite and PostgreSQL. */
+export const PRUNED_BEFORE_SQL = "SELECT value FROM meta WHERE key = 'history_from'";
+
+/** () → the oldest packet stored, or null; written once for SQLite and PostgreSQL. */
+export const OLDEST_PACKET_SQL = 'SELECT min(number) FROM packets';
 
 /**
  * The oldest packet whose changes are still held: the pruning cutoff, else the oldest stored
@@ -37,6 +41,6 @@ export function prunedBefore(store: Store): number | undefined {
 export function historyFrom(store: Store): number | undefined {
   const pruned = prunedBefore(store);
   if (pruned !== undefined) return pruned;
-  const oldest = cachedStatement(store, 'SELECT min(number) FROM packets').pluck().get() as number | null;
+  const oldest = cachedStatement(store, OLDEST_PACKET_SQL).pluck().get() as number | null;
   return oldest ?? undefined;
 }

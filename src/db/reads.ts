@@ -3,6 +3,7 @@ import { packetTimestamp, previousChange } from './changeVersionQueries.js';
 import type { Store } from './client.js';
 import { type CurrentRow, currentOfMbid, currentOfMbids } from './currentQueries.js';
 import { type JsonDumpState, jsonDumpState } from './dumpState.js';
+import { type FeedReads, sqliteFeedReads } from './feedReads.js';
 import { historyFrom, prunedBefore } from './historyQueries.js';
 import { type LedgerReads, sqliteLedgerReads } from './ledgerReads.js';
 import { type ChangeRow, changeCountOfMbid, changesOfMbidPage, changesPage } from './queries.js';
@@ -50,7 +51,7 @@ export function thenAwaitable<T, U>(value: Awaitable<T>, next: (value: T) => Awa
  * ISO 8601 text. MBIDs are lower case, as stored. Every method throws (SQLite) or rejects
  * (PostgreSQL) with the store's error (a closed database, a lost connection): `await` it.
  */
-export interface Reads extends LedgerReads {
+export interface Reads extends LedgerReads, FeedReads {
   /**
    * The current state of `mbid` (db/currentQueries.ts): its newest JSON dump line by change id and
    * its newest removal by packet, then kind; a removal wins over a line of the same or an older
@@ -143,6 +144,7 @@ export function sqliteReads(store: Store): Reads {
   };
   return {
     ...sqliteLedgerReads(store),
+    ...sqliteFeedReads(store),
     ...current,
     changesOfMbidPage: (mbid, afterId, limit) => changesOfMbidPage(store, mbid, afterId, limit),
     changeCountOfMbid: (mbid) => changeCountOfMbid(store, mbid),

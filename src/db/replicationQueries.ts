@@ -78,19 +78,26 @@ export interface RemovalRow {
   timestamp: string | null;
 }
 
-const PACKET_COLUMNS = `packet, status, format, schema_sequence AS schemaSequence, timestamp,
-  dbmirror_version AS dbmirrorVersion, row_count AS rowCount, file_name AS fileName, error, attempts`;
-const ROW_COLUMNS = `packet, ord, seqid, xid, table_name AS "table", op, keys, old_data AS oldData,
-  new_data AS newData, timestamp`;
-// Quoted alias: PostgreSQL folds an unquoted one to lower case (the statements below serve both).
+// Aliases quoted and JSON read as text: the statements below are written once for SQLite and
+// PostgreSQL (db/postgres/replicationReads.ts), whose jsonb columns give their JSON text back.
+const PACKET_COLUMNS = `packet, status, format, schema_sequence AS "schemaSequence", timestamp,
+  dbmirror_version AS "dbmirrorVersion", row_count AS "rowCount", file_name AS "fileName", error, attempts`;
+const ROW_COLUMNS = `packet, ord, seqid, xid, table_name AS "table", op, CAST(keys AS TEXT) AS keys,
+  CAST(old_data AS TEXT) AS "oldData", CAST(new_data AS TEXT) AS "newData", timestamp`;
 const REMOVAL_COLUMNS = `mbid, entity, packet, kind, merged_into AS "mergedInto",
   (SELECT r.timestamp FROM replication_packets r WHERE r.packet = removals.packet) AS timestamp`;
 
 /** The `replication_packets` row of `packet` (any status), or undefined when never tried. */
 export function replicationPacketRow(store: Store, packet: number): ReplicationPacketRow | undefined {
-  return store.sqlite
-    .prepare(`SELECT ${PACKET_COLUMNS} FROM replication_packets WHERE packet = ?`)
-    .get(packet) as ReplicationPacketRow | undefined;
+  return cachedStatement(store, PACKET_ROW_SQL).get(packet) as ReplicationPacketRow | undefined;
+}
+
+/** (packet) → its {@link ReplicationPacketRow}; written once for SQLite and PostgreSQL. */
+export const PACKET_ROW_SQL = `SELECT ${PACKET_COLUMNS} FROM replication_packets WHERE packet = ?`;
+
+/** A replication packet row when it is stored (SYNCED), else undefined: the rule of both stores. */
+export function storedRow(row: ReplicationPacketRow | undefined): StoredReplicationPacketRow | undefined {
+  return row?.status === 'SYNCED' ? (row as StoredReplicationPacketRow) : undefined;
 }
 
 /** The replication packet of `packet` when it is stored (SYNCED), else undefined. */
@@ -98,8 +105,7 @@ export function storedReplicationPacket(
   store: Store,
   packet: number,
 ): StoredReplicationPacketRow | undefined {
-  const row = replicationPacketRow(store, packet);
-  return row?.status === 'SYNCED' ? (row as StoredReplicationPacketRow) : undefined;
+  return storedRow(replicationPacketRow(store, packet));
 }
 
 /** Highest packet whose replication packet is stored, or undefined when none is. */
@@ -148,6 +154,35 @@ function rowFilter(filter: RowChangeFilter): { sql: string; params: string[] } {
 }
 
 /**
+ * The statement of a row change page, written once for SQLite and PostgreSQL: its text (`limit` a
+ * LIMIT clause) and parameters but the limit's.
+ */
+export function rowChangesPageSql(
+  packet: number,
+  filter: RowChangeFilter,
+  afterOrd: number,
+  limit: string,
+): { sql: string; params: unknown[] } {
+  const where = rowFilter(filter);
+  return {
+    sql: `SELECT ${ROW_COLUMNS} FROM row_changes WHERE packet = ?${where.sql} AND ord > ? ORDER BY ord ${limit}`,
+    params: [packet, ...where.params, afterOrd],
+  };
+}
+
+/** The statement of {@link rowChangeCount}, written once for SQLite and PostgreSQL. */
+export function rowChangeCountSql(
+  packet: number,
+  filter: RowChangeFilter,
+): { sql: string; params: unknown[] } {
+  const where = rowFilter(filter);
+  return {
+    sql: `SELECT count(*) FROM row_changes WHERE packet = ?${where.sql}`,
+    params: [packet, ...where.params],
+  };
+}
+
+/**
  * Up to `limit` row changes of `packet` after apply position `afterOrd` (-1: from the first),
  * in apply order, optionally of one table and operation.
  */
@@ -158,20 +193,16 @@ export function rowChangesPage(
   afterOrd: number,
   limit: number,
 ): RowChangeRow[] {
-  const where = rowFilter(filter);
-  return cachedStatement(
-    store,
-    `SELECT ${ROW_COLUMNS} FROM row_changes WHERE packet = ?${where.sql} AND ord > ? ORDER BY ord ${limitClause(limit)}`,
-  ).all(packet, ...where.params, afterOrd) as RowChangeRow[];
+  const { sql, params } = rowChangesPageSql(packet, filter, afterOrd, limitClause(limit));
+  return cachedStatement(store, sql).all(...params) as RowChangeRow[];
 }
 
 /** Number of row changes of `packet` matching `filter`. */
 export function rowChangeCount(store: Store, packet: number, filter: RowChangeFilter): number {
-  const where = rowFilter(filter);
-  return store.sqlite
-    .prepare(`SELECT count(*) FROM row_changes WHERE packet = ?${where.sql}`)
+  const { sql, params } = rowChangeCountSql(packet, filter);
+  return cachedStatement(store, sql)
     .pluck()
-    .get(packet, ...where.params) as number;
+    .get(...params) as number;
 }
 
 /** Removals of packets `from`..`to` (inclusive), optionally of one entity type. */

@@ -3,6 +3,7 @@ import type { Reads, SnapshotReads } from '../reads.js';
 import { changesOfMbidPagePostgres, changesPagePostgres, previousChangePostgres } from './changeReads.js';
 import type { PostgresStore } from './client.js';
 import { currentOfMbidsPostgres } from './currentReads.js';
+import { postgresFeedReads } from './feedReads.js';
 import { postgresLedgerReads } from './ledgerReads.js';
 import { named, removalCountPostgres, removalOfMbidPostgres, removalsPagePostgres } from './removalReads.js';
 import { searchCountPostgres, searchHitsPostgres } from './searchReads.js';
@@ -61,6 +62,7 @@ export function postgresReads(store: PostgresStore): Reads {
   };
   return {
     ...postgresLedgerReads(store),
+    ...postgresFeedReads(store),
     ...currentReads(store.pool),
     changesOfMbidPage: (mbid, afterId, limit) => changesOfMbidPagePostgres(store, mbid, afterId, limit),
     changeCountOfMbid: async (mbid) => (await scalar<number>(store, CHANGE_COUNT_OF_MBID, [mbid]))!,

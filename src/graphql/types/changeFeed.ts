@@ -1,17 +1,16 @@
 import { createHash } from 'node:crypto';
 import { getArgumentValues } from 'graphql';
 import {
-  countFeedEvents,
   type FeedEvent,
   type FeedPage,
   type FeedQuery,
   isRemovalEvent,
   positionOfEvent,
-  readFeedEvents,
 } from '../../db/changeFeedQueries.js';
-import type { Store } from '../../db/client.js';
 import { type FeedPosition, feedPositionText, parseFeedPosition } from '../../db/feedPosition.js';
+import type { FeedReads } from '../../db/feedReads.js';
 import { HistoryPrunedError } from '../../db/feedWindow.js';
+import { type Awaitable, thenAwaitable } from '../../db/reads.js';
 import type { EntityType } from '../../feed/entities.js';
 import { followChangeStream } from '../../ops/changeStream.js';
 import { builder } from '../builder.js';
@@ -104,13 +103,23 @@ function historyPrunedAsGraphQL(error: unknown): unknown {
   });
 }
 
-/** {@link readFeedEvents}, with its HistoryPrunedError as HISTORY_PRUNED. */
-export function readFeed(store: Store, query: FeedQuery): FeedPage {
+/** `read()`, with a HistoryPrunedError it throws or rejects with as HISTORY_PRUNED. */
+function historyPrunedAsGraphQLOf<T>(read: () => Awaitable<T>): Awaitable<T> {
   try {
-    return readFeedEvents(store, query);
+    const value = read();
+    return value instanceof Promise
+      ? value.catch((error: unknown) => {
+          throw historyPrunedAsGraphQL(error);
+        })
+      : value;
   } catch (error) {
     throw historyPrunedAsGraphQL(error);
   }
+}
+
+/** `reads.readFeedEvents`, with its HistoryPrunedError as HISTORY_PRUNED; at once over SQLite. */
+export function readFeed(reads: FeedReads, query: FeedQuery): Awaitable<FeedPage> {
+  return historyPrunedAsGraphQLOf(() => reads.readFeedEvents(query));
 }
 
 /** {@link followChangeStream}, with its HistoryPrunedError as HISTORY_PRUNED. */
@@ -150,7 +159,8 @@ const ChangeFeedConnection = builder.objectRef<FeedConnectionShape>('ChangeFeedC
     totalCount: t.int({
       description:
         'Events from `after` on (the page included) up to the newest packet served: what is waiting now.',
-      resolve: ({ filters, after }, _a, ctx) => countFeedEvents(ctx.store, { ...filters, after }),
+      resolve: ({ filters, after }, _a, ctx) =>
+        historyPrunedAsGraphQLOf(() => ctx.reads.countFeedEvents({ ...filters, after })),
     }),
     pageInfo: t.field({
       type: PageInfo,
@@ -193,7 +203,11 @@ builder.queryField('changeFeed', (t) =>
       const first = pageSize(args.first);
       const filters = feedFilters(args);
       const after = decodeFeedCursor(filters, args.after);
-      return { page: readFeed(ctx.store, { ...filters, after, first }), filters, after };
+      return thenAwaitable(readFeed(ctx.reads, { ...filters, after, first }), (page) => ({
+        page,
+        filters,
+        after,
+      }));
     },
   }),
 );
@@ -215,6 +229,7 @@ builder.subscriptionField('entityChanged', (t) =>
       const args = getArgumentValues(field, info.fieldNodes[0]!, info.variableValues) as Parameters<
         typeof feedFilters
       >[0];
+      // The live follow polls SQLite (ops/events.ts) until LISTEN/NOTIFY (docs/POSTGRES_PORT.md, step 6).
       return followFeed(ctx.store, ctx.events, feedFilters(args));
     },
     resolve: (event: FeedEvent) => event,

@@ -1,11 +1,6 @@
 import { feedFileByName } from '../../db/queries.js';
-import {
-  replicationPacketRow,
-  type StoredReplicationPacketRow,
-  storedReplicationPacket,
-  type TableChangesRow,
-  tableChangesOf,
-} from '../../db/replicationQueries.js';
+import { thenAwaitable } from '../../db/reads.js';
+import type { StoredReplicationPacketRow, TableChangesRow } from '../../db/replicationQueries.js';
 import { builder } from '../builder.js';
 import { pageArgs } from '../connection.js';
 import { FeedFileRef } from './feedFile.js';
@@ -84,7 +79,7 @@ export const ReplicationPacketRef = builder
         description: 'Changes per table, sorted by table name.',
         // For the cost limit (graphql/plugins/cost.ts): upstream replicates a few hundred tables.
         extensions: { maxItems: MAX_REPLICATED_TABLES },
-        resolve: (r, _a, ctx) => tableChangesOf(ctx.store, r.packet),
+        resolve: (r, _a, ctx) => ctx.reads.tableChangesOf(r.packet),
       }),
       removals: t.field({
         type: EntityRemovalConnection,
@@ -101,7 +96,7 @@ export const ReplicationPacketRef = builder
           op: t.arg({ type: RowOperationEnum, required: false }),
           ...pageArgs(t.arg),
         },
-        resolve: (r, args, ctx) => resolveRowChanges(ctx.store, r.packet, args),
+        resolve: (r, args, ctx) => resolveRowChanges(ctx.reads, r.packet, args),
       }),
       file: t.field({
         type: FeedFileRef,
@@ -117,23 +112,24 @@ builder.objectFields(PacketRef, (t) => ({
     type: ReplicationPacketRef,
     nullable: true,
     description: 'The stored replication packet; null unless replicationStatus is SYNCED.',
-    resolve: (p, _a, ctx) => storedReplicationPacket(ctx.store, p.number),
+    resolve: (p, _a, ctx) => ctx.reads.storedReplicationPacket(p.number),
   }),
   replicationStatus: t.field({
     type: ReplicationStatusEnum,
-    resolve: (p, _a, ctx) => {
-      const status = replicationPacketRow(ctx.store, p.number)?.status;
-      return status === 'SYNCED' || status === 'PENDING' || status === 'MISSING' || status === 'FAILED'
-        ? status
-        : 'NOT_FETCHED';
-    },
+    resolve: (p, _a, ctx) =>
+      thenAwaitable(ctx.reads.replicationPacketRow(p.number), (row) => {
+        const status = row?.status;
+        return status === 'SYNCED' || status === 'PENDING' || status === 'MISSING' || status === 'FAILED'
+          ? status
+          : 'NOT_FETCHED';
+      }),
   }),
   replicationError: t.string({
     nullable: true,
     description: 'Why the replication packet is PENDING, MISSING or FAILED.',
-    resolve: (p, _a, ctx) => {
-      const row = replicationPacketRow(ctx.store, p.number);
-      return row && row.status !== 'SYNCED' ? row.error : null;
-    },
+    resolve: (p, _a, ctx) =>
+      thenAwaitable(ctx.reads.replicationPacketRow(p.number), (row) =>
+        row && row.status !== 'SYNCED' ? row.error : null,
+      ),
   }),
 }));

@@ -1,11 +1,6 @@
-import type { Store } from '../../db/client.js';
-import {
-  type RowChangeFilter,
-  type RowChangeRow,
-  replicationPacketRow,
-  rowChangeCount,
-  rowChangesPage,
-} from '../../db/replicationQueries.js';
+import type { FeedReads } from '../../db/feedReads.js';
+import { type Awaitable, thenAwaitable } from '../../db/reads.js';
+import type { RowChangeFilter, RowChangeRow } from '../../db/replicationQueries.js';
 import type { RowOp } from '../../feed/replication/types.js';
 import { builder } from '../builder.js';
 import {
@@ -120,10 +115,14 @@ export interface RowChangeArgs {
 
 /**
  * One page of the row changes of a stored replication packet, in apply order; the cursor is the
- * apply position (`ord`).
+ * apply position (`ord`). At once over SQLite, a promise over PostgreSQL.
  * @throws GraphQLError INVALID_TABLE, PAGE_SIZE_EXCEEDED, BAD_USER_INPUT, BAD_CURSOR
  */
-export function resolveRowChanges(store: Store, packet: number, args: RowChangeArgs): Page<RowChangeRow> {
+export function resolveRowChanges(
+  reads: FeedReads,
+  packet: number,
+  args: RowChangeArgs,
+): Awaitable<Page<RowChangeRow>> {
   const filter: RowChangeFilter = {
     table: args.table === null || args.table === undefined ? undefined : checkTableName(args.table),
     op: args.op ?? undefined,
@@ -131,8 +130,8 @@ export function resolveRowChanges(store: Store, packet: number, args: RowChangeA
   return resolvePage({
     args,
     decodeAfter: (cursor) => decodeCursor(`row-change/${packet}`, cursor),
-    fetch: (after, limit) => rowChangesPage(store, packet, filter, after ?? -1, limit),
-    totalCount: () => rowChangeCount(store, packet, filter),
+    fetch: (after, limit) => reads.rowChangesPage(packet, filter, after ?? -1, limit),
+    totalCount: () => reads.rowChangeCount(packet, filter),
     cursorOf: (r) => encodeCursor(`row-change/${packet}`, r.ord),
   });
 }
@@ -141,16 +140,17 @@ export function resolveRowChanges(store: Store, packet: number, args: RowChangeA
  * `packet` when its replication packet is stored.
  * @throws GraphQLError INVALID_PACKET, or NOT_FOUND naming the replication packet's status
  */
-function checkStoredPacket(store: Store, packet: number): number {
+function checkStoredPacket(reads: FeedReads, packet: number): Awaitable<number> {
   checkPacketNumber(packet);
-  const row = replicationPacketRow(store, packet);
-  if (row?.status === 'SYNCED') return packet;
-  const why = row
-    ? `its status is ${row.status}${row.error ? `: ${row.error}` : ''}`
-    : 'it was never fetched (replication packets off, packet skipped, or not synced yet)';
-  throw userError('NOT_FOUND', `the replication packet of packet ${packet} is not stored: ${why}`, {
-    packet,
-    status: row?.status ?? null,
+  return thenAwaitable(reads.replicationPacketRow(packet), (row) => {
+    if (row?.status === 'SYNCED') return packet;
+    const why = row
+      ? `its status is ${row.status}${row.error ? `: ${row.error}` : ''}`
+      : 'it was never fetched (replication packets off, packet skipped, or not synced yet)';
+    throw userError('NOT_FOUND', `the replication packet of packet ${packet} is not stored: ${why}`, {
+      packet,
+      status: row?.status ?? null,
+    });
   });
 }
 
@@ -167,6 +167,8 @@ builder.queryField('rowChanges', (t) =>
       ...pageArgs(t.arg),
     },
     resolve: (_root, args, ctx) =>
-      resolveRowChanges(ctx.store, checkStoredPacket(ctx.store, args.packet), args),
+      thenAwaitable(checkStoredPacket(ctx.reads, args.packet), (packet) =>
+        resolveRowChanges(ctx.reads, packet, args),
+      ),
   }),
 );

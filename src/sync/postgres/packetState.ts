@@ -51,11 +51,16 @@ export async function advanceLatestPacket(client: pg.ClientBase): Promise<void> 
  * The newest complete packet with no gap before it (db/latestPacket.ts latestPacketNumber), or
  * undefined: the mark, or a walk when a packet was stored below the mark's first packet.
  */
-export async function latestPacketNumberPostgres(store: PostgresStore): Promise<number | undefined> {
-  const first = await firstPacket(store.pool);
+export function latestPacketNumberPostgres(store: PostgresStore): Promise<number | undefined> {
+  return latestPacketNumberOn(store.pool);
+}
+
+/** {@link latestPacketNumberPostgres} on `on` (a snapshot's client reads it within the snapshot). */
+export async function latestPacketNumberOn(on: PgQueryable): Promise<number | undefined> {
+  const first = await firstPacket(on);
   if (first === null) return undefined;
-  const mark = await readMark(store.pool);
-  const number = mark?.from === first ? mark.number : await walk(store.pool, first, first - 1);
+  const mark = await readMark(on);
+  const number = mark?.from === first ? mark.number : await walk(on, first, first - 1);
   return number ?? undefined;
 }
 

@@ -1,12 +1,15 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { join } from 'node:path';
+import { afterAll, expect, it } from 'vitest';
 import { openStore } from '../../../src/db/client.js';
 import { type SampleFeed, startSampleFeed } from '../../../src/samplefeed/server.js';
 import { pruneHistory } from '../../../src/sync/prune.js';
+import type { SyncStore } from '../../../src/sync/syncStore.js';
 import { syncOnce } from '../../../src/sync/worker.js';
+import { describeAppStores, type GraphqlApp } from '../../support/appStores.js';
 import { GrowingFeed } from '../../support/growingFeed.js';
-import { type GqlResult, gql, syncContext, tempDir, testApp, testLogger } from '../../support/harness.js';
+import { type GqlResult, gql, syncContextOn, testLogger } from '../../support/harness.js';
 
-type App = ReturnType<typeof testApp>;
+type App = GraphqlApp;
 
 const FEED = `query($after: String, $first: Int, $entities: [EntityType!], $mbids: [ID!], $since: DateTime, $until: DateTime) {
   changeFeed(after: $after, first: $first, entities: $entities, mbids: $mbids, since: $since, until: $until) {
@@ -45,109 +48,130 @@ async function follow(app: App, stored: string | null, variables: Record<string,
   }
 }
 
-describe('changeFeed: a client follows the stream across syncs (real sync, replication packets)', () => {
-  let dir: Awaited<ReturnType<typeof tempDir>>;
-  let growing: GrowingFeed;
-  let feed: SampleFeed;
-  let app: App;
-  const sync = async () => {
-    const ctx = await syncContext({ feedRoot: feed.feedRoot, dataDir: dir.dir, replicationPackets: true });
-    try {
-      const { problems } = await syncOnce(ctx, { from: growing.manifest.firstPacket });
-      expect(problems).toEqual([]);
-    } finally {
-      ctx.store.close();
-      await ctx.feed.client.close();
-    }
-  };
+/** The growing feed and its server of one run (one per store), made by {@link build}. */
+const feeds = new Map<SyncStore['kind'], { growing: GrowingFeed; feed: SampleFeed; dir: string }>();
 
-  beforeAll(async () => {
-    dir = await tempDir('lf-feed-');
-    growing = new GrowingFeed(`${dir.dir}/feed`);
-    await growing.publishUpTo(growing.manifest.firstPacket + 7);
-    feed = await startSampleFeed({ root: growing.root });
-    await sync();
-    app = testApp(`${dir.dir}/livefeed.db`, dir.dir);
-  }, 120_000);
-  afterAll(async () => {
-    app?.store.close();
-    await feed?.close();
-    await dir?.cleanup();
+/** One sync pass of what the growing feed has published so far, replication packets on. */
+async function sync(writer: SyncStore): Promise<void> {
+  const { growing, feed, dir } = feeds.get(writer.kind)!;
+  const ctx = await syncContextOn(writer, {
+    feedRoot: feed.feedRoot,
+    dataDir: dir,
+    replicationPackets: true,
   });
+  try {
+    const { problems } = await syncOnce(ctx, { from: growing.manifest.firstPacket });
+    expect(problems).toEqual([]);
+  } finally {
+    await ctx.feed.client.close();
+  }
+}
 
-  it('sees every change and removal exactly once, in stream order, and never a packet still settling', async () => {
-    const { firstPacket, lastPacket } = growing.manifest;
-    // Sync 1 held 186100..186107: the newest packet waits for a later packet's JSON dumps (settled
-    // only by --settle-after so far), so the stream stops before it.
-    const held = await gql(app, '{ latestPacket { number } }');
-    expect(held.data!.latestPacket.number).toBe(firstPacket + 7);
-    const waiting = await gql(app, '{ changeFeed(first: 2) { totalCount } }');
-    expect(waiting.data!.changeFeed.totalCount).toBe(
-      growing.expectedEvents(firstPacket, firstPacket + 6).length,
-    );
-    let { seen, cursor } = await follow(app, null);
-    expect(seen.map(label)).toEqual(growing.expectedEvents(firstPacket, firstPacket + 6));
-    expect((await follow(app, cursor)).seen).toEqual([]);
-    const none = await gql(app, 'query($c: String) { changeFeed(after: $c) { totalCount } }', { c: cursor });
-    expect(none.data!.changeFeed.totalCount).toBe(0);
+/** Sync 1: the bundled feed's first eight packets. */
+async function build(writer: SyncStore, dir: string): Promise<void> {
+  const growing = new GrowingFeed(join(dir, 'feed'));
+  await growing.publishUpTo(growing.manifest.firstPacket + 7);
+  feeds.set(writer.kind, { growing, feed: await startSampleFeed({ root: growing.root }), dir });
+  await sync(writer);
+}
 
-    const all = [...seen];
-    for (const last of [firstPacket + 15, lastPacket]) {
-      await growing.publishUpTo(last);
-      await sync();
-      ({ seen, cursor } = await follow(app, cursor));
-      all.push(...seen);
-      expect((await follow(app, cursor)).seen).toEqual([]);
-    }
-    // The last packet has no later packet's dumps: not served yet.
-    expect(all.map(label)).toEqual(growing.expectedEvents(firstPacket, lastPacket - 1));
-    expect(new Set(all.map(label)).size).toBe(all.length);
-    expect(all.filter((n) => n.__typename === 'EntityRemoval').map((n) => n.kind)).toEqual([
-      'MERGED',
-      'DELETED',
-    ]);
-    expect(all.every((n) => typeof n.timestamp === 'string')).toBe(true);
-  }, 120_000);
+describeAppStores(
+  'changeFeed: a client follows the stream across syncs (real sync, replication packets)',
+  build,
+  (kind, run) => {
+    const app = () => run().app;
+    const growing = () => feeds.get(kind)!.growing;
+    /** The newest complete packet, as the latest-packet mark holds it. */
+    const latestPacket = async () =>
+      JSON.parse(
+        (await run().db.rows<{ value: string }>("SELECT value FROM meta WHERE key = 'latest_packet'"))[0]!
+          .value,
+      ).number as number;
+    const iso = (packet: number) =>
+      growing()
+        .manifest.packets.find((p) => p.number === packet)!
+        .timestamp.replace(' ', 'T')
+        .replace(/\+00$/, 'Z');
+    afterAll(async () => {
+      await feeds.get(kind)?.feed.close();
+    });
 
-  it('filters by entity type, MBID and time, and binds the cursor to its filters', async () => {
-    const { firstPacket } = growing.manifest;
-    const artists = await follow(app, null, { entities: ['ARTIST'] }, 500);
-    expect(artists.seen.map(label)).toEqual(
-      growing.expectedEvents(firstPacket, firstPacket + 22, ['artist']),
-    );
-    expect(artists.seen.length).toBeGreaterThan(1);
-    expect(artists.seen.every((n) => (n as unknown as { type: string }).type === 'ARTIST')).toBe(true);
+    it('sees every change and removal exactly once, in stream order, and never a packet still settling', async () => {
+      const { firstPacket, lastPacket } = growing().manifest;
+      // Sync 1 held 186100..186107: the newest packet waits for a later packet's JSON dumps (settled
+      // only by --settle-after so far), so the stream stops before it.
+      expect(await latestPacket()).toBe(firstPacket + 7);
+      const waiting = await gql(app(), '{ changeFeed(first: 2) { totalCount } }');
+      expect(waiting.data!.changeFeed.totalCount).toBe(
+        growing().expectedEvents(firstPacket, firstPacket + 6).length,
+      );
+      let { seen, cursor } = await follow(app(), null);
+      expect(seen.map(label)).toEqual(growing().expectedEvents(firstPacket, firstPacket + 6));
+      expect((await follow(app(), cursor)).seen).toEqual([]);
+      const none = await gql(app(), 'query($c: String) { changeFeed(after: $c) { totalCount } }', {
+        c: cursor,
+      });
+      expect(none.data!.changeFeed.totalCount).toBe(0);
 
-    const removed = growing.manifest.packets.find((p) => p.replication?.removals.length)!.replication!
-      .removals[0]!;
-    const byMbid = await follow(app, null, { mbids: [removed.mbid.toUpperCase()] }, 500);
-    expect(byMbid.seen.map(label)).toEqual(
-      growing.expectedEvents(firstPacket, firstPacket + 22).filter((e) => e.endsWith(removed.mbid)),
-    );
-    expect(byMbid.seen.map((n) => n.__typename)).toContain('EntityRemoval');
+      const all = [...seen];
+      for (const last of [firstPacket + 15, lastPacket]) {
+        await growing().publishUpTo(last);
+        await sync(run().db.store);
+        ({ seen, cursor } = await follow(app(), cursor));
+        all.push(...seen);
+        expect((await follow(app(), cursor)).seen).toEqual([]);
+      }
+      // The last packet has no later packet's dumps: not served yet.
+      expect(all.map(label)).toEqual(growing().expectedEvents(firstPacket, lastPacket - 1));
+      expect(new Set(all.map(label)).size).toBe(all.length);
+      expect(all.filter((n) => n.__typename === 'EntityRemoval').map((n) => n.kind)).toEqual([
+        'MERGED',
+        'DELETED',
+      ]);
+      expect(all.every((n) => typeof n.timestamp === 'string')).toBe(true);
+    }, 120_000);
 
-    const packets = growing.manifest.packets;
-    const since = (await gql(app, `{ packet(number: ${firstPacket + 3}) { timestamp } }`)).data!.packet
-      .timestamp;
-    const until = (await gql(app, `{ packet(number: ${firstPacket + 5}) { timestamp } }`)).data!.packet
-      .timestamp;
-    const window = await follow(app, null, { since, until }, 500);
-    expect(window.seen.map(label)).toEqual(growing.expectedEvents(firstPacket + 3, firstPacket + 5));
-    expect(packets.length).toBeGreaterThan(6);
+    it('filters by entity type, MBID and time, and binds the cursor to its filters', async () => {
+      const { firstPacket } = growing().manifest;
+      const artists = await follow(app(), null, { entities: ['ARTIST'] }, 500);
+      expect(artists.seen.map(label)).toEqual(
+        growing().expectedEvents(firstPacket, firstPacket + 22, ['artist']),
+      );
+      expect(artists.seen.length).toBeGreaterThan(1);
+      expect(artists.seen.every((n) => (n as unknown as { type: string }).type === 'ARTIST')).toBe(true);
 
-    const other = await gql(app, FEED, { after: artists.cursor, entities: ['LABEL'] });
-    expect(other.errors?.[0]?.extensions?.code).toBe('BAD_CURSOR');
-    const garbage = await gql(app, FEED, { after: 'not-a-cursor' });
-    expect(garbage.errors?.[0]?.extensions?.code).toBe('BAD_CURSOR');
-    const tooMany = await gql(app, FEED, { first: 501 });
-    expect(tooMany.errors?.[0]?.extensions?.code).toBe('PAGE_SIZE_EXCEEDED');
-  });
+      const removed = growing().manifest.packets.find((p) => p.replication?.removals.length)!.replication!
+        .removals[0]!;
+      const byMbid = await follow(app(), null, { mbids: [removed.mbid.toUpperCase()] }, 500);
+      expect(byMbid.seen.map(label)).toEqual(
+        growing()
+          .expectedEvents(firstPacket, firstPacket + 22)
+          .filter((e) => e.endsWith(removed.mbid)),
+      );
+      expect(byMbid.seen.map((n) => n.__typename)).toContain('EntityRemoval');
 
-  it("a day's changes of one entity type fit one request within the cost limit, as lines or as diffs", async () => {
-    const { firstPacket, lastPacket } = growing.manifest;
-    const expected = growing.expectedEvents(firstPacket, lastPacket - 1, ['recording']).length;
-    for (const version of ['data', 'diff { op path from value }']) {
-      const day = `{
+      const packets = growing().manifest.packets;
+      const since = iso(firstPacket + 3);
+      const until = iso(firstPacket + 5);
+      const window = await follow(app(), null, { since, until }, 500);
+      expect(window.seen.map(label)).toEqual(growing().expectedEvents(firstPacket + 3, firstPacket + 5));
+      expect(packets.length).toBeGreaterThan(6);
+
+      const other = await gql(app(), FEED, { after: artists.cursor, entities: ['LABEL'] });
+      expect(other.errors?.[0]?.extensions?.code).toBe('BAD_CURSOR');
+      const garbage = await gql(app(), FEED, { after: 'not-a-cursor' });
+      expect(garbage.errors?.[0]?.extensions?.code).toBe('BAD_CURSOR');
+      const tooMany = await gql(app(), FEED, { first: 501 });
+      expect(tooMany.errors?.[0]?.extensions?.code).toBe('PAGE_SIZE_EXCEEDED');
+    });
+
+    it("a day's changes of one entity type fit one request within the cost limit, as lines or as diffs", async () => {
+      const { firstPacket, lastPacket } = growing().manifest;
+      const expected = growing().expectedEvents(firstPacket, lastPacket - 1, ['recording']).length;
+      // `diff` reads ctx.store until changeVersions.ts reads ctx.reads (another helper's part of step 4).
+      const versions = kind === 'sqlite' ? ['data', 'diff { op path from value }'] : ['data'];
+      for (const version of versions) {
+        const day = `{
         changeFeed(first: 500, entities: [RECORDING]) {
           pageInfo { hasNextPage endCursor }
           nodes {
@@ -156,34 +180,46 @@ describe('changeFeed: a client follows the stream across syncs (real sync, repli
           }
         }
       }`;
-      const answer = await gql(app, day);
-      expect(answer.errors).toBeUndefined();
-      expect(answer.data!.changeFeed.nodes).toHaveLength(expected);
-      expect(answer.data!.changeFeed.pageInfo.hasNextPage).toBe(false);
-    }
-  });
+        const answer = await gql(app(), day);
+        expect(answer.errors).toBeUndefined();
+        expect(answer.data!.changeFeed.nodes).toHaveLength(expected);
+        expect(answer.data!.changeFeed.pageInfo.hasNextPage).toBe(false);
+      }
+    });
 
-  it('a cursor before pruned history gets HISTORY_PRUNED, never a silent gap', async () => {
-    const { firstPacket } = growing.manifest;
-    const early = await gql(app, FEED, { first: 1 });
-    const earlyCursor = early.data!.changeFeed.pageInfo.endCursor as string;
-    const late = await follow(app, null, { until: undefined }, 500);
-    const store = openStore(`${dir.dir}/livefeed.db`);
-    try {
-      await pruneHistory(store, { kind: 'packets', count: 10 }, new Date(), testLogger());
-    } finally {
-      store.close();
-    }
-    const historyFrom = (await gql(app, '{ service { historyFrom } }')).data!.service.historyFrom as number;
-    expect(historyFrom).toBeGreaterThan(firstPacket);
-    const pruned = await gql(app, FEED, { after: earlyCursor });
-    expect(pruned.errors?.[0]?.extensions).toMatchObject({ code: 'HISTORY_PRUNED', historyFrom });
-    expect(pruned.errors?.[0]?.message).toContain('README');
-    // A cursor at the head is unaffected; a new client starts at the oldest packet held.
-    expect((await follow(app, late.cursor)).seen).toEqual([]);
-    const fresh = await follow(app, null, {}, 500);
-    expect(fresh.seen[0]!.packet).toBeGreaterThanOrEqual(historyFrom);
-    const beforeHistory = await gql(app, FEED, { since: '2000-01-01T00:00:00Z' });
-    expect(beforeHistory.errors?.[0]?.extensions?.code).toBe('HISTORY_PRUNED');
-  });
-});
+    it('a cursor before pruned history gets HISTORY_PRUNED, never a silent gap', async () => {
+      const { firstPacket } = growing().manifest;
+      const early = await gql(app(), FEED, { first: 1 });
+      const earlyCursor = early.data!.changeFeed.pageInfo.endCursor as string;
+      const late = await follow(app(), null, { until: undefined }, 500);
+      if (kind === 'sqlite') {
+        const store = openStore(run().db.db);
+        try {
+          await pruneHistory(store, { kind: 'packets', count: 10 }, new Date(), testLogger());
+        } finally {
+          store.close();
+        }
+      } else {
+        // The cutoff as the pruning writer records it (sync/prune.ts is not ported to PostgreSQL yet).
+        await run().db.rows(
+          "INSERT INTO meta (key, value) VALUES ('history_from', ?)",
+          String(firstPacket + 10),
+        );
+      }
+      const meta = await run().db.rows<{ value: string }>(
+        "SELECT value FROM meta WHERE key = 'history_from'",
+      );
+      const historyFrom = Number(meta[0]!.value);
+      expect(historyFrom).toBeGreaterThan(firstPacket);
+      const pruned = await gql(app(), FEED, { after: earlyCursor });
+      expect(pruned.errors?.[0]?.extensions).toMatchObject({ code: 'HISTORY_PRUNED', historyFrom });
+      expect(pruned.errors?.[0]?.message).toContain('README');
+      // A cursor at the head is unaffected; a new client starts at the oldest packet held.
+      expect((await follow(app(), late.cursor)).seen).toEqual([]);
+      const fresh = await follow(app(), null, {}, 500);
+      expect(fresh.seen[0]!.packet).toBeGreaterThanOrEqual(historyFrom);
+      const beforeHistory = await gql(app(), FEED, { since: '2000-01-01T00:00:00Z' });
+      expect(beforeHistory.errors?.[0]?.extensions?.code).toBe('HISTORY_PRUNED');
+    });
+  },
+);

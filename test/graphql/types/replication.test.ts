@@ -2,52 +2,20 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openStore } from '../../../src/db/client.js';
 import { BUNDLED_FEED_ROOT } from '../../../src/samplefeed/server.js';
 import { type GqlResult, gql, tempDir, testApp } from '../../support/harness.js';
-import { type ManifestRowChange, readBundledManifest } from '../../support/manifest.js';
+import { readBundledManifest } from '../../support/manifest.js';
 import { pgText } from '../../support/replicationArchives.js';
 import { type SyncedFeed, syncFeedFolder, writeDeploymentFeed } from '../../support/replicationFeeds.js';
+import { allRows } from '../../support/rowChangesGql.js';
 
 const manifest = readBundledManifest();
-const OP = { i: 'INSERT', u: 'UPDATE', d: 'DELETE' } as const;
 const MERGED = 'bbb5fb86-29f4-4ffd-94d6-9976ee6621d6';
 const MERGE_TARGET = 'b83f6a51-5dc5-40ce-95ce-8bf1ec7d0778';
 const DELETED = '0cb5e728-cf4a-4ecd-9a2f-c2775dca1392';
 const ED_SHEERAN = 'b8a7c51f-362c-4dcb-a259-bc6e0095f0a6';
 
-const ROW_FIELDS = 'packet seqid xid table op keys oldData newData timestamp';
 type App = ReturnType<typeof testApp>;
 // biome-ignore lint/suspicious/noExplicitAny: GraphQL answers are walked field by field
 type Node = Record<string, any>;
-
-/** Every row change of a packet, paging with `first` (checks cursors and pageInfo on the way). */
-async function allRows(app: App, packet: number, first = 500, filter = ''): Promise<Node[]> {
-  const rows: Node[] = [];
-  let after: string | null = null;
-  for (let page = 0; page < 1000; page++) {
-    const answer: GqlResult = await gql(
-      app,
-      `query($p: Int!, $first: Int, $after: String) { rowChanges(packet: $p, first: $first, after: $after${filter}) {
-        totalCount pageInfo { hasNextPage hasPreviousPage endCursor } edges { cursor node { ${ROW_FIELDS} } } } }`,
-      { p: packet, first, after },
-    );
-    expect(answer.errors).toBeUndefined();
-    const connection: Node = answer.data!.rowChanges;
-    expect(connection.pageInfo.hasPreviousPage).toBe(after !== null);
-    expect(connection.pageInfo.endCursor).toBe(connection.edges.at(-1)?.cursor ?? null);
-    rows.push(...connection.edges.map((edge: Node) => edge.node));
-    expect(rows.length).toBeLessThanOrEqual(connection.totalCount);
-    if (!connection.pageInfo.hasNextPage) {
-      expect(rows).toHaveLength(connection.totalCount);
-      return rows;
-    }
-    after = connection.pageInfo.endCursor;
-  }
-  throw new Error('rowChanges never ended');
-}
-
-/** A manifest row as production (v2) answers it. */
-function v2Answer(packet: number, row: ManifestRowChange): Node {
-  return { packet, ...row, op: OP[row.op] };
-}
 
 const asText = (data: Record<string, unknown> | null) =>
   data && Object.fromEntries(Object.entries(data).map(([column, value]) => [column, pgText(value)]));
@@ -139,52 +107,6 @@ describe('replication packets over GraphQL (yoga.fetch), both deployments', () =
       format: 'V1',
       dbmirrorVersion: null,
       file: { name: 'replication-186119.tar.bz2' },
-    });
-  });
-
-  it('production: every row of every packet, with its operation and data as the builder wrote them', async () => {
-    for (const packet of manifest.packets) {
-      const rows = await allRows(v2, packet.number);
-      expect(rows, `packet ${packet.number}`).toEqual(
-        packet.replication!.rows.map((row) => v2Answer(packet.number, row)),
-      );
-    }
-    // oldData/newData are objects, not strings; tabs, newlines and backslashes survive.
-    const [annotation] = (await allRows(v2, 186119, 500, ', table: "musicbrainz.annotation"')) as Node[];
-    expect(annotation!.newData.text).toBe(
-      'Official site:\thttps://www.edsheeran.com/\nSee also "Ed Sheeran (disambiguation)" \\ C:\\dir\r\nend',
-    );
-    // xids beyond 2^31 come back exact.
-    expect(
-      Math.max(...manifest.packets.flatMap((p) => p.replication!.rows.map((r) => r.xid))),
-    ).toBeGreaterThan(2 ** 31);
-  });
-
-  it('pages one row at a time in apply order, with opaque cursors', async () => {
-    const packet = manifest.packets.find((p) => p.number === 186119)!;
-    const rows = await allRows(v2, packet.number, 1);
-    expect(rows).toEqual(packet.replication!.rows.map((row) => v2Answer(packet.number, row)));
-  });
-
-  it('filters by table and operation; the quoted table name is accepted', async () => {
-    const packet = manifest.packets.find((p) => p.number === 186118)!;
-    const expected = (keep: (row: ManifestRowChange) => boolean) =>
-      packet.replication!.rows.filter(keep).map((row) => v2Answer(packet.number, row));
-    expect(await allRows(v2, 186118, 1, ', table: "musicbrainz.recording"')).toEqual(
-      expected((row) => row.table === 'musicbrainz.recording'),
-    );
-    expect(
-      await allRows(v2, 186118, 500, ', table: "\\"musicbrainz\\".\\"recording\\"", op: DELETE'),
-    ).toEqual(expected((row) => row.table === 'musicbrainz.recording' && row.op === 'd'));
-    expect(await allRows(v2, 186118, 500, ', op: INSERT')).toEqual(expected((row) => row.op === 'i'));
-    expect(await allRows(v2, 186118, 500, ', table: "musicbrainz.nothing_here"')).toEqual([]);
-    const nested = await gql(
-      v2,
-      '{ packet(number: 186118) { replication { rowChanges(op: UPDATE) { totalCount nodes { seqid op } } } } }',
-    );
-    expect(nested.data!.packet.replication.rowChanges).toEqual({
-      totalCount: 1,
-      nodes: expected((row) => row.op === 'u').map((row) => ({ seqid: row.seqid, op: row.op })),
     });
   });
 
