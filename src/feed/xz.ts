@@ -1,7 +1,8 @@
 import { spawnSync } from 'node:child_process';
-import type { Duplex } from 'node:stream';
+import { Duplex } from 'node:stream';
 import lzma from 'lzma-native';
 import { programDecompressor } from './decompressProgram.js';
+import { ArchiveError } from './errors.js';
 
 /**
  * Which xz decoder reads JSON dumps: `xz` runs the system's `xz --decompress` in a child process
@@ -58,5 +59,39 @@ export function createXzDecompressor(
   // Stdin to stdout; xz checks the stream's integrity check (CRC64 in upstream's dumps) itself.
   return resolveXzDecoder(decoder, archiveBytes) === 'xz'
     ? programDecompressor('xz', ['--decompress', '--stdout', '--no-warn'], where)
-    : (lzma.createDecompressor() as Duplex);
+    : withArchiveErrors(lzma.createDecompressor() as Duplex, where);
+}
+
+/**
+ * `decoder` behind a Duplex that fails with ArchiveError `<where>: corrupt archive (liblzma: <its
+ * message>)`, as the `xz` child does, instead of liblzma's bare "Data is corrupt"; the original is
+ * its `cause` (sync/fileRetry.ts fetches such a download again).
+ */
+function withArchiveErrors(decoder: Duplex, where: string): Duplex {
+  const outer = new Duplex({
+    write(chunk: Buffer, _encoding, callback) {
+      if (decoder.write(chunk)) callback();
+      else decoder.once('drain', () => callback());
+    },
+    final(callback) {
+      decoder.end(callback);
+    },
+    read() {
+      decoder.resume();
+    },
+    destroy(error, callback) {
+      decoder.destroy();
+      callback(error);
+    },
+  });
+  decoder.on('data', (chunk: Buffer) => {
+    if (!outer.push(chunk)) decoder.pause();
+  });
+  decoder.once('end', () => outer.push(null));
+  decoder.once('error', (error: Error) =>
+    outer.destroy(
+      new ArchiveError(`${where}: corrupt archive (liblzma: ${error.message})`, { cause: error }),
+    ),
+  );
+  return outer;
 }

@@ -1,4 +1,3 @@
-import { feedFileByName } from '../../db/queries.js';
 import { thenAwaitable } from '../../db/reads.js';
 import type { StoredReplicationPacketRow, TableChangesRow } from '../../db/replicationQueries.js';
 import { builder } from '../builder.js';
@@ -102,7 +101,7 @@ export const ReplicationPacketRef = builder
         type: FeedFileRef,
         nullable: true,
         description: 'The archive as fetched (checksum, signature, download link).',
-        resolve: (r, _a, ctx) => (r.fileName ? feedFileByName(ctx.store, r.fileName) : null),
+        resolve: (r, _a, ctx) => (r.fileName ? ctx.reads.feedFileByName(r.fileName) : null),
       }),
     }),
   });
