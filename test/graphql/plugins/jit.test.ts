@@ -1,5 +1,6 @@
 import { execute, parse } from 'graphql';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { sqliteReads } from '../../../src/db/reads.js';
 import { schema } from '../../../src/graphql/schema.js';
 import { createPacketEvents } from '../../../src/ops/events.js';
 import { gql, testApp, testService } from '../../support/harness.js';
@@ -42,6 +43,7 @@ describe('graphql-jit execution (the server default)', () => {
         document: parse(RICH_QUERY),
         variableValues: variables,
         contextValue: {
+          reads: sqliteReads(app.store),
           store: app.store,
           service: testService(),
           origin: 'http://livefeed.test',
