@@ -1,5 +1,4 @@
-import { afterAll, beforeAll, expect, it } from 'vitest';
-import type { Store } from '../../src/db/client.js';
+import { expect, it } from 'vitest';
 import type { LedgerReads } from '../../src/db/ledgerReads.js';
 import { pgRows } from '../../src/db/postgres/sql.js';
 import { type Awaitable, sqliteReads } from '../../src/db/reads.js';
@@ -18,7 +17,7 @@ import {
   SYNC_TIME,
   WEBHOOK_NAMES,
 } from '../support/ledgerFeed.js';
-import { describeReadStores } from '../support/readStores.js';
+import { describeReadStores, filledWith } from '../support/readStores.js';
 
 // Both stores synced from the same real archives (test/support/ledgerFeed.ts) answer the same.
 
@@ -26,14 +25,8 @@ const SYNCED_AT = SYNC_TIME.toISOString();
 const range = (from: number, to: number) => Array.from({ length: to - from + 1 }, (_, i) => from + i);
 
 describeReadStores('ledger reads', (kind, store) => {
-  let twin: Store;
+  const twin = filledWith(store, fillLedgerStory, 120_000);
   const reads = (): LedgerReads => store().reads;
-  beforeAll(async () => {
-    twin = await fillLedgerStory(store());
-  }, 120_000);
-  afterAll(() => {
-    if (twin !== store().sqlite) twin?.close();
-  });
 
   it('the latest packet is the newest complete one with no incomplete packet before it', async () => {
     expect(await reads().latestPacket()).toEqual({
@@ -225,7 +218,7 @@ describeReadStores('ledger reads', (kind, store) => {
 
   if (kind === 'postgres') {
     it('answers every read as the SQLite store synced from the same archives does', async () => {
-      const reference = sqliteReads(twin);
+      const reference = sqliteReads(twin());
       const both = async <T>(read: (r: LedgerReads) => Awaitable<T>) => {
         const [pg, sqlite] = await Promise.all([read(reads()), read(reference)]);
         expect(pg).toEqual(sqlite);
@@ -254,8 +247,8 @@ describeReadStores('ledger reads', (kind, store) => {
           await both((r) => r.feedFileByName(`${dump.fileName}.asc`));
         }
       }
-      const files = twin.sqlite
-        .prepare('SELECT name FROM feed_files ORDER BY name')
+      const files = twin()
+        .sqlite.prepare('SELECT name FROM feed_files ORDER BY name')
         .pluck()
         .all() as string[];
       expect(files.length).toBeGreaterThan(40);

@@ -1,12 +1,11 @@
-import { afterAll, beforeAll, expect, it } from 'vitest';
-import type { Store } from '../../src/db/client.js';
+import { expect, it } from 'vitest';
 import type { CurrentRow } from '../../src/db/currentQueries.js';
 import { recordHistoryFrom } from '../../src/db/historyQueries.js';
 import { changeId } from '../../src/db/keys.js';
 import type { ChangeRow } from '../../src/db/queries.js';
 import { type Awaitable, type Reads, sqliteReads } from '../../src/db/reads.js';
 import { artistLine, MBID } from '../support/currentStateFeed.js';
-import { describeReadStores } from '../support/readStores.js';
+import { describeReadStores, filledWith } from '../support/readStores.js';
 import { FILLER_0, fillReadsStory, LABEL_LINES, label, SAME_PACKET_LINE } from '../support/readsFeed.js';
 
 // Both stores filled from the same real archives (test/support/readsFeed.ts) answer the same.
@@ -25,14 +24,8 @@ const plainRow = (row: CurrentRow | undefined) =>
 const text = (c: ChangeRow | undefined) => c?.data.toString('utf8');
 
 describeReadStores('current state and history reads', (kind, store) => {
-  let twin: Store;
+  const twin = filledWith(store, fillReadsStory);
   const reads = (): Reads => store().reads;
-  beforeAll(async () => {
-    twin = await fillReadsStory(store());
-  }, 60_000);
-  afterAll(() => {
-    if (twin !== store().sqlite) twin?.close();
-  });
 
   it('a current MBID: its newest JSON dump line, byte for byte', async () => {
     const row = await reads().currentOfMbid(MBID.replaced);
@@ -179,9 +172,9 @@ describeReadStores('current state and history reads', (kind, store) => {
 
   if (kind === 'postgres') {
     it('answers every read as the SQLite store of the same archives does, byte for byte', async () => {
-      const reference = sqliteReads(twin);
-      const mbids = twin.sqlite
-        .prepare('SELECT mbid FROM changes UNION SELECT mbid FROM removals ORDER BY mbid')
+      const reference = sqliteReads(twin());
+      const mbids = twin()
+        .sqlite.prepare('SELECT mbid FROM changes UNION SELECT mbid FROM removals ORDER BY mbid')
         .pluck()
         .all() as string[];
       const asked = [...mbids, MBID.unknown, ...mbids.slice(0, 5)];

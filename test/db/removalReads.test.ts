@@ -1,11 +1,11 @@
-import { afterAll, beforeAll, expect, it } from 'vitest';
-import { openStore, type Store } from '../../src/db/client.js';
+import { expect, it } from 'vitest';
+import { openStore } from '../../src/db/client.js';
 import { MAX_PACKET } from '../../src/db/keys.js';
 import { pgSql } from '../../src/db/postgres/sql.js';
 import { type Awaitable, type Reads, sqliteReads, thenAwaitable } from '../../src/db/reads.js';
 import type { RemovalKey, RemovalRow } from '../../src/db/replicationQueries.js';
 import { MBID } from '../support/currentStateFeed.js';
-import { describeReadStores } from '../support/readStores.js';
+import { describeReadStores, filledWith } from '../support/readStores.js';
 import { FILLER_0, fillReadsStory } from '../support/readsFeed.js';
 
 // The removal, JSON dump state and snapshot reads of Reads (db/reads.ts) on both stores, filled
@@ -16,14 +16,8 @@ const keyOf = (row: RemovalRow): RemovalKey => ({ packet: row.packet, mbid: row.
 const label = (row: RemovalRow) => `${row.packet} ${row.kind} ${row.mbid}`;
 
 describeReadStores('removal, JSON dump state and snapshot reads', (kind, store) => {
-  let twin: Store;
+  const twin = filledWith(store, fillReadsStory);
   const reads = (): Reads => store().reads;
-  beforeAll(async () => {
-    twin = await fillReadsStory(store());
-  }, 60_000);
-  afterAll(() => {
-    if (twin !== store().sqlite) twin?.close();
-  });
 
   it("an MBID's newest removal, with its replication packet's TIMESTAMP; of a deletion and a merge in one packet, the merge", async () => {
     expect(await reads().removalOfMbid(MBID.chainStart)).toEqual({
@@ -86,12 +80,12 @@ describeReadStores('removal, JSON dump state and snapshot reads', (kind, store) 
 
   if (kind === 'postgres') {
     it('answers every read as the SQLite store of the same archives does', async () => {
-      const reference = sqliteReads(twin);
+      const reference = sqliteReads(twin());
       const both = async <T>(read: (r: Reads) => Awaitable<T>) => {
         const [pg, sqlite] = await Promise.all([read(reads()), read(reference)]);
         expect(pg).toEqual(sqlite);
       };
-      const mbids = twin.sqlite.prepare('SELECT DISTINCT mbid FROM removals').pluck().all() as string[];
+      const mbids = twin().sqlite.prepare('SELECT DISTINCT mbid FROM removals').pluck().all() as string[];
       for (const mbid of [...mbids, MBID.unknown]) await both((r) => r.removalOfMbid(mbid));
       for (const range of [ALL, { from: 12, to: 12 }, { from: 13, to: 16, entity: 'artist' as const }]) {
         await both((r) => r.removalsPage(range, undefined, 500));

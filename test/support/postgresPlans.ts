@@ -8,6 +8,26 @@ export interface PlanNode {
   Plans?: PlanNode[];
 }
 
+/** `<relation>:<index name, else node type>` of each node that reads a relation, in plan order. */
+export const relationScans = (plan: PlanNode[]): string[] =>
+  plan
+    .filter((n) => n['Relation Name'])
+    .map((n) => `${n['Relation Name']}:${n['Index Name'] ?? n['Node Type']}`);
+
+/** The indexes a plan reads and the relations it scans whole (`<relation>:Seq Scan`), each once, sorted. */
+export const readPaths = (plan: PlanNode[]): string[] =>
+  [
+    ...new Set(
+      plan.flatMap((n) => {
+        if (n['Index Name']) return [n['Index Name']];
+        return n['Node Type'] === 'Seq Scan' ? [`${n['Relation Name']}:Seq Scan`] : [];
+      }),
+    ),
+  ].sort();
+
+/** The Sort nodes of a plan (a page read in index order has none). */
+export const sortNodes = (plan: PlanNode[]): PlanNode[] => plan.filter((n) => n['Node Type'] === 'Sort');
+
 /** Every node of a plan tree, depth first. */
 export const planNodes = (node: PlanNode): PlanNode[] => [node, ...(node.Plans ?? []).flatMap(planNodes)];
 

@@ -91,3 +91,27 @@ export function describeReadStores(
     });
   }
 }
+
+/**
+ * Registers `beforeAll`/`afterAll` hooks (call them in a {@link describeReadStores} body) that fill
+ * the run's store with `fill`, which gives back the SQLite store holding the same rows (the store
+ * itself, or a SQLite twin filled alike for PostgreSQL); a twin is closed after the suite.
+ * @returns that SQLite store, once `beforeAll` has run (the reference of a PostgreSQL run's answers)
+ */
+export function filledWith(
+  store: () => StoreUnderTest,
+  fill: (target: StoreUnderTest) => Promise<Store>,
+  timeoutMs = 60_000,
+): () => Store {
+  let twin: Store | undefined;
+  beforeAll(async () => {
+    twin = await fill(store());
+  }, timeoutMs);
+  afterAll(() => {
+    if (twin !== store().sqlite) twin?.close();
+  });
+  return () => {
+    if (!twin) throw new Error('the store is filled in beforeAll: read it inside a test');
+    return twin;
+  };
+}

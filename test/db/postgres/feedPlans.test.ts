@@ -12,7 +12,7 @@ import { openPostgresStore, type PostgresStore } from '../../../src/db/postgres/
 import { pgSql } from '../../../src/db/postgres/sql.js';
 import { rowChangeCountSql, rowChangesPageSql } from '../../../src/db/replicationQueries.js';
 import { describePostgres, type PostgresCluster, startPostgres } from '../../support/postgres.js';
-import { explainPlan, type PlanNode } from '../../support/postgresPlans.js';
+import { explainPlan, relationScans, sortNodes } from '../../support/postgresPlans.js';
 
 // The pages of the change stream and of a packet's row changes read through indexes, in their
 // order: no Sort node (which would read every row of the range), no scan of the whole table.
@@ -22,11 +22,8 @@ describePostgres('the plans of the PostgreSQL change stream and row change reads
   let store: PostgresStore;
   const plan = ({ sql, params }: { sql: string; params: unknown[] }) =>
     explainPlan(store, pgSql(sql), params);
-  const scans = (plan: PlanNode[]) =>
-    plan
-      .filter((n) => n['Relation Name'])
-      .map((n) => `${n['Relation Name']}:${n['Index Name'] ?? n['Node Type']}`);
-  const sorts = (plan: PlanNode[]) => plan.filter((n) => n['Node Type'] === 'Sort');
+  const scans = relationScans;
+  const sorts = sortNodes;
   const window: FeedWindow = { lower: { at: 'packetEnd', packet: 100 }, bound: 101 };
 
   beforeAll(async () => {

@@ -2,7 +2,7 @@ import { afterAll, beforeAll, expect, it } from 'vitest';
 import { openPostgresStore, type PostgresStore } from '../../../src/db/postgres/client.js';
 import { FAILURES_PAGE, PACKETS_PAGE, quarantineStatements } from '../../../src/db/postgres/ledgerReads.js';
 import { describePostgres, type PostgresCluster, startPostgres } from '../../support/postgres.js';
-import { explainPlan, type PlanNode } from '../../support/postgresPlans.js';
+import { explainPlan, type PlanNode, relationScans } from '../../support/postgresPlans.js';
 
 // The paged ledger reads must read through indexes: packets and the quarantine in the primary
 // key's order (no Sort: a page does not read the whole table), failures through the status
@@ -13,11 +13,7 @@ describePostgres('the plans of the PostgreSQL ledger reads (indexes)', () => {
   let cluster: PostgresCluster | undefined;
   let store: PostgresStore;
   const plan = (statement: { text: string }, values: unknown[]) => explainPlan(store, statement.text, values);
-  const scans = (nodes: PlanNode[]) =>
-    nodes
-      .filter((n) => n['Relation Name'])
-      .map((n) => `${n['Relation Name']}:${n['Index Name'] ?? n['Node Type']}`)
-      .sort();
+  const scans = (nodes: PlanNode[]) => relationScans(nodes).sort();
   const sorted = (nodes: PlanNode[]) => nodes.some((n) => n['Node Type'] === 'Sort');
   /** The index conditions: the cursor's key must bound the scan, not filter every row before it. */
   const conditions = (nodes: PlanNode[]) =>

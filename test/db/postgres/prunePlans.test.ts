@@ -3,7 +3,7 @@ import { changeId } from '../../../src/db/keys.js';
 import { openPostgresStore, type PostgresStore } from '../../../src/db/postgres/client.js';
 import { PRUNE_STATEMENTS } from '../../../src/sync/postgres/prune.js';
 import { describePostgres, type PostgresCluster, startPostgres } from '../../support/postgres.js';
-import { explainPlan, type PlanNode } from '../../support/postgresPlans.js';
+import { explainPlan, readPaths } from '../../support/postgresPlans.js';
 
 // A pruning batch touches one page of ids and the MBIDs on it, never a whole table: each read of
 // `changes` and `row_changes` must be an index read (sequential scans off, so that the plan of a
@@ -11,15 +11,7 @@ import { explainPlan, type PlanNode } from '../../support/postgresPlans.js';
 describePostgres('the plans of the PostgreSQL pruning (indexes only)', () => {
   let cluster: PostgresCluster | undefined;
   let store: PostgresStore;
-  const scans = (plan: PlanNode[]) =>
-    [
-      ...new Set(
-        plan.flatMap((n) => {
-          if (n['Index Name']) return [n['Index Name']];
-          return n['Node Type'] === 'Seq Scan' ? [`${n['Relation Name']}:Seq Scan`] : [];
-        }),
-      ),
-    ].sort();
+  const scans = readPaths;
 
   beforeAll(async () => {
     cluster = await startPostgres();

@@ -5,7 +5,7 @@ import { openPostgresStore, type PostgresStore } from '../../../src/db/postgres/
 import { CURRENT_OF } from '../../../src/db/postgres/currentReads.js';
 import { REMOVAL_STATEMENTS } from '../../../src/db/postgres/removalReads.js';
 import { describePostgres, type PostgresCluster, startPostgres } from '../../support/postgres.js';
-import { explainPlan, type PlanNode } from '../../support/postgresPlans.js';
+import { explainPlan, type PlanNode, relationScans, sortNodes } from '../../support/postgresPlans.js';
 
 const HEAVY = 'b0000000-0000-4000-8000-000000000001';
 
@@ -17,12 +17,9 @@ describePostgres('the plans of the PostgreSQL reads (indexes, no sort)', () => {
   let cluster: PostgresCluster | undefined;
   let store: PostgresStore;
   const plan = (statement: { text: string }, values: unknown[]) => explainPlan(store, statement.text, values);
-  const scans = (plan: PlanNode[]) =>
-    plan
-      .filter((n) => n['Relation Name'])
-      .map((n) => `${n['Relation Name']}:${n['Index Name'] ?? n['Node Type']}`);
+  const scans = relationScans;
   const indexes = (plan: PlanNode[]) => plan.flatMap((n) => (n['Index Name'] ? [n['Index Name']] : []));
-  const sorts = (plan: PlanNode[]) => plan.filter((n) => n['Node Type'] === 'Sort');
+  const sorts = sortNodes;
 
   beforeAll(async () => {
     cluster = await startPostgres();

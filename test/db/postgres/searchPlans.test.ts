@@ -4,7 +4,7 @@ import { openPostgresStore, type PostgresStore } from '../../../src/db/postgres/
 import { INDEX_STATEMENTS, indexJsonDump } from '../../../src/db/postgres/searchIndex.js';
 import { SEARCH_STATEMENTS } from '../../../src/db/postgres/searchReads.js';
 import { describePostgres, type PostgresCluster, startPostgres } from '../../support/postgres.js';
-import { explainPlan, type PlanNode } from '../../support/postgresPlans.js';
+import { explainPlan, readPaths } from '../../support/postgresPlans.js';
 
 // The search index's statements touch the rows of one dump, one packet or one search, never a
 // whole table: each read of `changes`, `removals` and `search_index` must be an index read
@@ -15,15 +15,7 @@ describePostgres('the plans of the PostgreSQL search index and reads (indexes on
   const [first, last] = dumpIdRange(100, 'artist');
   const plan = (text: string, values: unknown[]) => explainPlan(store, text, values);
   // The indexes a plan reads, and any table it reads whole.
-  const scans = (plan: PlanNode[]) =>
-    [
-      ...new Set(
-        plan.flatMap((n) => {
-          if (n['Index Name']) return [n['Index Name']];
-          return n['Node Type'] === 'Seq Scan' ? [`${n['Relation Name']}:Seq Scan`] : [];
-        }),
-      ),
-    ].sort();
+  const scans = readPaths;
 
   beforeAll(async () => {
     cluster = await startPostgres();
