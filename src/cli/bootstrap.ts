@@ -10,24 +10,15 @@ import type { Logger } from '../logger.js';
 import { createProgress, type Progress } from '../ops/progress.js';
 import { BUNDLED_FEED_ROOT, SAMPLE_TOKEN, type SampleFeed, startSampleFeed } from '../samplefeed/server.js';
 import { type BootstrapOptions, type BootstrapResult, bootstrapFromFullDumps } from '../sync/bootstrap.js';
-import { type BootstrapStore, sqliteBootstrapStore } from '../sync/bootstrapStore.js';
+import { sqliteBootstrapStore } from '../sync/bootstrapStore.js';
 import { createVerifier } from '../sync/verifier.js';
+import type { BootstrapTarget } from './bootstrapTarget.js';
 import type { CommandImplementation } from './command.js';
 import { EXIT } from './exit.js';
 import { commandLogger, withWriterLock } from './session.js';
 import { BUNDLED_SIGNING_KEY, chooseDatabase, choosePostgres, feedClient } from './targets.js';
 
 const mb = (bytes: number) => Math.ceil(bytes / 1e6);
-
-/** Where `livefeed bootstrap` stores: a SQLite file, or a PostgreSQL database (bootstrapPostgres.ts). */
-export interface BootstrapTarget {
-  store: BootstrapStore;
-  /** Runs `work` holding the database's writer lock (see session.ts withLock). */
-  withLock<T>(stopMessage: string, work: (signal: AbortSignal) => Promise<T>): Promise<T>;
-  /** Marks the database as the demo's (the bundled sample feed's data). */
-  markDemo(): Promise<void>;
-  close(): void | Promise<void>;
-}
 
 /** The SQLite file `path` as a bootstrap target (opened, migrated). */
 function sqliteTarget(path: string, log: Logger): BootstrapTarget {

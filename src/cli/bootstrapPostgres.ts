@@ -4,7 +4,7 @@ import { PUT_META } from '../db/status.js';
 import type { Logger } from '../logger.js';
 import { postgresBootstrapStore } from '../sync/postgres/bootstrap.js';
 import { acquirePostgresWriterLock } from '../sync/postgres/lock.js';
-import type { BootstrapTarget } from './bootstrap.js';
+import type { BootstrapTarget } from './bootstrapTarget.js';
 import { withLock } from './session.js';
 import type { PostgresChoice } from './targets.js';
 

@@ -1,6 +1,6 @@
+import type { Awaitable } from './awaitable.js';
 import { countFeedEvents, type FeedPage, type FeedQuery, readFeedEvents } from './changeFeedQueries.js';
 import type { Store } from './client.js';
-import type { Awaitable } from './reads.js';
 import {
   type ReplicationPacketRow,
   type RowChangeFilter,

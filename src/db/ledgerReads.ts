@@ -1,3 +1,4 @@
+import type { Awaitable } from './awaitable.js';
 import { type BootstrapState, bootstrapState } from './bootstrapQueries.js';
 import type { Store } from './client.js';
 import { latestPacket } from './latestPacket.js';
@@ -21,7 +22,6 @@ import {
   packetCount,
   packetsPage,
 } from './queries.js';
-import type { Awaitable } from './reads.js';
 import { type WebhookState, webhookStates } from './webhookQueries.js';
 
 /**

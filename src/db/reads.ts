@@ -1,4 +1,5 @@
 import type { EntityType } from '../feed/entities.js';
+import { type Awaitable, thenAwaitable } from './awaitable.js';
 import { packetTimestamp, previousChange } from './changeVersionQueries.js';
 import type { Store } from './client.js';
 import { type CurrentRow, currentOfMbid, currentOfMbids } from './currentQueries.js';
@@ -25,21 +26,7 @@ import {
 } from './searchQueries.js';
 import { readSnapshot } from './snapshot.js';
 
-/**
- * A value now (SQLite) or later (PostgreSQL). GraphQL takes either from a resolver; code that
- * composes reads `await`s it.
- */
-export type Awaitable<T> = T | Promise<T>;
-
-/**
- * `next(value)` at once when `value` is not a promise (a SQLite read), else once it resolves (a
- * PostgreSQL read): code composing reads stays synchronous on SQLite, where a resolver's speed is
- * measured (bench/RESULTS.md), without a promise per item. Throws what `next` throws (at once), or
- * rejects with what `value` rejects with or `next` throws.
- */
-export function thenAwaitable<T, U>(value: Awaitable<T>, next: (value: T) => Awaitable<U>): Awaitable<U> {
-  return value instanceof Promise ? value.then(next) : next(value);
-}
+export { type Awaitable, thenAwaitable };
 
 /**
  * The reads of the current state and of history that the GraphQL layer needs, as one interface
