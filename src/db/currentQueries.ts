@@ -52,13 +52,23 @@ const NEWEST_REMOVAL = (mbid: string) =>
 
 // `m` is a relation of MBIDs (column `mbid`). With `data`, the newest line goes out as bytes (no
 // decode per request); without, only its id is read, from the index alone.
+const NEWEST_COLUMNS = (data: boolean) =>
+  `m.mbid, ${data ? 'c.id' : newestChangeIdSql('m.mbid')} AS changeId, ${data ? 'CAST(c.data AS BLOB)' : 'NULL'} AS data`;
+const NEWEST_LINE = (data: boolean) =>
+  data ? `LEFT JOIN changes c ON c.id = ${newestChangeIdSql('m.mbid')}` : '';
 const CURRENT_OF = (m: string, data: boolean) => `
-  SELECT m.mbid, ${data ? 'c.id' : newestChangeIdSql('m.mbid')} AS changeId,
-    ${data ? 'CAST(c.data AS BLOB)' : 'NULL'} AS data,
+  SELECT ${NEWEST_COLUMNS(data)},
     r.entity AS removedEntity, r.kind AS removal, r.packet AS removedPacket, r.merged_into AS mergedInto
-  FROM ${m} m
-  ${data ? `LEFT JOIN changes c ON c.id = ${newestChangeIdSql('m.mbid')}` : ''}
+  FROM ${m} m ${NEWEST_LINE(data)}
   LEFT JOIN removals r ON r.rowid = ${NEWEST_REMOVAL('m.mbid')}`;
+// CURRENT_OF without the removals (RawCurrentRow's first three columns), for a list whose removals
+// the removal filter mostly rules out, and the newest removal of each MBID of `m` that has one
+// (RawCurrentRow's first and last four).
+const NEWEST_OF = (m: string, data: boolean) =>
+  `SELECT ${NEWEST_COLUMNS(data)} FROM ${m} m ${NEWEST_LINE(data)}`;
+const REMOVAL_OF = (m: string) => `
+  SELECT m.mbid, r.entity, r.kind, r.packet, r.merged_into
+  FROM ${m} m JOIN removals r ON r.rowid = ${NEWEST_REMOVAL('m.mbid')}`;
 
 // A row of CURRENT_OF read with `.raw()`: arrays, not objects with seven named keys (building those
 // was a third of `resolve`'s statement time for 100 MBIDs on the 1M-entity database).
@@ -159,17 +169,6 @@ export function currentOfMbid(store: Store, mbid: string): CurrentRow | undefine
   return currentRowOf(store, raw);
 }
 
-// The newest line of each MBID of the list `m`, without its removals: RawCurrentRow's first three
-// columns. With `data`, the line goes out as bytes; without, only its id, from the index alone.
-const NEWEST_OF = (m: string, data: boolean) => `
-  SELECT m.mbid, ${data ? 'c.id' : newestChangeIdSql('m.mbid')} AS changeId,
-    ${data ? 'CAST(c.data AS BLOB)' : 'NULL'} AS data
-  FROM ${m} m
-  ${data ? `LEFT JOIN changes c ON c.id = ${newestChangeIdSql('m.mbid')}` : ''}`;
-// The newest removal of each MBID of the list `m` that has one: RawCurrentRow's first and last four.
-const REMOVAL_OF = (m: string) => `
-  SELECT m.mbid, r.entity, r.kind, r.packet, r.merged_into
-  FROM ${m} m JOIN removals r ON r.rowid = ${NEWEST_REMOVAL('m.mbid')}`;
 const MBID_LIST = '(SELECT value AS mbid FROM json_each(?))';
 
 type RawNewest = [mbid: string, changeId: number | null, data: Buffer | null];
