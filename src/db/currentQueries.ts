@@ -53,17 +53,18 @@ const NEWEST_REMOVAL = (mbid: string) =>
 // `m` is a relation of MBIDs (column `mbid`). With `data`, the newest line goes out as bytes (no
 // decode per request); without, only its id is read, from the index alone.
 const NEWEST_COLUMNS = (data: boolean) =>
-  `m.mbid, ${data ? 'c.id' : newestChangeIdSql('m.mbid')} AS changeId, ${data ? 'CAST(c.data AS BLOB)' : 'NULL'} AS data`;
+  `${data ? 'c.id' : newestChangeIdSql('m.mbid')} AS changeId, ${data ? 'CAST(c.data AS BLOB)' : 'NULL'} AS data`;
 const NEWEST_LINE = (data: boolean) =>
   data ? `LEFT JOIN changes c ON c.id = ${newestChangeIdSql('m.mbid')}` : '';
 const CURRENT_OF = (m: string, data: boolean) => `
-  SELECT ${NEWEST_COLUMNS(data)},
+  SELECT m.mbid, ${NEWEST_COLUMNS(data)},
     r.entity AS removedEntity, r.kind AS removal, r.packet AS removedPacket, r.merged_into AS mergedInto
   FROM ${m} m ${NEWEST_LINE(data)}
   LEFT JOIN removals r ON r.rowid = ${NEWEST_REMOVAL('m.mbid')}`;
-// CURRENT_OF without the removals (RawCurrentRow's first three columns), for a list whose removals
-// the removal filter mostly rules out, and the newest removal of each MBID of `m` that has one
-// (RawCurrentRow's first and last four).
+// CURRENT_OF without the removals and without the MBID (RawCurrentRow's second and third columns), in
+// the order of `m`, for a list whose removals the removal filter mostly rules out: the MBIDs are
+// known, and making each a JS string again cost 80 of 210 µs for 100 MBIDs (bench/RESULTS.md). And
+// the newest removal of each MBID of `m` that has one (RawCurrentRow's first and last four).
 const NEWEST_OF = (m: string, data: boolean) =>
   `SELECT ${NEWEST_COLUMNS(data)} FROM ${m} m ${NEWEST_LINE(data)}`;
 const REMOVAL_OF = (m: string) => `
@@ -171,7 +172,7 @@ export function currentOfMbid(store: Store, mbid: string): CurrentRow | undefine
 
 const MBID_LIST = '(SELECT value AS mbid FROM json_each(?))';
 
-type RawNewest = [mbid: string, changeId: number | null, data: Buffer | null];
+type RawNewest = [changeId: number | null, data: Buffer | null];
 type RawRemoval = [
   mbid: string,
   entity: EntityType,
@@ -196,23 +197,46 @@ export function currentOfMbids(
   // Made unique here, not with DISTINCT in SQL: its temporary B-tree was half the statement's time
   // for 100 MBIDs (330 of 660 µs on the 100,000-entity bootstrap database).
   const unique = [...new Set(mbids)];
-  const byMbid = readSnapshot(store, () => {
-    const filter = removalFilter(store);
-    const maybeRemoved = unique.filter((mbid) => filter.mayHave(mbid));
-    const removals = new Map<string, RawRemoval>();
-    if (maybeRemoved.length > 0) {
-      const statement = cachedStatement(store, REMOVAL_OF(MBID_LIST)).raw(true);
-      for (const row of statement.all(JSON.stringify(maybeRemoved)) as RawRemoval[])
-        removals.set(row[0], row);
-    }
-    const newest = cachedStatement(store, NEWEST_OF(MBID_LIST, data)).raw(true);
-    const rows = newest.all(JSON.stringify(unique)) as RawNewest[];
-    return new Map(rows.map((raw) => [raw[0], currentRowWith(store, raw, removals.get(raw[0]))]));
+  const rows = readSnapshot(store, () => {
+    const removals = removalsOf(store, unique);
+    const newest = newestOf(store, unique, data);
+    return unique.map((mbid, i) => currentRowWith(store, mbid, newest[i]!, removals.get(mbid)));
   });
+  if (unique.length === mbids.length) return rows;
+  const byMbid = new Map(unique.map((mbid, i) => [mbid, rows[i]]));
   return mbids.map((mbid) => byMbid.get(mbid));
 }
 
-function currentRowWith(store: Store, [mbid, changeId, data]: RawNewest, removal: RawRemoval | undefined) {
+/** The newest removal of each of `mbids` that the removal filter cannot rule out, by MBID. */
+function removalsOf(store: Store, mbids: readonly string[]): Map<string, RawRemoval> {
+  const filter = removalFilter(store);
+  const maybeRemoved = mbids.filter((mbid) => filter.mayHave(mbid));
+  const removals = new Map<string, RawRemoval>();
+  if (maybeRemoved.length === 0) return removals;
+  const statement = cachedStatement(store, REMOVAL_OF(MBID_LIST)).raw(true);
+  for (const row of statement.all(JSON.stringify(maybeRemoved)) as RawRemoval[]) removals.set(row[0], row);
+  return removals;
+}
+
+/** The newest line (id, and bytes with `data`) of each of `mbids` (unique), in their order. */
+function newestOf(store: Store, mbids: readonly string[], data: boolean): RawNewest[] {
+  const list = JSON.stringify(mbids);
+  // json_each gives the array's elements in order, and the list is the outer loop of the statement.
+  const rows = data
+    ? (cachedStatement(store, NEWEST_OF(MBID_LIST, true)).raw(true).all(list) as RawNewest[])
+    : (cachedStatement(store, NEWEST_OF(MBID_LIST, false)).pluck().all(list) as (number | null)[]).map(
+        (changeId): RawNewest => [changeId, null],
+      );
+  if (rows.length !== mbids.length) throw new Error(`${rows.length} rows read for ${mbids.length} MBIDs`);
+  return rows;
+}
+
+function currentRowWith(
+  store: Store,
+  mbid: string,
+  [changeId, data]: RawNewest,
+  removal: RawRemoval | undefined,
+) {
   const latest = latestOf(store, mbid, changeId, data);
   if (removal === undefined) return currentRowFrom(mbid, latest, null, null, null, null);
   return currentRowFrom(mbid, latest, removal[1], removal[2], removal[3], removal[4]);
