@@ -1,53 +1,14 @@
-import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { SAMPLE_TOKEN, type SampleFeed, startSampleFeed } from '../../src/samplefeed/server.js';
-import { createTestKeyHome, signFile, type TestKeyHome, writeJsonDump } from '../support/archives.js';
-import { type RawResponse, rawRequest } from '../support/rawHttp.js';
+import { describe, expect, it } from 'vitest';
+import { SAMPLE_TOKEN, startSampleFeed } from '../../src/samplefeed/server.js';
+import { writeJsonDump } from '../support/archives.js';
+import { rawRequest } from '../support/rawHttp.js';
+import { OTHER_TOKEN, PACKET_BYTES, useSampleFeedFixture } from '../support/sampleFeedFixture.js';
 
-const OTHER_TOKEN = 'abcdefghijABCDEFGHIJ0123456789abcdefghij';
-const PACKET_BYTES = Buffer.from(Array.from({ length: 100_000 }, (_, i) => (i * 31 + 7) % 256));
-
-let tmp: string;
-let root: string;
-let keyHome: TestKeyHome;
-let feed: SampleFeed;
-let origin: string;
-
-/** GET (or `method`) of `path` under the feed root, with `token` unless it is null. */
-function get(
-  path: string,
-  options: { token?: string | null; method?: string; headers?: Record<string, string> } = {},
-): Promise<RawResponse> {
-  const token = options.token === undefined ? SAMPLE_TOKEN : options.token;
-  const query = token === null ? '' : `?token=${token}`;
-  return rawRequest(origin, `/api/musicbrainz/${path}${query}`, options);
-}
-
-beforeAll(async () => {
-  tmp = await mkdtemp(join(tmpdir(), 'lf-samplefeed-'));
-  root = join(tmp, 'feed');
-  await mkdir(root);
-  // A file beside the feed root: path traversal must never reach it.
-  await writeFile(join(tmp, 'secret.txt'), 'outside the feed root\n');
-  keyHome = await createTestKeyHome();
-  const artist = await writeJsonDump(root, { packet: 5, entity: 'artist', lines: ['{"id":"x","name":"a"}'] });
-  await signFile(artist.path, keyHome);
-  await writeJsonDump(root, { packet: 5, entity: 'area', lines: ['{"id":"y","name":"b"}'] });
-  // The server does not look inside files: any bytes stand in for a replication packet.
-  await writeFile(join(root, 'replication-7-v2.tar.bz2'), PACKET_BYTES);
-  await signFile(join(root, 'replication-7-v2.tar.bz2'), keyHome);
-  await writeFile(join(root, 'replication-8.tar.bz2'), 'test deployment naming');
-  feed = await startSampleFeed({ root });
-  origin = new URL(feed.feedRoot).origin;
-});
-
-afterAll(async () => {
-  await feed?.close();
-  await keyHome?.close();
-  await rm(tmp, { recursive: true, force: true });
-});
+// The routes, errors and files of the sample feed server; path traversal, its request log and
+// options: serverAccess.test.ts.
+const f = useSampleFeedFixture();
 
 const ENDPOINTS = [
   'replication-info',
@@ -59,18 +20,18 @@ const ENDPOINTS = [
 
 describe('feed root and replication-info', () => {
   it('reports its feed root on loopback', () => {
-    expect(feed.feedRoot).toMatch(/^http:\/\/127\.0\.0\.1:\d+\/api\/musicbrainz$/);
+    expect(f.feed.feedRoot).toMatch(/^http:\/\/127\.0\.0\.1:\d+\/api\/musicbrainz$/);
   });
 
   it('names the highest packet with a packet file or a json-dump folder, plain name', async () => {
-    const res = await get('replication-info');
+    const res = await f.get('replication-info');
     expect(res.status).toBe(200);
     expect(res.headers['content-type']).toBe('application/json');
     expect(JSON.parse(res.body.toString())).toEqual({ last_packet: 'replication-8.tar.bz2' });
   });
 
   it('answers null on an empty feed and sees files added later', async () => {
-    const emptyRoot = join(tmp, 'empty');
+    const emptyRoot = join(f.tmp, 'empty');
     const empty = await startSampleFeed({ root: emptyRoot });
     try {
       const info = async () =>
@@ -93,7 +54,7 @@ describe('feed root and replication-info', () => {
 describe('errors (FEED.md, Errors)', () => {
   it.each(ENDPOINTS)('%s without a token: 400', async (path) => {
     for (const token of [null, '']) {
-      const res = await get(path, { token });
+      const res = await f.get(path, { token });
       expect(res.status).toBe(400);
       expect(res.headers['content-type']).toBe('text/plain; charset=utf-8');
       expect(res.body.toString()).toBe('You need to provide an access token!\n');
@@ -101,15 +62,15 @@ describe('errors (FEED.md, Errors)', () => {
   });
 
   it.each(ENDPOINTS)('%s with an unknown token: 403', async (path) => {
-    const res = await get(path, { token: OTHER_TOKEN });
+    const res = await f.get(path, { token: OTHER_TOKEN });
     expect(res.status).toBe(403);
     expect(res.headers['content-type']).toBe('text/plain; charset=utf-8');
     expect(res.body.toString()).toBe('Provided access token is invalid!\n');
   });
 
   it('checks the token before the file: unknown token on a missing file is 403', async () => {
-    expect((await get('replication-99-v2.tar.bz2', { token: OTHER_TOKEN })).status).toBe(403);
-    expect((await get('json-dumps/json-dump-99/area.tar.xz', { token: null })).status).toBe(400);
+    expect((await f.get('replication-99-v2.tar.bz2', { token: OTHER_TOKEN })).status).toBe(403);
+    expect((await f.get('json-dumps/json-dump-99/area.tar.xz', { token: null })).status).toBe(400);
   });
 
   it.each([
@@ -122,7 +83,7 @@ describe('errors (FEED.md, Errors)', () => {
     ['replication-99-v2.tar.bz2.asc', "Can't find signature for replication-99-v2.tar.bz2"],
     ['json-dumps/json-dump-5/area.tar.xz.asc', "Can't find signature for json-dumps/json-dump-5/area.tar.xz"],
   ])('%s missing: 404 %j', async (path, body) => {
-    const res = await get(path);
+    const res = await f.get(path);
     expect(res.status).toBe(404);
     expect(res.headers['content-type']).toBe('text/plain; charset=utf-8');
     expect(res.body.toString()).toBe(body);
@@ -147,7 +108,7 @@ describe('errors (FEED.md, Errors)', () => {
     '/api/musicbrainz/%zz',
   ])('%s matches no route: 404 HTML, before any token check', async (path) => {
     for (const query of ['', `?token=${SAMPLE_TOKEN}`]) {
-      const res = await rawRequest(origin, `${path}${query}`);
+      const res = await rawRequest(f.origin, `${path}${query}`);
       expect(res.status).toBe(404);
       expect(res.headers['content-type']).toBe('text/html; charset=utf-8');
       expect(res.body.toString()).toMatch(/^<!doctype html>/);
@@ -155,7 +116,7 @@ describe('errors (FEED.md, Errors)', () => {
   });
 
   it('answers other methods on a route with 405', async () => {
-    const res = await get('replication-info', { method: 'POST' });
+    const res = await f.get('replication-info', { method: 'POST' });
     expect(res.status).toBe(405);
     expect(res.headers.allow).toBe('GET, HEAD');
   });
@@ -163,7 +124,7 @@ describe('errors (FEED.md, Errors)', () => {
 
 describe('files', () => {
   it('serves a replication packet whole with its headers', async () => {
-    const res = await get('replication-7-v2.tar.bz2');
+    const res = await f.get('replication-7-v2.tar.bz2');
     expect(res.status).toBe(200);
     expect(res.headers['content-type']).toBe('application/x-bzip2');
     expect(res.headers['content-length']).toBe(String(PACKET_BYTES.length));
@@ -172,18 +133,18 @@ describe('files', () => {
   });
 
   it('serves test-deployment names, JSON dumps and signatures with their types', async () => {
-    const plain = await get('replication-8.tar.bz2');
+    const plain = await f.get('replication-8.tar.bz2');
     expect([plain.status, plain.headers['content-type'], plain.body.toString()]).toEqual([
       200,
       'application/x-bzip2',
       'test deployment naming',
     ]);
-    const dump = await get('json-dumps/json-dump-5/artist.tar.xz');
+    const dump = await f.get('json-dumps/json-dump-5/artist.tar.xz');
     expect(dump.status).toBe(200);
     expect(dump.headers['content-type']).toBe('application/x-xz');
-    expect(dump.body.equals(await readFile(join(root, 'json-dumps/json-dump-5/artist.tar.xz')))).toBe(true);
+    expect(dump.body.equals(await readFile(join(f.root, 'json-dumps/json-dump-5/artist.tar.xz')))).toBe(true);
     for (const path of ['json-dumps/json-dump-5/artist.tar.xz.asc', 'replication-7-v2.tar.bz2.asc']) {
-      const signature = await get(path);
+      const signature = await f.get(path);
       expect(signature.status).toBe(200);
       expect(signature.headers['content-type']).toBe('application/pgp-signature');
       expect(signature.body.toString()).toMatch(/^-----BEGIN PGP SIGNATURE-----/);
@@ -191,14 +152,14 @@ describe('files', () => {
   });
 
   it('normalizes packet numbers and decodes escapes like upstream', async () => {
-    expect((await get('replication-007-v2.tar.bz2')).body.equals(PACKET_BYTES)).toBe(true);
-    expect((await get('replication%2D7-v2.tar.bz2')).status).toBe(200);
+    expect((await f.get('replication-007-v2.tar.bz2')).body.equals(PACKET_BYTES)).toBe(true);
+    expect((await f.get('replication%2D7-v2.tar.bz2')).status).toBe(200);
   });
 
   it('serves files published after start (read on every request)', async () => {
-    expect((await get('json-dumps/json-dump-6/work.tar.xz')).status).toBe(404);
-    await writeJsonDump(root, { packet: 6, entity: 'work', lines: ['{"id":"w"}'] });
-    expect((await get('json-dumps/json-dump-6/work.tar.xz')).status).toBe(200);
+    expect((await f.get('json-dumps/json-dump-6/work.tar.xz')).status).toBe(404);
+    await writeJsonDump(f.root, { packet: 6, entity: 'work', lines: ['{"id":"w"}'] });
+    expect((await f.get('json-dumps/json-dump-6/work.tar.xz')).status).toBe(200);
   });
 
   const size = PACKET_BYTES.length;
@@ -210,7 +171,7 @@ describe('files', () => {
     ['bytes=99990-200000', 99_990, size - 1],
     ['bytes=5-5', 5, 5],
   ])('Range %s: 206 with that slice', async (range, start, end) => {
-    const res = await get('replication-7-v2.tar.bz2', { headers: { range } });
+    const res = await f.get('replication-7-v2.tar.bz2', { headers: { range } });
     expect(res.status).toBe(206);
     expect(res.headers['content-range']).toBe(`bytes ${start}-${end}/${size}`);
     expect(res.headers['content-length']).toBe(String(end - start + 1));
@@ -220,7 +181,7 @@ describe('files', () => {
   it.each(['bytes=100000-', 'bytes=100000-100001', 'bytes=5-2', 'bytes=abc', 'bytes=-0', 'bytes=-'])(
     'Range %s: 416 with the size',
     async (range) => {
-      const res = await get('replication-7-v2.tar.bz2', { headers: { range } });
+      const res = await f.get('replication-7-v2.tar.bz2', { headers: { range } });
       expect(res.status).toBe(416);
       expect(res.headers['content-range']).toBe(`bytes */${size}`);
     },
@@ -229,17 +190,17 @@ describe('files', () => {
   it.each(['bytes=0-1,5-6', 'items=0-1'])(
     'Range %s (several ranges, other unit): ignored, 200',
     async (range) => {
-      const res = await get('replication-7-v2.tar.bz2', { headers: { range } });
+      const res = await f.get('replication-7-v2.tar.bz2', { headers: { range } });
       expect(res.status).toBe(200);
       expect(res.body.equals(PACKET_BYTES)).toBe(true);
     },
   );
 
   it('answers HEAD with the GET headers and no body', async () => {
-    const head = await get('replication-7-v2.tar.bz2', { method: 'HEAD' });
+    const head = await f.get('replication-7-v2.tar.bz2', { method: 'HEAD' });
     expect([head.status, head.headers['content-length'], head.body.length]).toEqual([200, String(size), 0]);
     expect(head.headers['content-type']).toBe('application/x-bzip2');
-    const ranged = await get('replication-7-v2.tar.bz2', {
+    const ranged = await f.get('replication-7-v2.tar.bz2', {
       method: 'HEAD',
       headers: { range: 'bytes=10-19' },
     });
@@ -248,70 +209,8 @@ describe('files', () => {
       `bytes 10-19/${size}`,
       0,
     ]);
-    const missing = await get('replication-99-v2.tar.bz2', { method: 'HEAD' });
+    const missing = await f.get('replication-99-v2.tar.bz2', { method: 'HEAD' });
     expect([missing.status, missing.body.length]).toEqual([404, 0]);
-    expect((await get('replication-info', { method: 'HEAD' })).status).toBe(200);
-  });
-});
-
-describe('path traversal', () => {
-  it.each([
-    '/api/musicbrainz/../../secret.txt',
-    '/api/musicbrainz/../secret.txt',
-    '/api/musicbrainz/%2e%2e/secret.txt',
-    '/api/musicbrainz/..%2F..%2Fsecret.txt',
-    '/api/musicbrainz/json-dumps/json-dump-5/..%2F..%2F..%2F..%2Fsecret.txt',
-    '/api/musicbrainz/json-dumps/json-dump-5/../../replication-7-v2.tar.bz2',
-    '/api/musicbrainz/json-dumps/json-dump-5/%2e%2e/%2e%2e/replication-7-v2.tar.bz2',
-    '/api/musicbrainz/json-dumps/../replication-7-v2.tar.bz2',
-    '/api/musicbrainz/./replication-7-v2.tar.bz2',
-    '/api/musicbrainz/json-dumps/json-dump-5%2F..%2F..%2Freplication-7-v2.tar.bz2',
-    '/api/musicbrainz/..%5C..%5Csecret.txt',
-    '/api/musicbrainz/replication-7-v2.tar.bz2%00',
-  ])('%s is no route: 404 HTML', async (path) => {
-    const res = await rawRequest(origin, `${path}?token=${SAMPLE_TOKEN}`);
-    expect(res.status).toBe(404);
-    expect(res.headers['content-type']).toBe('text/html; charset=utf-8');
-    expect(res.body.toString()).not.toContain('outside the feed root');
-  });
-});
-
-describe('request log and options', () => {
-  it('logs method, path and status, never the query string or the token', async () => {
-    const before = feed.requests.length;
-    await get('replication-info');
-    await get('replication-99-v2.tar.bz2', { method: 'HEAD' });
-    await get('replication-info', { token: OTHER_TOKEN });
-    expect(feed.requests.slice(before)).toEqual([
-      { method: 'GET', path: '/api/musicbrainz/replication-info', status: 200 },
-      { method: 'HEAD', path: '/api/musicbrainz/replication-99-v2.tar.bz2', status: 404 },
-      { method: 'GET', path: '/api/musicbrainz/replication-info', status: 403 },
-    ]);
-    const log = JSON.stringify(feed.requests);
-    expect(log).not.toContain(SAMPLE_TOKEN);
-    expect(log).not.toContain(OTHER_TOKEN);
-    expect(log).not.toContain('?');
-  });
-
-  it('serves another database segment and accepts only the tokens given', async () => {
-    const other = await startSampleFeed({ root, database: 'testdb', tokens: [OTHER_TOKEN] });
-    try {
-      expect(other.feedRoot).toMatch(/\/api\/testdb$/);
-      const at = (token: string) =>
-        rawRequest(other.feedRoot, `/api/testdb/replication-7-v2.tar.bz2?token=${token}`);
-      expect((await at(OTHER_TOKEN)).status).toBe(200);
-      expect((await at(SAMPLE_TOKEN)).status).toBe(403);
-      expect(
-        (await rawRequest(other.feedRoot, `/api/musicbrainz/replication-info?token=${OTHER_TOKEN}`)).status,
-      ).toBe(404);
-    } finally {
-      await other.close();
-    }
-  });
-
-  it('refuses malformed options without echoing a token', async () => {
-    await expect(startSampleFeed({ root, tokens: ['short-secret'] })).rejects.toThrow(/token #1 is not 40/);
-    await expect(startSampleFeed({ root, tokens: ['short-secret'] })).rejects.not.toThrow(/short-secret/);
-    await expect(startSampleFeed({ root, database: 'a/b' })).rejects.toThrow(/one path segment/);
+    expect((await f.get('replication-info', { method: 'HEAD' })).status).toBe(200);
   });
 });
