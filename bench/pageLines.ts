@@ -41,6 +41,26 @@ function sizedLine(sample: Record<string, unknown>, bytes: number): string {
   return line;
 }
 
+/**
+ * Writes the page's dump (packet {@link PAGE_PACKET}, {@link PAGE_LINES} recording lines of 3–7 KB)
+ * into `dir`; resolves to its path and its average line size in bytes.
+ */
+export async function writePageDump(dir: string): Promise<{ archivePath: string; lineBytes: number }> {
+  const samples = recordingSamples();
+  const lines = Array.from({ length: PAGE_LINES }, (_, i) =>
+    sizedLine(samples[i % samples.length]!, 3000 + ((i * 997) % 4000)),
+  );
+  const timestamp = '2026-11-22 00:00:00.000000+00';
+  const archivePath = await writeYearJsonDump(dir, {
+    packet: PAGE_PACKET,
+    entity: 'recording',
+    lines,
+    timestamp,
+  });
+  const lineBytes = Math.round(lines.reduce((sum, line) => sum + Buffer.byteLength(line), 0) / PAGE_LINES);
+  return { archivePath, lineBytes };
+}
+
 /** Adds the page's dump to the database at `path` unless it holds it; returns its average line size. */
 export async function ensurePageDump(path: string): Promise<number> {
   const store = openStore(path);
@@ -50,19 +70,9 @@ export async function ensurePageDump(path: string): Promise<number> {
       .prepare('SELECT count(*) AS n, avg(length(CAST(data AS BLOB))) AS size FROM changes WHERE packet = ?')
       .get(PAGE_PACKET) as { n: number; size: number | null };
     if (held.n === PAGE_LINES) return Math.round(held.size!);
-    const samples = recordingSamples();
-    const lines = Array.from({ length: PAGE_LINES }, (_, i) =>
-      sizedLine(samples[i % samples.length]!, 3000 + ((i * 997) % 4000)),
-    );
-    const timestamp = '2026-11-22 00:00:00.000000+00';
-    const archivePath = await writeYearJsonDump(dir, {
-      packet: PAGE_PACKET,
-      entity: 'recording',
-      lines,
-      timestamp,
-    });
+    const { archivePath, lineBytes } = await writePageDump(dir);
     await ingestJsonDump(store, { packet: PAGE_PACKET, entity: 'recording', archivePath, file: null });
-    return Math.round(lines.reduce((sum, line) => sum + Buffer.byteLength(line), 0) / PAGE_LINES);
+    return lineBytes;
   } finally {
     store.close();
     await rm(dir, { recursive: true, force: true });

@@ -61,6 +61,11 @@ async function main(): Promise<void> {
     await (await import('./postgres.js')).main(argv);
     return;
   }
+  // Issue 17: the page throughput of one and two servers over PostgreSQL against one over SQLite.
+  if (flag('--postgres-pages')) {
+    await (await import('./postgresPages.js')).main(argv);
+    return;
+  }
   for (const [cmd, args] of [
     ['xz', ['--version']],
     ['tar', ['--version']],
@@ -275,6 +280,7 @@ const ALONE = [
   '--sync-process',
   '--search',
   '--postgres',
+  '--postgres-pages',
   '--skip-year',
 ];
 if (!ALONE.some(flag)) await (await import('./year.js')).main(argv);
