@@ -99,23 +99,12 @@ describePostgres('read replicas: GraphQL reads from a streaming replica, writes 
   });
 
   it('answers from the replica (a server in recovery) what the primary answers, without asking the primary', async () => {
-    const pool = () => postgresPool({ connectionString: standby.urlOf(DATABASE), display: 'replica' });
     const router = new ReadRouter({ pool: store.pool, display: 'primary' }, [
-      { pool: pool(), display: 'a' },
-      { pool: pool(), display: 'b' },
+      { pool: postgresPool({ connectionString: standby.urlOf(DATABASE), display: 'replica' }), display: 'r' },
     ]);
     try {
-      const recovery = 'SELECT pg_is_in_recovery() AS recovery';
-      for (let i = 0; i < 4; i++)
-        expect((await router.pool().query(recovery)).rows).toEqual([{ recovery: true }]);
-      // Neither busy: they take turns.
-      expect(router.servers().map((s) => s.reads)).toEqual([2, 2, 0]);
-      // The least busy goes first: while a read holds a connection of one, the other answers.
-      const held = await router.pool().connect();
-      const busy = router.servers().findIndex((s, i) => s.reads === 3 && i < 2);
-      for (let i = 0; i < 3; i++) await router.pool().query(recovery);
-      expect(router.servers()[1 - busy]!.reads).toBe(5);
-      held.release();
+      const { rows } = await router.pool().query('SELECT pg_is_in_recovery() AS recovery');
+      expect(rows).toEqual([{ recovery: true }]);
     } finally {
       await router.close();
     }
