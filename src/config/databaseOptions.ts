@@ -39,7 +39,7 @@ export const DATABASE_OPTIONS = {
     env: 'LIVEFEED_DB_REPLICA',
     fallback: '',
     shown: '(none: reads go to --db)',
-    help: 'postgres:// URL of a streaming replica of a postgres:// --db that answers the GraphQL reads; repeat the flag for more (env: URLs separated by spaces); writes stay on --db (README, PostgreSQL (in progress))',
+    help: 'postgres:// URL of a streaming replica of a postgres:// --db that answers the GraphQL reads; repeat the flag for more (env: URLs separated by spaces); writes stay on --db (README, Read replicas)',
     commands: SERVING,
     repeatable: true,
     redact: redactReplicaList,

@@ -140,7 +140,7 @@ export const replicaList = z
     for (const url of urls) {
       const problem = isPostgresUrl(url)
         ? databaseUrlProblem(url)
-        : 'is not a postgres:// URL (a read replica of a PostgreSQL --db; README, PostgreSQL (in progress))';
+        : 'is not a postgres:// URL (a read replica of a PostgreSQL --db; README, Read replicas)';
       if (problem) ctx.addIssue({ code: 'custom', message: `${redactDatabaseUrl(url)} ${problem}` });
     }
   });

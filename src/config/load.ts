@@ -152,7 +152,7 @@ function checkReplicas(db: string, replicas: readonly string[], password: string
   if (replicas.length === 0) return;
   if (!isPostgresUrl(db))
     throw invalid(
-      `--db-replica / LIVEFEED_DB_REPLICA needs a postgres:// --db / LIVEFEED_DB (the primary the replicas stream from), not the SQLite file ${db} (README, PostgreSQL (in progress))`,
+      `--db-replica / LIVEFEED_DB_REPLICA needs a postgres:// --db / LIVEFEED_DB (the primary the replicas stream from), not the SQLite file ${db} (README, Read replicas)`,
     );
   const both = replicas.find((url) => password !== undefined && urlPassword(url) !== undefined);
   if (both !== undefined)
