@@ -173,13 +173,15 @@ export class ReadRouter {
   /**
    * A pool pinned to one server on its first read (the least busy replica that answers, else the
    * primary), for every read of one GraphQL request: `latestPacket` and the data it covers then come
-   * from the same server. When that server fails, the session moves on (to the next replica or the
-   * primary) and stays there.
+   * from the same server. When that server fails, or another read finds it unavailable, the session
+   * moves on (to the next replica or the primary) and stays there.
    */
   session(): pg.Pool {
     let pinned: ReadServer | undefined;
     return routedPool(async (work) => {
       const candidates = this.candidates();
+      // A replica that another read found unavailable meanwhile is left at once (not waited for).
+      if (pinned && !candidates.includes(pinned)) pinned = candidates[0]!;
       // Pinned before the first read answers: the request's reads that start meanwhile follow it.
       pinned ??= candidates[0]!;
       const order = [pinned, ...candidates.filter((s) => s !== pinned)];

@@ -87,6 +87,24 @@ describePostgres('read router: another server only when one is unavailable, leas
     ]);
   });
 
+  it('moves a session off its replica once another read finds that replica unavailable, without trying it', async () => {
+    const { url: gone } = await cluster.createDatabase('router_gone');
+    const reads = router({ pool: primary, display: 'primary' }, [replica('r', gone)]);
+    const session = reads.session();
+    await session.query('SELECT 1');
+    expect(reads.servers()[0]!.reads).toBe(1);
+    await cluster.psql('postgres', 'DROP DATABASE router_gone WITH (FORCE)');
+    // A read outside the session finds the replica unavailable (3D000) and skips it.
+    await reads.pool().query('SELECT 1');
+    expect(reads.servers()[0]!.failures).toBe(1);
+    // The session leaves it at once: no second failure.
+    await session.query('SELECT 1');
+    expect(reads.servers().map((s) => [s.reads, s.failures])).toEqual([
+      [1, 1],
+      [2, 0],
+    ]);
+  });
+
   it('takes turns between replicas that are not busy, and goes to the least busy first', async () => {
     const reads = router({ pool: primary, display: 'primary' }, [replica('a'), replica('b')]);
     for (let i = 0; i < 4; i++) await reads.pool().query('SELECT 1');
