@@ -10,6 +10,7 @@ export {
   isPostgresUrl,
   postgresConnectionString,
   redactDatabaseUrl,
+  replicaConnections,
 } from './config/databaseUrl.js';
 export {
   type Config,

@@ -21,9 +21,9 @@ async function execute<C>(command: CliCommand<C>, flags: Flags, args: string[]):
   try {
     if (!command.load) await prepareConfig(command.name, flags);
     const config = command.load ? command.load(flags) : (loadConfig(flags) as C);
-    const { token, db, dbPassword } = config as Partial<Config>;
+    const { token, db, dbPassword, dbReplicas } = config as Partial<Config>;
     if (token) secrets.push(token);
-    secrets.push(...databaseSecrets(db, dbPassword));
+    secrets.push(...databaseSecrets(db, dbPassword, dbReplicas));
     const implementation = await command.implementation();
     return await implementation.run({ config, flags, args, forceExit });
   } catch (error) {
@@ -38,7 +38,12 @@ function register<C>(root: Command, command: CliCommand<C>): void {
     const option = new Option(flag, help);
     sub.addOption(required ? option.makeOptionMandatory() : option);
   }
-  for (const { flag, help } of flagsOf(command.name)) sub.addOption(new Option(flag, help));
+  for (const { flag, help, repeatable } of flagsOf(command.name)) {
+    const option = new Option(flag, help);
+    // Each use adds its value: `--db-replica a --db-replica b` gives [a, b].
+    if (repeatable) option.argParser((value: string, previous?: string[]) => [...(previous ?? []), value]);
+    sub.addOption(option);
+  }
   if (!command.load)
     sub.addHelpText(
       'after',

@@ -13,6 +13,7 @@ import {
   isPostgresUrl,
   postgresConnectionString,
   redactDatabaseUrl,
+  replicaConnections,
 } from '../config.js';
 import type { PostgresConnection } from '../db/postgres/client.js';
 import { FeedClient, type FeedClientOptions } from '../feed/client.js';
@@ -189,6 +190,11 @@ export const POSTGRES_COMMANDS: readonly DatabaseCommand[] = ['import', 'sync', 
 export interface PostgresChoice {
   kind: 'postgres';
   connection: PostgresConnection;
+  /**
+   * The read replicas of `--db-replica` / `LIVEFEED_DB_REPLICA` (serving commands only; empty
+   * otherwise), for db/postgres/replicaReads.ts openPostgresReads.
+   */
+  replicas: PostgresConnection[];
 }
 
 /**
@@ -211,6 +217,7 @@ export function choosePostgres(command: DatabaseCommand, config: Config): Postgr
   return {
     kind: 'postgres',
     connection: { connectionString: postgresConnectionString(config.db, config.dbPassword), display },
+    replicas: replicaConnections(config.dbReplicas, config.dbPassword),
   };
 }
 

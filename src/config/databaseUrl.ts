@@ -97,12 +97,19 @@ export function readDatabasePassword(env: Env): string | undefined {
 
 /**
  * The secrets of the database configuration, for scrubbing from messages: the password file's
- * content and the URL's password, decoded and as written.
+ * content and the passwords of the `--db` URL and of the `--db-replica` URLs, decoded and as written.
  */
-export function databaseSecrets(db: string | undefined, password: string | undefined): string[] {
-  const fromUrl = db === undefined ? undefined : urlPassword(db);
-  const written = fromUrl === undefined ? undefined : encodeURIComponent(fromUrl);
-  return [password, fromUrl, written].filter((s): s is string => !!s);
+export function databaseSecrets(
+  db: string | undefined,
+  password: string | undefined,
+  replicas: readonly string[] = [],
+): string[] {
+  const secrets = [password];
+  for (const url of [db, ...replicas]) {
+    const fromUrl = url === undefined ? undefined : urlPassword(url);
+    secrets.push(fromUrl, fromUrl === undefined ? undefined : encodeURIComponent(fromUrl));
+  }
+  return secrets.filter((s): s is string => !!s);
 }
 
 /**
@@ -115,4 +122,48 @@ export function postgresConnectionString(db: string, password: string | undefine
   const url = new URL(db);
   url.password = encodeURIComponent(password);
   return url.toString();
+}
+
+/** The URLs of `LIVEFEED_DB_REPLICA`: separated by spaces (or any whitespace, which no URL holds). */
+function replicaUrls(value: string | string[]): string[] {
+  return typeof value === 'string' ? value.split(/\s+/).filter((url) => url !== '') : value;
+}
+
+/**
+ * `--db-replica` (repeatable: commander gives the list) or `LIVEFEED_DB_REPLICA` (URLs separated
+ * by whitespace): each a `postgres://` URL that parses and names a host. Empty: no replica.
+ */
+export const replicaList = z
+  .union([z.string(), z.array(z.string())])
+  .transform(replicaUrls)
+  .superRefine((urls, ctx) => {
+    for (const url of urls) {
+      const problem = isPostgresUrl(url)
+        ? databaseUrlProblem(url)
+        : 'is not a postgres:// URL (a read replica of a PostgreSQL --db; README, Read replicas)';
+      if (problem) ctx.addIssue({ code: 'custom', message: `${redactDatabaseUrl(url)} ${problem}` });
+    }
+  });
+
+/** The raw `--db-replica` / `LIVEFEED_DB_REPLICA` text (URLs joined by spaces) with every password redacted. */
+export function redactReplicaList(raw: string): string {
+  return raw
+    .split(/(\s+)/)
+    .map((part) => (/^\s*$/.test(part) ? part : redactDatabaseUrl(part)))
+    .join('');
+}
+
+/**
+ * The connections of the read replicas, in the order given: each URL with the password of
+ * `LIVEFEED_DB_PASSWORD_FILE` put in (loadConfig refuses a replica URL with a password of its own
+ * when the file gives one too), and its name as messages show it. Kept in memory only.
+ */
+export function replicaConnections(
+  replicas: readonly string[],
+  password: string | undefined,
+): { connectionString: string; display: string }[] {
+  return replicas.map((url) => ({
+    connectionString: postgresConnectionString(url, password),
+    display: redactDatabaseUrl(url),
+  }));
 }

@@ -96,7 +96,9 @@ function parseRows(
       if (ROWS[key].secret) lines.push(`  ${source}: ${issue.message}`);
       // The variable or flag and its value, as the user wrote them: LIVEFEED_PORT=abc, --port abc.
       else {
-        const shown = ROWS[key].redact?.(String(raw[key])) ?? String(raw[key]);
+        // A repeatable flag's values are shown as its env variable takes them: separated by spaces.
+        const text = Array.isArray(raw[key]) ? raw[key].join(' ') : String(raw[key]);
+        const shown = ROWS[key].redact?.(text) ?? text;
         lines.push(`  ${source}${source.startsWith('--') ? ' ' : '='}${shown}: ${issue.message}`);
       }
     }
@@ -141,6 +143,25 @@ function checkDatabasePassword(db: string, password: string | undefined): void {
 }
 
 /**
+ * Read replicas go with a PostgreSQL `--db` (they answer its reads); a replica URL takes the password
+ * file's password unless it has its own, and having both is refused as for `--db`.
+ * @throws ConfigError when replicas are given for a SQLite file, or a replica URL has a password
+ *   and LIVEFEED_DB_PASSWORD_FILE gives one too.
+ */
+function checkReplicas(db: string, replicas: readonly string[], password: string | undefined): void {
+  if (replicas.length === 0) return;
+  if (!isPostgresUrl(db))
+    throw invalid(
+      `--db-replica / LIVEFEED_DB_REPLICA needs a postgres:// --db / LIVEFEED_DB (the primary the replicas stream from), not the SQLite file ${db} (README, Read replicas)`,
+    );
+  const both = replicas.find((url) => password !== undefined && urlPassword(url) !== undefined);
+  if (both !== undefined)
+    throw invalid(
+      `--db-replica / LIVEFEED_DB_REPLICA ${redactDatabaseUrl(both)} has a password and LIVEFEED_DB_PASSWORD_FILE gives one too: give it once`,
+    );
+}
+
+/**
  * Builds the one validated Config from command-line flags, then environment, then defaults.
  * @param flags commander options (camelCase keys; undefined = not given)
  * @param env usually process.env (the one place livefeed reads it)
@@ -165,6 +186,7 @@ export function loadConfig(flags: Flags, env: Env = process.env): Config {
     );
   }
   checkDatabasePassword(value.db, value.dbPassword);
+  checkReplicas(value.db, value.dbReplicas, value.dbPassword);
   if (value.verify === 'fail' && !value.signingKey) {
     throw invalid(
       `${sourceName('verify', flags)} fail needs a signing key (--signing-key / LIVEFEED_SIGNING_KEY); ` +
@@ -186,6 +208,8 @@ export function loadSampleFeedConfig(flags: Flags, env: Env = process.env): Samp
 export interface FlagHelp {
   flag: string;
   help: string;
+  /** The flag may be given more than once (its value is the list of them). */
+  repeatable?: boolean;
 }
 
 /** The flags `command` takes, in table order, each with help naming its env variable and default. */
@@ -196,6 +220,8 @@ export function flagsOf(command: CommandName): FlagHelp[] {
     let suffix = '';
     if (row.env) suffix = ` (env ${row.env}; default ${shown})`;
     else if (shown !== undefined && row.fallback !== false) suffix = ` (default ${shown})`;
-    return [{ flag: row.flag, help: `${row.help}${suffix}` }];
+    return [
+      { flag: row.flag, help: `${row.help}${suffix}`, ...(row.repeatable ? { repeatable: true } : {}) },
+    ];
   });
 }

@@ -1,10 +1,9 @@
-import { join } from 'node:path';
 import { z } from 'zod';
 import { ENTITY_TYPES } from '../feed/entities.js';
 import { DEFAULT_DUMPS_URL } from '../feed/fullDumps.js';
 import { DEFAULT_FEED_ROOTS, type Deployment } from '../feed/protocol/urls.js';
 import { defaultLogFormat } from '../log/format.js';
-import { databaseText, readDatabasePassword, redactDatabaseUrl } from './databaseUrl.js';
+import { DATABASE_OPTIONS } from './databaseOptions.js';
 import * as parse from './parsers.js';
 import { ALL, type OptionRow, row, SERVING, SYNCING, VERIFYING } from './row.js';
 import { SAMPLE_FEED_OPTIONS } from './sampleFeedOptions.js';
@@ -214,25 +213,7 @@ export const OPTIONS = {
     commands: ALL,
     schema: z.string().min(1),
   }),
-  db: row({
-    flag: '--db <file|url>',
-    env: 'LIVEFEED_DB',
-    fallback: (raw) => join(String(raw.dataDir), 'livefeed.db'),
-    shown: '<data-dir>/livefeed.db',
-    help: 'SQLite database file, or a postgres:// URL (import, bootstrap and sync so far; README, PostgreSQL (in progress))',
-    commands: ALL,
-    redact: redactDatabaseUrl,
-    schema: databaseText,
-  }),
-  dbPassword: row({
-    env: 'LIVEFEED_DB_PASSWORD_FILE',
-    read: readDatabasePassword,
-    shown: "(none: the URL's, if any)",
-    help: 'file holding the password of a postgres:// --db (a trailing newline is trimmed); never a flag',
-    commands: ALL,
-    secret: true,
-    schema: z.string().optional(),
-  }),
+  ...DATABASE_OPTIONS,
   logLevel: row({
     flag: '--log-level <level>',
     env: 'LIVEFEED_LOG_LEVEL',

@@ -27,6 +27,8 @@ export interface OptionRow<S extends z.ZodType = z.ZodType> {
   secret?: boolean;
   /** How errors print a value that may hold a secret (the password of a `--db` URL). */
   redact?: (raw: string) => string;
+  /** The flag may be given more than once: its value is then the list of every value given. */
+  repeatable?: boolean;
   /** Not listed in `--help` (values of the system, not livefeed's options). */
   hidden?: boolean;
 }

@@ -79,7 +79,7 @@ export function postgresProgram(name: string): string {
 }
 
 /** Runs a PostgreSQL program as the cluster's user; rejects with its stderr. */
-async function runAsCluster(program: string, args: string[]): Promise<string> {
+export async function runAsCluster(program: string, args: string[]): Promise<string> {
   const [cmd, argv] = RUN_AS
     ? ['runuser', ['-u', RUN_AS.name, '--', postgresProgram(program), ...args]]
     : [postgresProgram(program), args];
@@ -158,6 +158,11 @@ export async function startPostgres(options: { durable?: boolean } = {}): Promis
   }
 }
 
+/** Gives `path` to the cluster's user (when the tests run as root). */
+export function chownToCluster(path: string): void {
+  if (RUN_AS) chownSync(path, RUN_AS.uid, RUN_AS.gid);
+}
+
 /** Writes `text` to `path`, owned by the cluster's user (initdb reads it as that user). */
 async function writeOwned(path: string, text: string): Promise<void> {
   const { writeFile } = await import('node:fs/promises');
@@ -170,7 +175,7 @@ async function writeOwned(path: string, text: string): Promise<void> {
  * `durable`: no fsync (a test cluster needs no crash safety); `durable` (the benchmark): the
  * defaults, as a real server commits.
  */
-async function startServer(dir: string, data: string, durable: boolean): Promise<number> {
+export async function startServer(dir: string, data: string, durable: boolean): Promise<number> {
   let lastError: unknown;
   for (let attempt = 0; attempt < 3; attempt++) {
     const port = await freePort();

@@ -50,6 +50,8 @@ export interface OpenPostgresOptions {
   applicationName?: string;
   /** Called with an error of an idle connection (the server went away); the next query fails too. */
   onIdleError?: (error: Error) => void;
+  /** Milliseconds a new connection may take before it fails. Default 30,000. */
+  connectTimeoutMs?: number;
 }
 
 /**
@@ -71,6 +73,23 @@ const TYPES = {
 } as pg.CustomTypesConfig;
 
 /**
+ * A pool on `connection` as every livefeed pool is made (int8 as safe numbers, the application
+ * name, a 30 s connect timeout), connecting on first use; an idle connection's error goes to
+ * `options.onIdleError` (an unhandled pool 'error' would end the process).
+ */
+export function postgresPool(connection: PostgresConnection, options: OpenPostgresOptions = {}): pg.Pool {
+  const pool = new pg.Pool({
+    connectionString: connection.connectionString,
+    max: options.maxConnections ?? 4,
+    application_name: options.applicationName ?? 'livefeed',
+    types: TYPES,
+    connectionTimeoutMillis: options.connectTimeoutMs ?? 30_000,
+  });
+  pool.on('error', (error) => options.onIdleError?.(error));
+  return pool;
+}
+
+/**
  * Opens a pool on the database of `connection` and applies the pending migrations of
  * `drizzle/postgres/` (under an advisory lock, so concurrent openers wait for each other). The
  * database must exist; its tables are created on first open.
@@ -86,14 +105,7 @@ export async function openPostgresStore(
     throw new ConfigError(
       `cannot use PostgreSQL ${connection.display}: this livefeed has no PostgreSQL migrations (the single binary stores in SQLite only; install livefeed with npm for PostgreSQL, README, PostgreSQL (in progress))`,
     );
-  const pool = new pg.Pool({
-    connectionString: connection.connectionString,
-    max: options.maxConnections ?? 4,
-    application_name: options.applicationName ?? 'livefeed',
-    types: TYPES,
-    connectionTimeoutMillis: 30_000,
-  });
-  pool.on('error', (error) => options.onIdleError?.(error));
+  const pool = postgresPool(connection, options);
   let closed = false;
   const close = async () => {
     if (closed) return;

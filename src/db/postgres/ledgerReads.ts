@@ -1,5 +1,5 @@
 import { asc, sql } from 'drizzle-orm';
-import { latestPacketNumberPostgres } from '../../sync/postgres/packetState.js';
+import { latestPacketNumberOn } from '../../sync/postgres/packetState.js';
 import { BOOTSTRAP_STATE_SQL, bootstrapStateOf } from '../bootstrapQueries.js';
 import { type LatestMark, MARK_KEY } from '../latestPacket.js';
 import type { LedgerReads } from '../ledgerReads.js';
@@ -16,6 +16,7 @@ import { type DumpRow, type FeedFileRow, LEDGER_SQL, type PacketRow } from '../q
 import type { WebhookState } from '../webhookQueries.js';
 import type { PostgresStore } from './client.js';
 import { webhooks } from './schema.js';
+import { inPgReadSnapshot } from './snapshot.js';
 import { pgSql } from './sql.js';
 
 /**
@@ -92,9 +93,13 @@ export function postgresLedgerReads(store: PostgresStore): LedgerReads {
         // No row when the mark names no packet (null), or one not stored, as on SQLite.
         return packet.number === null ? undefined : (packet as PacketRow);
       }
-      // A stale mark (a packet stored below its first one): walk as SQLite does.
-      const number = await latestPacketNumberPostgres(store);
-      return number === undefined ? undefined : packetByNumber(number);
+      // A stale mark (a packet stored below its first one): walk as SQLite does, in one snapshot
+      // on one connection (so on one server when reads go to replicas).
+      return inPgReadSnapshot(store.pool, async (client) => {
+        const number = await latestPacketNumberOn(client);
+        if (number === undefined) return undefined;
+        return (await client.query<PacketRow>({ ...PACKET_BY_NUMBER, values: [number] })).rows[0];
+      });
     },
     packetByNumber,
     packetsPage: async (before, limit) =>

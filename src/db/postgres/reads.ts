@@ -1,4 +1,5 @@
 import { JSON_DUMP_STATE_SQL, type JsonDumpState } from '../dumpState.js';
+import { OLDEST_PACKET_SQL, PRUNED_BEFORE_SQL } from '../historyQueries.js';
 import type { Reads, SnapshotReads } from '../reads.js';
 import { changesOfMbidPagePostgres, changesPagePostgres, previousChangePostgres } from './changeReads.js';
 import type { PostgresStore } from './client.js';
@@ -20,9 +21,10 @@ const PRUNED_BEFORE = {
   text: "SELECT value FROM meta WHERE key = 'history_from'",
   rowMode: 'array' as const,
 };
-const OLDEST_PACKET = {
-  name: 'livefeed_oldest_packet',
-  text: 'SELECT min(number) FROM packets',
+// Both facts of historyFrom in one statement: one snapshot, one server when reads go to replicas.
+const HISTORY_FROM = {
+  name: 'livefeed_history_from',
+  text: `SELECT (${PRUNED_BEFORE_SQL}), (${OLDEST_PACKET_SQL})`,
   rowMode: 'array' as const,
 };
 const PACKET_TIMESTAMP = {
@@ -51,7 +53,7 @@ async function scalar<T>(store: PostgresStore, statement: typeof PRUNED_BEFORE, 
 /**
  * {@link Reads} over a PostgreSQL store (issue 17, docs/POSTGRES_PORT.md step 3): the same answers
  * as `sqliteReads` over the same rows, byte for byte. Each read is one statement on a pooled
- * connection (`historyFrom` two, as on SQLite), so concurrent reads run in parallel up to the
+ * connection, so concurrent reads run in parallel up to the
  * pool's size; there is no snapshot across two reads, as on SQLite outside a transaction, but
  * within `snapshot` (a REPEATABLE READ READ ONLY transaction on one connection).
  */
@@ -68,9 +70,9 @@ export function postgresReads(store: PostgresStore): Reads {
     changeCountOfMbid: async (mbid) => (await scalar<number>(store, CHANGE_COUNT_OF_MBID, [mbid]))!,
     prunedBefore,
     historyFrom: async () => {
-      const pruned = await prunedBefore();
-      if (pruned !== undefined) return pruned;
-      return (await scalar<number | null>(store, OLDEST_PACKET)) ?? undefined;
+      const { rows } = await store.pool.query<[string | null, number | null]>(HISTORY_FROM);
+      const [pruned, oldest] = rows[0]!;
+      return pruned !== null ? Number(pruned) : (oldest ?? undefined);
     },
     previousChange: (change) => previousChangePostgres(store, change),
     packetTimestamp: async (packet) =>

@@ -1,0 +1,252 @@
+/**
+ * Read replicas (issue 17, step 9) against a real streaming replica: a hot standby of the
+ * throw-away cluster (test/support/postgresStandby.ts), the primary filled by the real sync writer
+ * from the bundled feed's archives.
+ */
+import { join } from 'node:path';
+import { afterAll, beforeAll, expect, it } from 'vitest';
+import { redactDatabaseUrl } from '../../../src/config.js';
+import { openPostgresStore, type PostgresStore, postgresPool } from '../../../src/db/postgres/client.js';
+import { postgresReads } from '../../../src/db/postgres/reads.js';
+import { openPostgresReads, type PostgresReads } from '../../../src/db/postgres/replicaReads.js';
+import { ReadRouter } from '../../../src/db/postgres/replicas.js';
+import type { Reads } from '../../../src/db/reads.js';
+import { createGraphql, type GraphqlServer } from '../../../src/http/graphql.js';
+import { createPacketEvents } from '../../../src/ops/events.js';
+import { createMetrics } from '../../../src/ops/metrics.js';
+import { type SampleFeed, startSampleFeed } from '../../../src/samplefeed/server.js';
+import { postgresSyncStore } from '../../../src/sync/postgres/syncStore.js';
+import { syncOnce } from '../../../src/sync/worker.js';
+import { GrowingFeed } from '../../support/growingFeed.js';
+import { gql, syncContextOn, tempDir, testLogger, testService } from '../../support/harness.js';
+import { describePostgres, type PostgresCluster, startPostgres } from '../../support/postgres.js';
+import { type PostgresStandby, startStandby } from '../../support/postgresStandby.js';
+
+const DATABASE = 'replicas';
+
+describePostgres('read replicas: GraphQL reads from a streaming replica, writes on the primary', () => {
+  let cluster: PostgresCluster;
+  let standby: PostgresStandby;
+  let store: PostgresStore;
+  let temp: Awaited<ReturnType<typeof tempDir>>;
+  let growing: GrowingFeed;
+  let feed: SampleFeed;
+  let replicated: PostgresReads;
+  let primary: Reads;
+  let clock = 1_000_000;
+  const skips: { display: string; error: Error; skipMs: number }[] = [];
+
+  /** One sync pass into the primary of what the growing feed has published so far. */
+  async function sync(): Promise<void> {
+    const ctx = await syncContextOn(postgresSyncStore(store), {
+      feedRoot: feed.feedRoot,
+      dataDir: temp.dir,
+      replicationPackets: true,
+    });
+    try {
+      const { problems } = await syncOnce(ctx, { from: growing.manifest.firstPacket });
+      expect(problems).toEqual([]);
+    } finally {
+      await ctx.feed.client.close();
+    }
+  }
+
+  /** The GraphQL endpoint over the replicated reads, one pinned set of reads per request. */
+  function graphql(reads: () => Reads): { yoga: GraphqlServer } {
+    const yoga = createGraphql({
+      // Read per request by createGraphql's context: every request gets reads of its own.
+      get reads() {
+        return reads();
+      },
+      display: store.display,
+      service: testService(),
+      logger: testLogger(),
+      metrics: createMetrics({ processMetrics: false }),
+      events: createPacketEvents(),
+    });
+    return { yoga };
+  }
+
+  const replicaState = () => replicated.servers().find((s) => s.replica)!;
+  const primaryState = () => replicated.servers().find((s) => !s.replica)!;
+
+  beforeAll(async () => {
+    cluster = await startPostgres();
+    const { url } = await cluster.createDatabase(DATABASE);
+    store = await openPostgresStore({ connectionString: url, display: redactDatabaseUrl(url) });
+    temp = await tempDir('lf-replicas-');
+    growing = new GrowingFeed(join(temp.dir, 'feed'));
+    await growing.publishUpTo(growing.manifest.firstPacket + 5);
+    feed = await startSampleFeed({ root: growing.root });
+    await sync();
+    standby = await startStandby(cluster);
+    const replicaUrl = standby.urlOf(DATABASE);
+    replicated = openPostgresReads(
+      store,
+      [{ connectionString: replicaUrl, display: redactDatabaseUrl(replicaUrl) }],
+      { now: () => clock, onSkip: (event) => skips.push(event), connectTimeoutMs: 2000 },
+    );
+    primary = postgresReads(store);
+  }, 180_000);
+
+  afterAll(async () => {
+    await replicated?.close();
+    await store?.close();
+    await standby?.stop();
+    await cluster?.stop();
+    await feed?.close();
+    await temp?.cleanup();
+  });
+
+  it('answers from the replica (a server in recovery) what the primary answers, without asking the primary', async () => {
+    const router = new ReadRouter({ pool: store.pool, display: 'primary' }, [
+      { pool: postgresPool({ connectionString: standby.urlOf(DATABASE), display: 'replica' }), display: 'r' },
+    ]);
+    try {
+      const { rows } = await router.pool().query('SELECT pg_is_in_recovery() AS recovery');
+      expect(rows).toEqual([{ recovery: true }]);
+    } finally {
+      await router.close();
+    }
+
+    const before = primaryState().reads;
+    const latest = await replicated.reads.latestPacket();
+    expect(latest).toBeDefined();
+    expect(latest).toEqual(await primary.latestPacket());
+    expect(await replicated.reads.packetsPage(undefined, 50)).toEqual(
+      await primary.packetsPage(undefined, 50),
+    );
+    const query = { first: 500 };
+    expect(await replicated.reads.readFeedEvents(query)).toEqual(await primary.readFeedEvents(query));
+    expect(await replicated.reads.countFeedEvents({})).toEqual(await primary.countFeedEvents({}));
+    expect(replicaState().reads).toBeGreaterThanOrEqual(4);
+    expect(primaryState().reads).toBe(before);
+  });
+
+  it('never reports a packet the replica has not replayed: latestPacket and the data it covers come from the replica', async () => {
+    const old = (await primary.latestPacket())!.number;
+    const firstPage = { first: 500 };
+    const oldCount = await primary.countFeedEvents({});
+    const oldFeed = await primary.readFeedEvents(firstPage);
+    await standby.pauseReplay();
+    try {
+      await growing.publishUpTo(growing.manifest.firstPacket + 9);
+      await sync();
+      const newer = (await primary.latestPacket())!.number;
+      expect(newer).toBeGreaterThan(old);
+      const changed = growing.manifest.packets
+        .filter((p) => p.number > old && p.number <= newer)
+        .flatMap((p) => Object.values(p.jsonDumps).flatMap((dump) => dump.mbids));
+      expect(changed.length).toBeGreaterThan(0);
+
+      expect((await replicated.reads.latestPacket())!.number).toBe(old);
+      expect(await replicated.reads.readFeedEvents(firstPage)).toEqual(oldFeed);
+      // A snapshot (REPEATABLE READ on one connection) is answered by the replica too.
+      const seen = await replicated.reads.snapshot((reads) => reads.currentOfMbids(changed));
+      const fresh = await primary.currentOfMbids(changed);
+      expect(seen.map((row) => row?.packet)).not.toEqual(fresh.map((row) => row?.packet));
+
+      // Through GraphQL: one request, pinned to one server, answers latestPacket, the change
+      // stream page and its count all as of what the replica has replayed.
+      const primaryBefore = primaryState().reads;
+      const yoga = graphql(() => replicated.forRequest());
+      const query = '{ latestPacket { number } changeFeed(first: 500) { totalCount nodes { __typename } } }';
+      const answer = await gql(yoga, query);
+      expect(answer.errors).toBeUndefined();
+      expect(answer.data!.latestPacket.number).toBe(old);
+      expect(answer.data!.changeFeed.totalCount).toBe(oldCount);
+      expect(oldFeed.events.length).toBe(Math.min(oldCount, 500));
+      expect(answer.data!.changeFeed.nodes).toHaveLength(oldFeed.events.length);
+      expect(primaryState().reads).toBe(primaryBefore);
+      const onPrimary = await gql(
+        graphql(() => primary),
+        query,
+      );
+      expect(onPrimary.data!.latestPacket.number).toBe(newer);
+      expect(onPrimary.data!.changeFeed.totalCount).toBeGreaterThan(oldCount);
+    } finally {
+      await standby.resumeReplay();
+    }
+    // Once replayed, the replica answers the primary's writes.
+    await standby.waitForReplay();
+    const yoga = graphql(() => replicated.forRequest());
+    const query =
+      '{ latestPacket { number timestamp } changeFeed(first: 500) { totalCount nodes { __typename } } }';
+    expect(await gql(yoga, query)).toEqual(
+      await gql(
+        graphql(() => primary),
+        query,
+      ),
+    );
+    expect((await replicated.reads.latestPacket())!.number).toBeGreaterThan(old);
+  });
+
+  it('pins each GraphQL request to one server when two replicas have replayed up to different packets', async () => {
+    const second = await startStandby(cluster);
+    const url = (s: PostgresStandby) => ({
+      connectionString: s.urlOf(DATABASE),
+      display: `standby ${s.port}`,
+    });
+    const both = openPostgresReads(store, [url(standby), url(second)]);
+    await standby.pauseReplay();
+    try {
+      const behind = {
+        latest: (await primary.latestPacket())!.number,
+        count: await primary.countFeedEvents({}),
+      };
+      await growing.publishUpTo(growing.manifest.firstPacket + 13);
+      await sync();
+      await second.waitForReplay();
+      const ahead = {
+        latest: (await primary.latestPacket())!.number,
+        count: await primary.countFeedEvents({}),
+      };
+      expect(ahead.latest).toBeGreaterThan(behind.latest);
+      const app = graphql(() => both.forRequest());
+      const answers = new Set<string>();
+      for (let i = 0; i < 6; i++) {
+        const { data, errors } = await gql(
+          app,
+          '{ latestPacket { number } changeFeed(first: 3) { totalCount } }',
+        );
+        expect(errors).toBeUndefined();
+        // latestPacket and the count come from the same replica: both behind, or both ahead.
+        answers.add(
+          JSON.stringify({ latest: data!.latestPacket.number, count: data!.changeFeed.totalCount }),
+        );
+      }
+      expect([...answers].sort()).toEqual([JSON.stringify(ahead), JSON.stringify(behind)].sort());
+      expect(both.servers().map((s) => s.reads > 0)).toEqual([true, true, false]);
+    } finally {
+      await standby.resumeReplay();
+      await both.close();
+      await second.stop();
+    }
+    await standby.waitForReplay();
+  });
+
+  it('falls back to the primary when the replica stops, skipping it for a back-off that doubles', async () => {
+    await standby.stop();
+    const expected = await primary.latestPacket();
+    const primaryBefore = primaryState().reads;
+    expect(await replicated.reads.latestPacket()).toEqual(expected);
+    expect(replicaState()).toMatchObject({ failures: 1, skippedUntil: clock + 1000 });
+    expect(primaryState().reads).toBe(primaryBefore + 1);
+    expect(skips).toHaveLength(1);
+    expect(skips[0]!.display).toBe(redactDatabaseUrl(standby.urlOf(DATABASE)));
+    expect(skips[0]!.display).not.toContain(':pw-');
+
+    // Within the back-off the replica is not tried: no second failure.
+    const yoga = graphql(() => replicated.forRequest());
+    const answer = await gql(yoga, '{ latestPacket { number } changeFeed(first: 5) { totalCount } }');
+    expect(answer.errors).toBeUndefined();
+    expect(answer.data!.latestPacket.number).toBe(expected!.number);
+    expect(replicaState().failures).toBe(1);
+
+    // After it, the next read tries the replica again: it fails again, skipped twice as long.
+    clock += 1001;
+    expect(await replicated.reads.latestPacket()).toEqual(expected);
+    expect(replicaState()).toMatchObject({ failures: 2, skippedUntil: clock + 2000 });
+    expect(skips).toHaveLength(2);
+  });
+});
