@@ -82,9 +82,12 @@ async function frontierOn(client: pg.ClientBase, facts: Facts): Promise<number |
  * feedFrontier): the facts statement of every window, in one snapshot. Rejects with the driver's error.
  */
 export function feedFrontierPostgres(store: PostgresStore): Promise<number | undefined> {
-  return inPgReadSnapshot(store.pool, async (client) =>
-    frontierOn(client, await one<Facts>(client, FACTS_SQL, [MARK_KEY])),
-  );
+  return inPgReadSnapshot(store.pool, feedFrontierOn);
+}
+
+/** {@link feedFrontierPostgres} on `client` (inside its transaction). */
+export async function feedFrontierOn(client: pg.ClientBase): Promise<number | undefined> {
+  return frontierOn(client, await one<Facts>(client, FACTS_SQL, [MARK_KEY]));
 }
 
 /** The window of `query` read on `client` (db/feedWindow.ts feedWindow). */
