@@ -2,12 +2,7 @@ import type { WebhookStore } from '../db/webhookStore.js';
 import type { Logger } from '../logger.js';
 import type { SyncContext } from '../sync/context.js';
 import { combineObservers } from '../sync/observer.js';
-import {
-  type DeliveryContext,
-  type DeliveryRun,
-  deliverAll,
-  type WebhookEndpoint,
-} from './deliver.js';
+import { type DeliveryContext, type DeliveryRun, deliverAll, type WebhookEndpoint } from './deliver.js';
 import { startWebhookDispatcher, type WebhookDispatcher } from './dispatcher.js';
 import { changeStreamSource } from './source.js';
 

@@ -1,4 +1,3 @@
-import type { WebhookStore } from '../webhookStore.js';
 import {
   deliveredParams,
   failedParams,
@@ -9,6 +8,7 @@ import {
   webhookStart,
   webhookStateOf,
 } from '../webhookQueries.js';
+import type { WebhookStore } from '../webhookStore.js';
 import { feedFrontierOn, readFeedEventsPostgres } from './changeFeedReads.js';
 import type { PostgresStore } from './client.js';
 import { inPgTransaction, type PgQueryable, pgRows } from './sql.js';
