@@ -1,8 +1,11 @@
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { Registry } from 'prom-client';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { positionOfEvent } from '../../src/db/changeFeedQueries.js';
 import { feedPositionText } from '../../src/db/feedPosition.js';
+import { registerWebhookMetrics } from '../../src/ops/webhookMetrics.js';
+import { webhookLines } from '../../src/ops/webhookStatus.js';
 import { BUNDLED_FEED_ROOT, type SampleFeed, startSampleFeed } from '../../src/samplefeed/server.js';
 import { startSync } from '../support/cli.js';
 import { tempDir } from '../support/harness.js';
@@ -106,6 +109,19 @@ describeStores('webhooks through a real sync process', (stores) => {
       expect(output).not.toContain('not-shown');
       expect(output).not.toContain(POSTGRES_TEST_PASSWORD);
     }
+
+    // `/metrics` and `status` over this store's reads (ops/webhookMetrics.ts, ops/webhookStatus.ts).
+    const registry = new Registry();
+    registerWebhookMetrics(registry, () => db.reads.webhookStates());
+    const metrics = await registry.metrics();
+    const labels = `webhook="receiver",url="${receiver.url}"`;
+    expect(metrics).toContain(`livefeed_webhook_failed_attempts{${labels}} 0`);
+    expect(metrics).toContain(`livefeed_webhook_delivered_events_total{${labels}} ${expected.length}`);
+    expect(metrics).toContain(`livefeed_webhook_deliveries_total{${labels},result="failed"} 3`);
+    expect(metrics).not.toContain(SECRET);
+    expect(webhookLines(await db.webhooks.states(), 200).join('\n')).toMatch(
+      new RegExp(`receiver {2}http://127\\.0\\.0\\.1:\\d+/in\\n {6}ok: ${expected.length} events delivered`),
+    );
 
     runs.set(stores.kind, { received, row: row! });
     const first = runs.get('sqlite');
