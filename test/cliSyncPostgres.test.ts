@@ -2,7 +2,6 @@ import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { openPostgresStore } from '../src/db/postgres/client.js';
-import { SAMPLE_TOKEN } from '../src/samplefeed/server.js';
 import { acquirePostgresWriterLock } from '../src/sync/postgres/lock.js';
 import { startCli } from './support/cli.js';
 import { tempDir } from './support/harness.js';
@@ -14,9 +13,7 @@ import {
 } from './support/postgres.js';
 
 /**
- * What `livefeed sync` on PostgreSQL does not do yet (webhooks) is refused before the database is
- * touched (exit 2, saying what to do instead); the demo syncs into PostgreSQL, replication packets
- * included, with the password from LIVEFEED_DB_PASSWORD_FILE; a second writer is refused while
+ * The demo syncs into PostgreSQL, replication packets included, with the password from LIVEFEED_DB_PASSWORD_FILE; a second writer is refused while
  * one holds the lock (exit 5). test/cliSyncStores.test.ts compares the rows with SQLite's.
  */
 
@@ -40,35 +37,6 @@ describePostgres('livefeed sync into PostgreSQL, as a real process', () => {
   afterAll(async () => {
     await cluster?.stop();
     await dir?.cleanup();
-  });
-
-  it('refuses webhooks (exit 2) before touching the database', async () => {
-    const { url } = await cluster!.createDatabase('sync_refused');
-    const webhooks = join(dir.dir, 'webhooks.json');
-    await writeFile(
-      webhooks,
-      JSON.stringify([{ name: 'a', url: 'http://127.0.0.1:9/hook', secret: 'not-a-secret-0123456789' }]),
-    );
-    const base = [
-      'sync',
-      '--once',
-      '--db',
-      url,
-      '--data-dir',
-      dir.dir,
-      '--feed-url',
-      'http://127.0.0.1:9/feed',
-    ];
-    const env = { LIVEFEED_TOKEN: SAMPLE_TOKEN };
-    const hooks = await runCli([...base, '--webhooks-file', webhooks, '--keep-history', '48'], env);
-    expect(hooks.code, hooks.stderr).toBe(2);
-    expect(hooks.stderr).toContain('does not deliver webhooks (--webhooks-file) yet');
-    expect(hooks.stderr).not.toContain('--keep-history');
-    expect(hooks.stderr).toContain('README, PostgreSQL (in progress)');
-    expect(hooks.stderr).not.toContain(POSTGRES_TEST_PASSWORD);
-    expect(hooks.stderr).toMatch(/postgres:\/\/livefeed_test:\*\*\*@127\.0\.0\.1:\d+\/sync_refused/);
-    // Not even migrated: a refused sync leaves the database as it was.
-    expect((await cluster!.psql('sync_refused', "SELECT to_regclass('dumps') IS NULL")).trim()).toBe('t');
   });
 
   it('syncs the demo feed with the password from LIVEFEED_DB_PASSWORD_FILE and marks the database as the demo', async () => {

@@ -64,8 +64,7 @@ function announceWhenSynced(ctx: SyncContext, url: string, logger: Logger, demo:
  * stopped; a lost lock stops it like a signal.
  * @param graphiqlUrl in `start`, announced again after the first pass
  * @returns exit 0, or 1 with `--once` when a file failed
- * @throws LockHeldError (exit 5) when another sync holds the lock and `--wait` is not given;
- *   ConfigError (exit 2) for what does not work on PostgreSQL yet (cli/syncPostgres.ts)
+ * @throws LockHeldError (exit 5) when another sync holds the lock and `--wait` is not given
  */
 export async function runSync(session: Session, graphiqlUrl?: string): Promise<number> {
   const { config, logger, target, ops } = session;
@@ -80,7 +79,7 @@ export async function runSync(session: Session, graphiqlUrl?: string): Promise<n
       ops,
       logger,
     );
-    const webhooks = writer.webhooks(signal);
+    const webhooks = await writer.webhooks(signal);
     const ctx = webhooks.watch(
       graphiqlUrl ? announceWhenSynced(instrumented, graphiqlUrl, logger, target.demo) : instrumented,
     );

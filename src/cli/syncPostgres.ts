@@ -1,52 +1,27 @@
-import { type Config, ConfigError } from '../config.js';
 import { openPostgresStore } from '../db/postgres/client.js';
+import { postgresWebhookStore } from '../db/postgres/webhooks.js';
 import { acquirePostgresWriterLock } from '../sync/postgres/lock.js';
 import { postgresSyncStore } from '../sync/postgres/syncStore.js';
-import type { SyncWebhooks } from '../webhooks/wiring.js';
+import { syncWebhooks } from '../webhooks/wiring.js';
 import type { Session } from './session.js';
 import type { SyncWriter } from './syncWriter.js';
 import type { PostgresChoice } from './targets.js';
+import { VERSION } from './version.js';
 
 /**
- * `livefeed sync` into a PostgreSQL database (issue 17): JSON dumps, replication packets and
- * `--keep-history` pruning. Loaded only for a
+ * `livefeed sync` into a PostgreSQL database (issue 17): JSON dumps, replication packets,
+ * `--keep-history` pruning and webhooks. Loaded only for a
  * postgres:// `--db`, so the SQLite commands never load the driver.
  */
-
-/** Where users read what works on PostgreSQL so far. */
-const README = 'README, PostgreSQL (in progress)';
-
-/**
- * @throws ConfigError (exit 2) for a part of the sync not ported to PostgreSQL yet, saying what to
- *   do instead: never a sync that does half of what it was asked.
- */
-export function refuseUnported(config: Config, display: string): void {
-  const refuse = (what: string, instead: string) => {
-    throw new ConfigError(
-      `livefeed sync on PostgreSQL (${display}) does not ${what} yet: ${instead} for now (${README})`,
-    );
-  };
-  if (config.webhooks.length > 0) refuse('deliver webhooks (--webhooks-file)', 'leave --webhooks-file out');
-}
-
-/** Webhooks are refused on PostgreSQL (see {@link refuseUnported}): nothing to deliver. */
-const NO_WEBHOOKS: SyncWebhooks = {
-  watch: (ctx) => ctx,
-  follow: () => {},
-  deliverNow: async () => [],
-  stop: async () => {},
-};
 
 /**
  * The PostgreSQL writer of `session`: the database opened (migrated), its advisory writer lock
  * taken (sync/postgres/lock.ts), the demo marked when it syncs the bundled sample feed.
- * @throws ConfigError (exit 2) for what does not work on PostgreSQL yet; LockHeldError (exit 5)
- *   when another sync writes and `--wait` is not given; Error naming the database (never its
+ * @throws LockHeldError (exit 5) when another sync writes and `--wait` is not given; Error naming the database (never its
  *   password) when it cannot be opened.
  */
 export async function postgresSyncWriter(session: Session, choice: PostgresChoice): Promise<SyncWriter> {
   const { config, logger } = session;
-  refuseUnported(config, choice.connection.display);
   const store = await openPostgresStore(choice.connection, {
     applicationName: 'livefeed sync',
     onIdleError: (error) =>
@@ -64,7 +39,15 @@ export async function postgresSyncWriter(session: Session, choice: PostgresChoic
     return {
       store: syncStore,
       lost: lock.lost,
-      webhooks: () => NO_WEBHOOKS,
+      // Driven by the packets this sync completes (in process), as on SQLite.
+      webhooks: (signal) =>
+        syncWebhooks({
+          store: postgresWebhookStore(store),
+          endpoints: config.webhooks,
+          logger,
+          signal,
+          userAgent: `livefeed/${VERSION}`,
+        }),
       release: async () => {
         try {
           await lock.release();

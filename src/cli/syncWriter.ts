@@ -1,3 +1,4 @@
+import { sqliteWebhookStore } from '../db/webhookStore.js';
 import { acquireWriterLock } from '../sync/lock.js';
 import { sqliteSyncStore } from '../sync/sqliteSyncStore.js';
 import type { SyncStore } from '../sync/syncStore.js';
@@ -13,8 +14,11 @@ export interface SyncWriter {
   store: SyncStore;
   /** Aborted when the writer lock is lost: the sync stops as on a signal. */
   lost: AbortSignal;
-  /** The webhooks of `--webhooks-file`, delivered on the sync's own connection. */
-  webhooks(signal: AbortSignal): SyncWebhooks;
+  /**
+   * The webhooks of `--webhooks-file`, registered, delivered through the writer's store.
+   * @throws the store's error when they cannot be registered
+   */
+  webhooks(signal: AbortSignal): Promise<SyncWebhooks>;
   /** Releases the lock and closes what the writer opened itself. */
   release(): Promise<void>;
 }
@@ -32,7 +36,13 @@ export async function sqliteSyncWriter(session: Session): Promise<SyncWriter> {
     store: sqliteSyncStore(store),
     lost: lock.lost,
     webhooks: (signal) =>
-      syncWebhooks({ store, endpoints: config.webhooks, logger, signal, userAgent: `livefeed/${VERSION}` }),
+      syncWebhooks({
+        store: sqliteWebhookStore(store),
+        endpoints: config.webhooks,
+        logger,
+        signal,
+        userAgent: `livefeed/${VERSION}`,
+      }),
     release: async () => lock.release(),
   };
 }

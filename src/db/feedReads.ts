@@ -1,6 +1,7 @@
 import type { Awaitable } from './awaitable.js';
 import { countFeedEvents, type FeedPage, type FeedQuery, readFeedEvents } from './changeFeedQueries.js';
 import type { Store } from './client.js';
+import { feedFrontier } from './feedWindow.js';
 import {
   type ReplicationPacketRow,
   type RowChangeFilter,
@@ -56,6 +57,12 @@ export interface FeedReads {
    * in one snapshot. Throws or rejects with HistoryPrunedError as readFeedEvents.
    */
   countFeedEvents(query: Omit<FeedQuery, 'first'>): Awaitable<number>;
+  /**
+   * The newest packet the change stream serves (every event up to its end can be read and no
+   * later sync inserts one before it), or undefined when none is: where a live follow of the
+   * stream starts (ops/changeStream.ts). db/feedWindow.ts feedFrontier.
+   */
+  feedFrontier(): Awaitable<number | undefined>;
 }
 
 /**
@@ -72,5 +79,6 @@ export function sqliteFeedReads(store: Store): FeedReads {
     rowChangeCount: (packet, filter) => rowChangeCount(store, packet, filter),
     readFeedEvents: (query) => readFeedEvents(store, query),
     countFeedEvents: (query) => countFeedEvents(store, query),
+    feedFrontier: () => feedFrontier(store),
   };
 }

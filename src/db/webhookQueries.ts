@@ -1,9 +1,8 @@
-import { and, asc, eq, isNull, notInArray, sql } from 'drizzle-orm';
 import type { EntityType } from '../feed/entities.js';
 import type { Store } from './client.js';
 import { feedPositionText, nextPacketOf, parseFeedPosition } from './feedPosition.js';
 import { feedFrontier } from './feedWindow.js';
-import { webhooks } from './schema.js';
+import { cachedStatement } from './statements.js';
 import { tableExists } from './status.js';
 
 /**
@@ -49,43 +48,96 @@ export interface WebhookState {
 const json = (list: readonly string[] | null) => (list ? JSON.stringify(list) : null);
 
 /**
+ * The statements of the `webhooks` table with `?` parameters, written once for both stores
+ * (PostgreSQL numbers them, db/postgres/sql.ts pgSql; its webhooks are db/postgres/webhooks.ts).
+ * `entities` / `mbids` are JSON text on SQLite and jsonb on PostgreSQL: written as JSON text,
+ * read as text (`CAST`), parsed by {@link webhookStateOf}.
+ */
+export const WEBHOOK_SQL = {
+  /**
+   * () → every webhook's row, by name in code point order: `collate` is '' on SQLite (binary) and
+   * ` COLLATE "C"` on PostgreSQL, whatever the database's collation.
+   */
+  states: (collate: string) =>
+    `SELECT name, url, CAST(entities AS TEXT) AS entities, CAST(mbids AS TEXT) AS mbids, cursor,
+      delivered_packet AS "deliveredPacket", attempts, last_error AS "lastError",
+      last_error_at AS "lastErrorAt", next_retry_at AS "nextRetryAt", last_attempt_at AS "lastAttemptAt",
+      last_success_at AS "lastSuccessAt", delivered_events AS "deliveredEvents", deliveries,
+      failed_deliveries AS "failedDeliveries", added_at AS "addedAt", retired_at AS "retiredAt"
+    FROM webhooks ORDER BY name${collate}`,
+  /** (name, url, entities, mbids, cursor, addedAt): a new webhook, or a known one's URL and filters. */
+  register: `INSERT INTO webhooks (name, url, entities, mbids, cursor, added_at) VALUES (?, ?, ?, ?, ?, ?)
+    ON CONFLICT (name) DO UPDATE SET url = excluded.url, entities = excluded.entities,
+      mbids = excluded.mbids, retired_at = NULL`,
+  /** (retiredAt, name): the webhooks file no longer lists it. */
+  retire: 'UPDATE webhooks SET retired_at = ? WHERE name = ? AND retired_at IS NULL',
+  /** (cursor, packet or null, at, at, events, name): a 2xx. */
+  delivered: `UPDATE webhooks SET cursor = ?, delivered_packet = coalesce(?, delivered_packet), attempts = 0,
+      next_retry_at = NULL, last_attempt_at = ?, last_success_at = ?,
+      delivered_events = delivered_events + ?, deliveries = deliveries + 1
+    WHERE name = ?`,
+  /** (cursor, name): events the filters left out. */
+  skipped: 'UPDATE webhooks SET cursor = ? WHERE name = ?',
+  /** (error, at, at, nextRetryAt, name): a failed POST. */
+  failed: `UPDATE webhooks SET attempts = attempts + 1, last_error = ?, last_error_at = ?, last_attempt_at = ?,
+      next_retry_at = ?, failed_deliveries = failed_deliveries + 1
+    WHERE name = ?`,
+};
+
+/** A row of {@link WEBHOOK_SQL}.states as a {@link WebhookState}: its lists parsed. */
+export function webhookStateOf(
+  row: Omit<WebhookState, 'entities' | 'mbids'> & {
+    entities: string | null;
+    mbids: string | null;
+  },
+): WebhookState {
+  return {
+    ...row,
+    entities: row.entities === null ? null : (JSON.parse(row.entities) as EntityType[]),
+    mbids: row.mbids === null ? null : (JSON.parse(row.mbids) as string[]),
+  };
+}
+
+/** Where a newly registered webhook starts: after the newest packet the stream serves; null: from the start. */
+export function webhookStart(frontier: number | undefined): string | null {
+  return frontier === undefined ? null : feedPositionText({ at: 'packetEnd', packet: frontier });
+}
+
+/** {@link WEBHOOK_SQL}.register's parameters for `target`. */
+export function registerParams(target: WebhookTarget, start: string | null, now: string): unknown[] {
+  return [target.name, target.displayUrl, json(target.entities), json(target.mbids), start, now];
+}
+
+/** The active webhooks (by name) that the webhooks file of this run no longer lists. */
+export function retiredBy(states: readonly WebhookState[], targets: readonly WebhookTarget[]): string[] {
+  const listed = new Set(targets.map((t) => t.name));
+  return states.filter((w) => w.retiredAt === null && !listed.has(w.name)).map((w) => w.name);
+}
+
+/**
  * Records the webhooks of this run's webhooks file: a new one starts after the newest packet the
  * change stream serves (it is not sent the history already there; on an empty database, from the
  * start); a known one keeps its cursor and takes
  * the file's URL and filters; rows the file no longer lists are marked retired (their cursor kept).
  */
 export function registerWebhooks(store: Store, targets: readonly WebhookTarget[], now: string): void {
-  store.db.transaction((tx) => {
-    const frontier = feedFrontier(store);
-    const start = frontier === undefined ? null : feedPositionText({ at: 'packetEnd', packet: frontier });
-    for (const t of targets) {
-      const values = { url: t.displayUrl, entities: json(t.entities), mbids: json(t.mbids) };
-      tx.insert(webhooks)
-        .values({ name: t.name, ...values, cursor: start, addedAt: now })
-        .onConflictDoUpdate({ target: webhooks.name, set: { ...values, retiredAt: null } })
-        .run();
-    }
-    const names = targets.map((t) => t.name);
-    tx.update(webhooks)
-      .set({ retiredAt: now })
-      .where(and(isNull(webhooks.retiredAt), names.length ? notInArray(webhooks.name, names) : undefined))
-      .run();
-  });
+  store.sqlite.transaction(() => {
+    const start = webhookStart(feedFrontier(store));
+    for (const t of targets)
+      cachedStatement(store, WEBHOOK_SQL.register).run(...registerParams(t, start, now));
+    for (const name of retiredBy(webhookStates(store), targets))
+      cachedStatement(store, WEBHOOK_SQL.retire).run(now, name);
+  })();
 }
+
+const SQLITE_STATES = WEBHOOK_SQL.states('');
 
 /** Every webhook's state, by name; none when the database predates webhooks (read-only, unmigrated). */
 export function webhookStates(store: Store): WebhookState[] {
   if (!tableExists(store, 'webhooks')) return [];
-  return store.db
-    .select()
-    .from(webhooks)
-    .orderBy(asc(webhooks.name))
-    .all()
-    .map((row) => ({
-      ...row,
-      entities: row.entities ? (JSON.parse(row.entities) as EntityType[]) : null,
-      mbids: row.mbids ? (JSON.parse(row.mbids) as string[]) : null,
-    }));
+  return (cachedStatement(store, SQLITE_STATES).all() as Parameters<typeof webhookStateOf>[0][]).map(
+    webhookStateOf,
+  );
 }
 
 /** One webhook's state, or undefined when it is not registered. */
@@ -93,54 +145,47 @@ export function webhookState(store: Store, name: string): WebhookState | undefin
   return webhookStates(store).find((w) => w.name === name);
 }
 
+/** What a 2xx records: the cursor past the events sent, the packet of the last one, when. */
+export interface Delivered {
+  cursor: string;
+  packet: number | null;
+  events: number;
+  at: string;
+}
+
+/** {@link WEBHOOK_SQL}.delivered's parameters. */
+export function deliveredParams(name: string, d: Delivered): unknown[] {
+  return [d.cursor, d.packet, d.at, d.at, d.events, name];
+}
+
+/** What a failed POST records (no secret, no URL credentials in `error`). */
+export interface Failed {
+  error: string;
+  at: string;
+  nextRetryAt: string;
+}
+
+/** {@link WEBHOOK_SQL}.failed's parameters. */
+export function failedParams(name: string, f: Failed): unknown[] {
+  return [f.error, f.at, f.at, f.nextRetryAt, name];
+}
+
 /**
  * A POST of `events` events was answered 2xx: the cursor moves past them, the failure count
  * resets.
  */
-export function recordDelivered(
-  store: Store,
-  name: string,
-  delivered: { cursor: string; packet: number | null; events: number; at: string },
-): void {
-  store.db
-    .update(webhooks)
-    .set({
-      cursor: delivered.cursor,
-      deliveredPacket: sql`coalesce(${delivered.packet}, ${webhooks.deliveredPacket})`,
-      attempts: 0,
-      nextRetryAt: null,
-      lastAttemptAt: delivered.at,
-      lastSuccessAt: delivered.at,
-      deliveredEvents: sql`${webhooks.deliveredEvents} + ${delivered.events}`,
-      deliveries: sql`${webhooks.deliveries} + 1`,
-    })
-    .where(eq(webhooks.name, name))
-    .run();
+export function recordDelivered(store: Store, name: string, delivered: Delivered): void {
+  cachedStatement(store, WEBHOOK_SQL.delivered).run(...deliveredParams(name, delivered));
 }
 
 /** Events the filters left out: the cursor moves past them without a POST. */
 export function recordSkipped(store: Store, name: string, cursor: string): void {
-  store.db.update(webhooks).set({ cursor }).where(eq(webhooks.name, name)).run();
+  cachedStatement(store, WEBHOOK_SQL.skipped).run(cursor, name);
 }
 
 /** A POST failed with `error` (no secret, no URL credentials); tried again at `nextRetryAt`. */
-export function recordFailed(
-  store: Store,
-  name: string,
-  failed: { error: string; at: string; nextRetryAt: string },
-): void {
-  store.db
-    .update(webhooks)
-    .set({
-      attempts: sql`${webhooks.attempts} + 1`,
-      lastError: failed.error,
-      lastErrorAt: failed.at,
-      lastAttemptAt: failed.at,
-      nextRetryAt: failed.nextRetryAt,
-      failedDeliveries: sql`${webhooks.failedDeliveries} + 1`,
-    })
-    .where(eq(webhooks.name, name))
-    .run();
+export function recordFailed(store: Store, name: string, failed: Failed): void {
+  cachedStatement(store, WEBHOOK_SQL.failed).run(...failedParams(name, failed));
 }
 
 /**

@@ -1,5 +1,4 @@
 import SchemaBuilder from '@pothos/core';
-import type { Store } from '../db/client.js';
 import type { Reads } from '../db/reads.js';
 import type { EntityType } from '../feed/entities.js';
 import type { PacketEvents } from '../ops/events.js';
@@ -21,14 +20,10 @@ export interface ServiceInfo {
 export interface Context {
   /**
    * The reads of either store (db/reads.ts): resolvers read through it, so the schema answers over
-   * SQLite and PostgreSQL alike (issue 17, docs/POSTGRES_PORT.md step 4).
+   * SQLite and PostgreSQL alike (issue 17, docs/POSTGRES_PORT.md steps 4 and 6); no resolver reads
+   * a store directly.
    */
   reads: Reads;
-  /**
-   * The SQLite store, read directly by the resolvers not ported to {@link Context.reads} yet. Over
-   * PostgreSQL there is none: every use throws (http/graphql.ts), so such a field fails visibly.
-   */
-  store: Store;
   service: ServiceInfo;
   /** Origin of the request (`http://host:port`), for absolute links on this server. */
   origin: string;

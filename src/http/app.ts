@@ -65,7 +65,6 @@ export function createApp(options: AppOptions): App {
   const events = options.events ?? createPacketEvents();
   const yoga = createGraphql({
     reads: options.reads ?? sqliteReads(options.store),
-    store: options.store,
     display: options.store.path,
     service: options.service,
     logger: options.logger,

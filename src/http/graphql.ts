@@ -1,5 +1,4 @@
 import { createYoga, type YogaServerInstance } from 'graphql-yoga';
-import type { Store } from '../db/client.js';
 import type { Reads } from '../db/reads.js';
 import type { Context, ServiceInfo } from '../graphql/builder.js';
 import { clientErrorLogPlugin } from '../graphql/plugins/clientErrors.js';
@@ -16,12 +15,6 @@ import type { Metrics } from '../ops/metrics.js';
 export interface GraphqlOptions {
   /** The reads of the store the resolvers answer from (db/reads.ts: SQLite or PostgreSQL). */
   reads: Reads;
-  /**
-   * The SQLite store, for the resolvers not ported to {@link Reads} yet (issue 17, step 4). Absent
-   * on PostgreSQL: such a resolver then fails (an unexpected error, logged) instead of reading a
-   * SQLite file that is not the database served.
-   */
-  store?: Store;
   /** What the messages name the database by (a path, or a URL without its password). */
   display: string;
   service: ServiceInfo;
@@ -39,28 +32,12 @@ export interface GraphqlOptions {
 export type GraphqlServer = YogaServerInstance<Record<string, never>, Context>;
 
 /**
- * The SQLite store of a context without one: every use throws an Error naming the database, so a
- * resolver that still reads SQLite directly fails visibly on PostgreSQL.
- */
-function noSqliteStore(display: string): Store {
-  return new Proxy({} as Store, {
-    get(_target, key) {
-      throw new Error(
-        `a GraphQL field read the SQLite store (${String(key)}) on ${display}: it does not work on ` +
-          'PostgreSQL yet (README, PostgreSQL (in progress))',
-      );
-    },
-  });
-}
-
-/**
  * livefeed's GraphQL endpoint over `options.reads` (issue 17: the same schema over SQLite and
  * PostgreSQL), with the hardening, metrics, raw JSON, JIT and client error log plugins. Browsers
  * get GraphiQL from http/graphiql.ts, not from Yoga. Unexpected errors are masked for clients and
  * logged.
  */
 export function createGraphql(options: GraphqlOptions): GraphqlServer {
-  const store = options.store ?? noSqliteStore(options.display);
   return createYoga<Record<string, never>, Context>({
     schema,
     graphqlEndpoint: '/graphql',
@@ -83,7 +60,6 @@ export function createGraphql(options: GraphqlOptions): GraphqlServer {
     },
     context: ({ request }) => ({
       reads: options.reads,
-      store,
       service: options.service,
       origin: new URL(request.url).origin,
       events: options.events,

@@ -1,7 +1,6 @@
-import { type FeedEvent, type FeedQuery, readFeedEvents } from '../db/changeFeedQueries.js';
-import type { Store } from '../db/client.js';
+import type { FeedEvent, FeedQuery } from '../db/changeFeedQueries.js';
 import type { FeedPosition } from '../db/feedPosition.js';
-import { feedFrontier } from '../db/feedWindow.js';
+import type { FeedReads } from '../db/feedReads.js';
 import type { PacketEvents } from './events.js';
 
 /** Events one read of {@link followChangeStream} takes from the database at most. */
@@ -9,26 +8,28 @@ const READ_SIZE = 500;
 
 /**
  * The change stream from now on, live: every event of a packet that reaches the stream after the
- * call, in stream order, with the filters of `query` (the same events `changeFeed` serves). Woken
- * by `packetSynced` (published by the sync in `livefeed start`, or by the database watch of
- * `livefeed serve`); each wake-up reads from the last position delivered up to the stream's
+ * call, in stream order, with the filters of `query` (the same events `changeFeed` serves), read
+ * through `reads` (either store, db/feedReads.ts). Woken by `packetSynced` (published by the sync
+ * in `livefeed start`, or by the database watch of `livefeed serve`: SQLite's polling,
+ * PostgreSQL's LISTEN); each wake-up reads from the last position delivered up to the stream's
  * frontier, so a packet held back (the frontier waits for it) is delivered with a later wake-up.
  * Ends when the consumer stops iterating (the subscription's client goes away).
- * @throws HistoryPrunedError when pruning overtook the position (the consumer fell that far behind)
+ * @throws HistoryPrunedError when pruning overtook the position (the consumer fell that far behind);
+ *   the store's error when a read fails
  */
 export async function* followChangeStream(
-  store: Store,
+  reads: Pick<FeedReads, 'feedFrontier' | 'readFeedEvents'>,
   events: PacketEvents,
   query: Omit<FeedQuery, 'after' | 'first'>,
 ): AsyncGenerator<FeedEvent> {
   // Subscribe before reading the start: a packet completing in between is then read at the next wake-up.
   const wakeUps = events.subscribe('packetSynced');
-  const frontier = feedFrontier(store);
+  const frontier = await reads.feedFrontier();
   let position: FeedPosition | undefined =
     frontier === undefined ? undefined : { at: 'packetEnd', packet: frontier };
   for await (const _packet of wakeUps) {
     for (;;) {
-      const page = readFeedEvents(store, { ...query, after: position, first: READ_SIZE });
+      const page = await reads.readFeedEvents({ ...query, after: position, first: READ_SIZE });
       yield* page.events;
       position = page.next ?? position;
       if (!page.hasMore) break;

@@ -5,6 +5,7 @@
  */
 import { createPubSub, type PubSub } from 'graphql-yoga';
 import type { Store } from '../db/client.js';
+import { NO_SYNCED_MARK, SYNCED_PACKETS_SQL, type SyncedMark } from '../db/syncedPackets.js';
 
 /** The process's pubsub: topic `packetSynced` carries a packet number. */
 export type PacketEvents = PubSub<{ packetSynced: [packet: number] }>;
@@ -23,15 +24,11 @@ export interface WatchOptions {
   onError?: (error: unknown) => void;
 }
 
-interface Mark {
-  syncedAt: string;
-  number: number;
-}
-
 /**
  * Publishes `packetSynced` for each packet that another process (the sync) completes in `store`,
  * checking every `intervalMs`; packets complete before the call are not announced. A check reads
  * SQLite's `data_version` first and queries only when another connection committed since.
+ * PostgreSQL's twin is db/postgres/listen.ts watchPostgresPackets (LISTEN, no polling).
  * @returns a function that stops the watch (also stopped by `signal`).
  */
 export function watchCompletedPackets(
@@ -40,21 +37,16 @@ export function watchCompletedPackets(
   options: WatchOptions = {},
 ): () => void {
   const dataVersion = store.sqlite.prepare('PRAGMA data_version').pluck();
-  const newest = store.sqlite.prepare(
-    'SELECT synced_at AS syncedAt, number FROM packets WHERE synced_at IS NOT NULL ORDER BY synced_at DESC, number DESC LIMIT 1',
-  );
-  const after = store.sqlite.prepare(
-    `SELECT synced_at AS syncedAt, number FROM packets WHERE synced_at IS NOT NULL
-       AND (synced_at > @syncedAt OR (synced_at = @syncedAt AND number > @number)) ORDER BY synced_at, number`,
-  );
-  let mark: Mark = (newest.get() as Mark | undefined) ?? { syncedAt: '', number: 0 };
+  const newest = store.sqlite.prepare(SYNCED_PACKETS_SQL.newest);
+  const after = store.sqlite.prepare(SYNCED_PACKETS_SQL.after);
+  let mark: SyncedMark = (newest.get() as SyncedMark | undefined) ?? NO_SYNCED_MARK;
   let version = dataVersion.get();
   const check = () => {
     try {
       const current = dataVersion.get();
       if (current === version) return;
       version = current;
-      for (const row of after.all(mark) as Mark[]) {
+      for (const row of after.all(mark.syncedAt, mark.number) as SyncedMark[]) {
         mark = row;
         events.publish('packetSynced', row.number);
       }

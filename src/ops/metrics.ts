@@ -8,6 +8,7 @@
 import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from 'prom-client';
 import type { Store } from '../db/client.js';
 import { quarantinedLineCount, unfinishedFiles } from '../db/status.js';
+import { webhookStates } from '../db/webhookQueries.js';
 import type { SyncObserver } from '../sync/observer.js';
 import type { Verifier } from '../sync/verifier.js';
 import { DEFAULT_FRESHNESS, freshness } from './freshness.js';
@@ -110,7 +111,7 @@ export function createMetrics(options: MetricsOptions = {}): Metrics {
       this.set({ status: 'failed' }, counts.failed);
     },
   });
-  registerWebhookMetrics(registry, () => store);
+  registerWebhookMetrics(registry, () => (store ? webhookStates(store) : []));
   const info = new Gauge({
     name: 'livefeed_info',
     help: 'This instance',

@@ -1,22 +1,36 @@
 import { Counter, Gauge, type Registry } from 'prom-client';
-import type { Store } from '../db/client.js';
-import { type WebhookState, webhookStates } from '../db/webhookQueries.js';
+import type { Awaitable } from '../db/awaitable.js';
+import type { WebhookState } from '../db/webhookQueries.js';
 
 type Labels = 'webhook' | 'url';
 
 /**
  * Registers the per-webhook metrics in `registry`, read from the `webhooks` table at each scrape
  * (so `serve` alone shows them too), labelled by webhook name and URL without credentials or query;
- * no secret. Retired webhooks are left out. Times are Unix seconds.
+ * no secret. Retired webhooks are left out. Times are Unix seconds. `statesOf` reads every
+ * webhook's state on either store (SQLite `webhookStates`, `Reads.webhookStates`); it is called
+ * once per scrape, the metrics sharing its answer.
  */
-export function registerWebhookMetrics(registry: Registry, storeOf: () => Store | undefined): void {
+export function registerWebhookMetrics(
+  registry: Registry,
+  statesOf: () => Awaitable<readonly WebhookState[]>,
+): void {
   const registers = [registry];
   const labelNames = ['webhook', 'url'] as const;
-  const each = (metric: Gauge<Labels> | Counter<Labels>, value: (w: WebhookState) => number | null) => {
+  // One read per scrape: the metrics' collects run at once, each awaiting the same read.
+  let reading: Promise<readonly WebhookState[]> | undefined;
+  const states = () => {
+    reading ??= Promise.resolve(statesOf()).finally(() => {
+      setImmediate(() => {
+        reading = undefined;
+      });
+    });
+    return reading;
+  };
+  const each = async (metric: Gauge<Labels> | Counter<Labels>, value: (w: WebhookState) => number | null) => {
+    const all = await states();
     metric.reset();
-    const store = storeOf();
-    if (!store) return;
-    for (const w of webhookStates(store)) {
+    for (const w of all) {
       const v = value(w);
       if (w.retiredAt !== null || v === null) continue;
       const labels = { webhook: w.name, url: w.url };
@@ -32,7 +46,7 @@ export function registerWebhookMetrics(registry: Registry, storeOf: () => Store 
       labelNames,
       registers,
       collect() {
-        each(this, value);
+        return each(this, value);
       },
     });
   gauge(
@@ -60,7 +74,7 @@ export function registerWebhookMetrics(registry: Registry, storeOf: () => Store 
     labelNames,
     registers,
     collect() {
-      each(this, (w) => w.deliveredEvents);
+      return each(this, (w) => w.deliveredEvents);
     },
   });
   new Counter({
@@ -68,10 +82,10 @@ export function registerWebhookMetrics(registry: Registry, storeOf: () => Store 
     help: 'POSTs by result: ok (2xx) or failed (other status, refused, timed out)',
     labelNames: [...labelNames, 'result'],
     registers,
-    collect() {
+    async collect() {
+      const all = await states();
       this.reset();
-      const store = storeOf();
-      for (const w of store ? webhookStates(store) : []) {
+      for (const w of all) {
         if (w.retiredAt !== null) continue;
         this.inc({ webhook: w.name, url: w.url, result: 'ok' }, w.deliveries);
         this.inc({ webhook: w.name, url: w.url, result: 'failed' }, w.failedDeliveries);

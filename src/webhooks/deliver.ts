@@ -1,12 +1,6 @@
 import { setTimeout as sleep } from 'node:timers/promises';
-import type { Store } from '../db/client.js';
-import {
-  recordDelivered,
-  recordFailed,
-  recordSkipped,
-  type WebhookState,
-  webhookState,
-} from '../db/webhookQueries.js';
+import type { WebhookState } from '../db/webhookQueries.js';
+import type { WebhookStore } from '../db/webhookStore.js';
 import type { EntityType } from '../feed/entities.js';
 import type { Logger } from '../logger.js';
 import { deliveryId, postBatch, webhookBody } from './request.js';
@@ -38,8 +32,8 @@ export function retryDelayMs(attempts: number, schedule: readonly number[] = RET
 
 /** How delivery runs. */
 export interface DeliveryContext {
-  /** The database: the webhooks table and the change stream. */
-  store: Store;
+  /** The database (either store): the webhooks table and the change stream. */
+  store: WebhookStore;
   source: WebhookEventSource;
   logger: Logger;
   /** `livefeed/<version>`. */
@@ -48,8 +42,8 @@ export interface DeliveryContext {
   signal?: AbortSignal;
   now?: () => Date;
   /**
-   * Resolves when `store` may be read and written: follow mode shares the sync's connection and
-   * waits until no sync transaction is open (a read inside one would see a dump not yet committed).
+   * Resolves when `store` may be read and written (WebhookStore.idle: on SQLite, follow mode shares
+   * the sync's connection and waits until no sync transaction is open).
    */
   idle?: () => Promise<void>;
   /** Pauses between attempts within one run (`sync --once`); after them the run gives up. Default none. */
@@ -86,17 +80,17 @@ export async function deliverWebhook(ctx: DeliveryContext, endpoint: WebhookEndp
   for (;;) {
     ctx.signal?.throwIfAborted();
     await ctx.idle?.();
-    const state = webhookState(ctx.store, endpoint.name);
+    const state = (await ctx.store.states()).find((w) => w.name === endpoint.name);
     if (!state) throw new Error(`webhook ${endpoint.name} is not registered`);
     if (ctx.honorNextRetry && state.nextRetryAt && Date.parse(state.nextRetryAt) > now().getTime())
       return { ...run, outcome: 'waiting' };
-    const read = readPage(ctx, endpoint, state);
+    const read = await readPage(ctx, endpoint, state);
     let error: string;
     if ('page' in read) {
       const { page } = read;
       if (page.events.length === 0) {
         if (page.next !== null && page.next !== state.cursor)
-          recordSkipped(ctx.store, endpoint.name, page.next);
+          await ctx.store.recordSkipped(endpoint.name, page.next);
         return run;
       }
       const outcome = await postBatch({
@@ -110,7 +104,7 @@ export async function deliverWebhook(ctx: DeliveryContext, endpoint: WebhookEndp
       });
       await ctx.idle?.();
       if (outcome.ok) {
-        acknowledge(ctx, endpoint, page, now().toISOString());
+        await acknowledge(ctx, endpoint, page, now().toISOString());
         run.delivered += page.events.length;
         failuresThisRun = 0;
         continue;
@@ -118,7 +112,7 @@ export async function deliverWebhook(ctx: DeliveryContext, endpoint: WebhookEndp
       error = outcome.error;
     } else error = read.error;
     run.error = error;
-    fail(ctx, endpoint, state, error, now());
+    await fail(ctx, endpoint, state, error, now());
     const pause = ctx.retryPausesMs?.[failuresThisRun++];
     if (pause === undefined) return { ...run, outcome: 'failed' };
     await sleep(pause, undefined, { signal: ctx.signal });
@@ -126,14 +120,14 @@ export async function deliverWebhook(ctx: DeliveryContext, endpoint: WebhookEndp
 }
 
 /** The next page for `endpoint`, or why it cannot be read (history pruned). */
-function readPage(
+async function readPage(
   ctx: DeliveryContext,
   endpoint: WebhookEndpoint,
   state: WebhookState,
-): { page: WebhookEventPage } | { error: string } {
+): Promise<{ page: WebhookEventPage } | { error: string }> {
   try {
     return {
-      page: ctx.source(ctx.store, {
+      page: await ctx.source(ctx.store, {
         after: state.cursor,
         first: endpoint.batchSize,
         entities: endpoint.entities,
@@ -146,11 +140,21 @@ function readPage(
   }
 }
 
-function acknowledge(ctx: DeliveryContext, endpoint: WebhookEndpoint, page: WebhookEventPage, at: string) {
+async function acknowledge(
+  ctx: DeliveryContext,
+  endpoint: WebhookEndpoint,
+  page: WebhookEventPage,
+  at: string,
+) {
   const last = page.events.at(-1)!;
   // Past the last event, `next` also skips what the filters left out up to the stream's frontier.
   const cursor = page.hasMore ? last.id : (page.next ?? last.id);
-  recordDelivered(ctx.store, endpoint.name, { cursor, packet: last.packet, events: page.events.length, at });
+  await ctx.store.recordDelivered(endpoint.name, {
+    cursor,
+    packet: last.packet,
+    events: page.events.length,
+    at,
+  });
   ctx.logger.info(
     {
       event: 'webhook-delivered',
@@ -163,10 +167,16 @@ function acknowledge(ctx: DeliveryContext, endpoint: WebhookEndpoint, page: Webh
   );
 }
 
-function fail(ctx: DeliveryContext, endpoint: WebhookEndpoint, state: WebhookState, error: string, at: Date) {
+async function fail(
+  ctx: DeliveryContext,
+  endpoint: WebhookEndpoint,
+  state: WebhookState,
+  error: string,
+  at: Date,
+) {
   const attempts = state.attempts + 1;
   const nextRetryAt = new Date(at.getTime() + retryDelayMs(attempts, ctx.retryScheduleMs)).toISOString();
-  recordFailed(ctx.store, endpoint.name, { error, at: at.toISOString(), nextRetryAt });
+  await ctx.store.recordFailed(endpoint.name, { error, at: at.toISOString(), nextRetryAt });
   ctx.logger.warn(
     {
       event: 'webhook-failed',
@@ -186,14 +196,4 @@ export function deliverAll(
   endpoints: readonly WebhookEndpoint[],
 ): Promise<DeliveryRun[]> {
   return Promise.all(endpoints.map((endpoint) => deliverWebhook(ctx, endpoint)));
-}
-
-/**
- * Resolves once `store`'s connection has no transaction open (checked every 20 ms): the sync's
- * transactions span awaits (sync/transaction.ts), and delivery must neither read a dump before its
- * COMMIT nor write inside it.
- * @throws the signal's reason when `signal` aborts while waiting
- */
-export async function outsideTransaction(store: Store, signal?: AbortSignal): Promise<void> {
-  while (store.sqlite.inTransaction) await sleep(20, undefined, { signal });
 }

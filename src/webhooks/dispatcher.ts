@@ -1,4 +1,3 @@
-import { webhookStates } from '../db/webhookQueries.js';
 import { safeMessage } from '../feed/errors.js';
 import { type DeliveryContext, deliverAll, type WebhookEndpoint } from './deliver.js';
 
@@ -25,9 +24,9 @@ export function startWebhookDispatcher(
   let timer: NodeJS.Timeout | undefined;
   const names = new Set(endpoints.map((e) => e.name));
 
-  const scheduleRetry = () => {
+  const scheduleRetry = async () => {
     clearTimeout(timer);
-    const due = webhookStates(ctx.store)
+    const due = (await ctx.store.states())
       .filter((s) => names.has(s.name) && s.nextRetryAt)
       .map((s) => Date.parse(s.nextRetryAt!));
     if (due.length === 0 || ctx.signal?.aborted) return;
@@ -40,7 +39,7 @@ export function startWebhookDispatcher(
     try {
       await deliverAll({ ...ctx, honorNextRetry: true }, endpoints);
       await ctx.idle?.();
-      scheduleRetry();
+      await scheduleRetry();
     } catch (error) {
       if (ctx.signal?.aborted) return;
       ctx.logger.error({ event: 'webhook-error', err: safeMessage(error) }, 'webhook delivery failed');

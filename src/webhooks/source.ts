@@ -1,8 +1,8 @@
-import { positionOfEvent, readFeedEvents } from '../db/changeFeedQueries.js';
-import type { Store } from '../db/client.js';
+import { positionOfEvent } from '../db/changeFeedQueries.js';
 import { feedEventJson } from '../db/feedEventJson.js';
 import { feedPositionText, parseFeedPosition } from '../db/feedPosition.js';
 import { HistoryPrunedError } from '../db/feedWindow.js';
+import type { WebhookStore } from '../db/webhookStore.js';
 import type { EntityType } from '../feed/entities.js';
 
 /** What a webhook delivery asks of the change stream. */
@@ -40,7 +40,10 @@ export interface WebhookEventPage {
  * events and the next position. A function type so that delivery does not depend on how the stream
  * is stored. @throws WebhookSourceError when the position cannot be read from.
  */
-export type WebhookEventSource = (store: Store, query: WebhookEventQuery) => WebhookEventPage;
+export type WebhookEventSource = (
+  store: Pick<WebhookStore, 'readFeedEvents'>,
+  query: WebhookEventQuery,
+) => Promise<WebhookEventPage>;
 
 /** The stored position cannot be read from (history pruned, or not a position): delivery stops there. */
 export class WebhookSourceError extends Error {
@@ -48,19 +51,19 @@ export class WebhookSourceError extends Error {
 }
 
 /**
- * The change stream of this database (db/changeFeedQueries.ts, `readFeedEvents`), up to its
+ * The change stream of this database (`WebhookStore.readFeedEvents`, either store), up to its
  * frontier: nothing is served that a later sync could still insert before it.
  * @throws WebhookSourceError when the history after the stored position was pruned, or the stored
  *   position is not one
  */
-export const changeStreamSource: WebhookEventSource = (store, query) => {
+export const changeStreamSource: WebhookEventSource = async (store, query) => {
   const after = query.after === null ? undefined : parseFeedPosition(query.after);
   if (query.after !== null && after === undefined)
     throw new WebhookSourceError(
       `stored position ${JSON.stringify(query.after)} is not a change stream position`,
     );
   try {
-    const page = readFeedEvents(store, {
+    const page = await store.readFeedEvents({
       after,
       first: query.first,
       entities: query.entities ?? undefined,

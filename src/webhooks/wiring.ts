@@ -1,15 +1,8 @@
-import type { Store } from '../db/client.js';
-import { registerWebhooks } from '../db/webhookQueries.js';
+import type { WebhookStore } from '../db/webhookStore.js';
 import type { Logger } from '../logger.js';
 import type { SyncContext } from '../sync/context.js';
 import { combineObservers } from '../sync/observer.js';
-import {
-  type DeliveryContext,
-  type DeliveryRun,
-  deliverAll,
-  outsideTransaction,
-  type WebhookEndpoint,
-} from './deliver.js';
+import { type DeliveryContext, type DeliveryRun, deliverAll, type WebhookEndpoint } from './deliver.js';
 import { startWebhookDispatcher, type WebhookDispatcher } from './dispatcher.js';
 import { changeStreamSource } from './source.js';
 
@@ -29,25 +22,28 @@ export interface SyncWebhooks {
 
 /**
  * Registers `endpoints` in the `webhooks` table (new ones start after the newest packet the
- * change stream serves; ones no longer listed are marked retired) and prepares their delivery on
- * the sync's own connection `store`, reading and writing only between its transactions.
+ * change stream serves; ones no longer listed are marked retired) and prepares their delivery
+ * through `store` (either store: on SQLite the sync's own connection, read and written only
+ * between its transactions; on PostgreSQL the sync's pool). Delivery is driven by the packets the
+ * sync completes in this process and by its passes (`watch`), whatever the store.
+ * @throws the store's error when the webhooks cannot be registered
  */
-export function syncWebhooks(options: {
-  store: Store;
+export async function syncWebhooks(options: {
+  store: WebhookStore;
   endpoints: readonly WebhookEndpoint[];
   logger: Logger;
   signal: AbortSignal;
   userAgent: string;
-}): SyncWebhooks {
+}): Promise<SyncWebhooks> {
   const { store, endpoints, signal } = options;
-  registerWebhooks(store, endpoints, new Date().toISOString());
+  await store.register(endpoints, new Date().toISOString());
   const ctx: DeliveryContext = {
     store,
     source: changeStreamSource,
     logger: options.logger,
     userAgent: options.userAgent,
     signal,
-    idle: () => outsideTransaction(store, signal),
+    idle: () => store.idle(signal),
   };
   let dispatcher: WebhookDispatcher | undefined;
   const kick = () => dispatcher?.kick();

@@ -12,7 +12,9 @@ import { openStore, type Store } from '../../src/db/client.js';
 import { openPostgresStore } from '../../src/db/postgres/client.js';
 import { postgresReads } from '../../src/db/postgres/reads.js';
 import { pgRows } from '../../src/db/postgres/sql.js';
+import { postgresWebhookStore } from '../../src/db/postgres/webhooks.js';
 import { type Reads, sqliteReads } from '../../src/db/reads.js';
+import { sqliteWebhookStore, type WebhookStore } from '../../src/db/webhookStore.js';
 import { postgresSyncStore } from '../../src/sync/postgres/syncStore.js';
 import { sqliteSyncStore } from '../../src/sync/sqliteSyncStore.js';
 import type { SyncStore } from '../../src/sync/syncStore.js';
@@ -24,6 +26,8 @@ export interface TestDatabase {
   store: SyncStore;
   /** The GraphQL layer's reads over this database (db/reads.ts), on the writer's connection or pool. */
   reads: Reads;
+  /** Webhook delivery's reads and writes over this database (db/webhookStore.ts). */
+  webhooks: WebhookStore;
   /** The `--db` value of a CLI run on it (a PostgreSQL URL holds the test cluster's password). */
   db: string;
   /** Rows of `sql` (`?` parameters), values made {@link plain}; none for a statement that returns none. */
@@ -75,6 +79,7 @@ export const SQLITE_STORES: StoreKind = {
     return {
       store,
       reads: sqliteReads(store),
+      webhooks: sqliteWebhookStore(store),
       db: path,
       rows: async (sql, ...args) => {
         const statement = store.sqlite.prepare(sql);
@@ -101,6 +106,7 @@ function postgresKind(cluster: () => PostgresCluster): StoreKind {
       return {
         store: postgresSyncStore(store),
         reads: postgresReads(store),
+        webhooks: postgresWebhookStore(store),
         db: url,
         rows: async (sql, ...args) =>
           (await pgRows<Record<string, unknown>>(store.pool, sql, args)).map((row) => plainRow(row)),

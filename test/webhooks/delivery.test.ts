@@ -1,21 +1,24 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { positionOfEvent, readFeedEvents } from '../../src/db/changeFeedQueries.js';
-import type { Store } from '../../src/db/client.js';
+import { afterAll, beforeAll, expect, it } from 'vitest';
+import { positionOfEvent } from '../../src/db/changeFeedQueries.js';
 import { feedPositionText } from '../../src/db/feedPosition.js';
-import { registerWebhooks, webhookState } from '../../src/db/webhookQueries.js';
+import type { WebhookStore } from '../../src/db/webhookStore.js';
 import { BUNDLED_FEED_ROOT, type SampleFeed, startSampleFeed } from '../../src/samplefeed/server.js';
 import type { SyncContext } from '../../src/sync/context.js';
 import { syncOnce } from '../../src/sync/worker.js';
 import { deliverWebhook, type WebhookEndpoint } from '../../src/webhooks/deliver.js';
 import { changeStreamSource } from '../../src/webhooks/source.js';
-import { syncContext, tempDir, testLogger } from '../support/harness.js';
+import { syncContextOn, tempDir, testLogger } from '../support/harness.js';
+import { describeStores, type TestDatabase } from '../support/stores.js';
 import { type Receiver, startReceiver, verifySignature } from '../support/webhookReceiver.js';
 
 const SECRET = 'receiver-shared-secret-0123456789';
 
 /** Every event id of the stream (optionally filtered), read directly, in order. */
-function streamIds(store: Store, filter: { entities?: string[]; mbids?: string[] } = {}): string[] {
-  const page = readFeedEvents(store, { first: 1_000_000, ...(filter as object) });
+async function streamIds(
+  store: WebhookStore,
+  filter: { entities?: string[]; mbids?: string[] } = {},
+): Promise<string[]> {
+  const page = await store.readFeedEvents({ first: 1_000_000, ...(filter as object) });
   return page.events.map((e) => feedPositionText(positionOfEvent(e)));
 }
 
@@ -32,13 +35,15 @@ function endpoint(receiver: Receiver, overrides: Partial<WebhookEndpoint> = {}):
   };
 }
 
-describe('webhook delivery over the change stream (real receiver, real database)', () => {
+describeStores('webhook delivery over the change stream (real receiver, real database)', (stores) => {
   let feed: SampleFeed;
   let data: Awaited<ReturnType<typeof tempDir>>;
-  let ctx: SyncContext & { store: Store };
+  let db: TestDatabase;
+  let ctx: SyncContext;
   let receiver: Receiver;
+  const state = async (name: string) => (await db.webhooks.states()).find((w) => w.name === name);
   const deliveryCtx = () => ({
-    store: ctx.store,
+    store: db.webhooks,
     source: changeStreamSource,
     logger: testLogger(),
     userAgent: 'livefeed/test',
@@ -47,12 +52,17 @@ describe('webhook delivery over the change stream (real receiver, real database)
   beforeAll(async () => {
     feed = await startSampleFeed({ root: BUNDLED_FEED_ROOT });
     data = await tempDir();
-    ctx = await syncContext({ feedRoot: feed.feedRoot, dataDir: data.dir, replicationPackets: true });
+    db = await stores.create(data.dir);
+    ctx = await syncContextOn(db.store, {
+      feedRoot: feed.feedRoot,
+      dataDir: data.dir,
+      replicationPackets: true,
+    });
     receiver = await startReceiver();
   });
   afterAll(async () => {
-    ctx.store.close();
-    await ctx.feed.client.close();
+    await db?.close();
+    await ctx?.feed.client.close();
     await feed.close();
     await receiver.close();
     await data.cleanup();
@@ -60,11 +70,11 @@ describe('webhook delivery over the change stream (real receiver, real database)
 
   it('sends every event in stream order, batched and signed; a down receiver loses nothing and gets nothing twice', async () => {
     const hook = endpoint(receiver);
-    registerWebhooks(ctx.store, [hook], new Date().toISOString());
-    expect(webhookState(ctx.store, 'hook')?.cursor).toBeNull(); // empty database: from the start
+    await db.webhooks.register([hook], new Date().toISOString());
+    expect((await state('hook'))?.cursor).toBeNull(); // empty database: from the start
     await syncOnce(ctx, { to: 186105 });
     const first = await deliverWebhook(deliveryCtx(), hook);
-    const upTo105 = streamIds(ctx.store);
+    const upTo105 = await streamIds(db.webhooks);
     expect(upTo105.length).toBeGreaterThan(10);
     expect(first).toMatchObject({ outcome: 'caught-up', delivered: upTo105.length });
 
@@ -101,23 +111,23 @@ describe('webhook delivery over the change stream (real receiver, real database)
     expect((await deliverWebhook(deliveryCtx(), hook)).error).toMatch(/ECONNREFUSED|UND_ERR_SOCKET/);
     const closed = await deliverWebhook(deliveryCtx(), hook);
     expect(closed.error).toBe('connection refused (ECONNREFUSED)');
-    const state = webhookState(ctx.store, 'hook')!;
-    expect(state).toMatchObject({
+    const failing = (await state('hook'))!;
+    expect(failing).toMatchObject({
       attempts: 3,
       lastError: 'connection refused (ECONNREFUSED)',
       failedDeliveries: 3,
     });
-    expect(Date.parse(state.nextRetryAt!)).toBeGreaterThan(Date.parse(state.lastErrorAt!));
+    expect(Date.parse(failing.nextRetryAt!)).toBeGreaterThan(Date.parse(failing.lastErrorAt!));
 
     // Up again: everything from where it stopped, once, in order.
     await receiver.reopen();
     receiver.status = 200;
     const resumed = await deliverWebhook(deliveryCtx(), hook);
-    const all = streamIds(ctx.store);
+    const all = await streamIds(db.webhooks);
     expect(resumed.delivered).toBe(all.length - upTo105.length);
     const received = receiver.accepted().flatMap((b) => b.edges.map((e) => e.id));
     expect(received).toEqual(all);
-    expect(webhookState(ctx.store, 'hook')).toMatchObject({
+    expect(await state('hook')).toMatchObject({
       attempts: 0,
       nextRetryAt: null,
       deliveredEvents: all.length,
@@ -133,23 +143,23 @@ describe('webhook delivery over the change stream (real receiver, real database)
     const other = await startReceiver();
     try {
       const artists = endpoint(other, { name: 'artists', entities: ['artist'], batchSize: 500 });
-      const mbid = readFeedEvents(ctx.store, { first: 1, entities: ['label'] }).events[0]!.mbid;
+      const mbid = (await db.webhooks.readFeedEvents({ first: 1, entities: ['label'] })).events[0]!.mbid;
       const one = endpoint(other, { name: 'one', mbids: [mbid] });
       // Added with packets held: they start after the newest packet the stream serves.
-      registerWebhooks(ctx.store, [artists, one], new Date().toISOString());
+      await db.webhooks.register([artists, one], new Date().toISOString());
       await deliverWebhook(deliveryCtx(), artists);
       await deliverWebhook(deliveryCtx(), one);
       expect(other.posts).toEqual([]);
-      const before = streamIds(ctx.store).length;
+      const before = (await streamIds(db.webhooks)).length;
       await syncOnce(ctx, {});
-      const artistIds = streamIds(ctx.store, { entities: ['artist'] });
+      const artistIds = await streamIds(db.webhooks, { entities: ['artist'] });
       await deliverWebhook(deliveryCtx(), artists);
       const got = other.accepted();
       const newArtists = got.flatMap((b) => b.edges);
       expect(newArtists.length).toBeGreaterThan(0);
       expect(newArtists.every((e) => e.node.type === 'ARTIST')).toBe(true);
       expect(newArtists.map((e) => e.id)).toEqual(artistIds.slice(artistIds.length - newArtists.length));
-      expect(streamIds(ctx.store).length).toBeGreaterThan(before);
+      expect((await streamIds(db.webhooks)).length).toBeGreaterThan(before);
       await deliverWebhook(deliveryCtx(), one);
       const forOne = other
         .accepted()

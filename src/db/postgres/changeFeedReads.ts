@@ -72,6 +72,24 @@ async function latestOf(client: pg.ClientBase, facts: Facts): Promise<number | u
   return latestPacketNumberOn(client);
 }
 
+/** The stream's frontier from `facts` (db/feedWindow.ts frontierOf). */
+async function frontierOn(client: pg.ClientBase, facts: Facts): Promise<number | undefined> {
+  return frontierOf(await latestOf(client, facts), facts.blocker);
+}
+
+/**
+ * The newest packet the change stream serves, or undefined when none is (db/feedWindow.ts
+ * feedFrontier): the facts statement of every window, in one snapshot. Rejects with the driver's error.
+ */
+export function feedFrontierPostgres(store: PostgresStore): Promise<number | undefined> {
+  return inPgReadSnapshot(store.pool, feedFrontierOn);
+}
+
+/** {@link feedFrontierPostgres} on `client` (inside its transaction). */
+export async function feedFrontierOn(client: pg.ClientBase): Promise<number | undefined> {
+  return frontierOn(client, await one<Facts>(client, FACTS_SQL, [MARK_KEY]));
+}
+
 /** The window of `query` read on `client` (db/feedWindow.ts feedWindow). */
 async function feedWindowOn(client: pg.ClientBase, query: FeedBounds): Promise<FeedWindow | undefined> {
   const facts = await one<Facts>(client, FACTS_SQL, [MARK_KEY]);
@@ -87,7 +105,7 @@ async function feedWindowOn(client: pg.ClientBase, query: FeedBounds): Promise<F
     historyFrom: pruned ?? facts.oldest ?? undefined,
     sincePacket: since,
     untilPacket: until,
-    frontier: frontierOf(await latestOf(client, facts), facts.blocker),
+    frontier: await frontierOn(client, facts),
   });
 }
 

@@ -59,7 +59,7 @@ export interface OpenPostgresOptions {
  * at most 53 bits, db/keys.ts), and `count(*)` is int8 too. A value past 2^53 is an error, never a
  * silently rounded number. Set on this pool only, not on the driver's global parsers.
  */
-const TYPES = {
+export const PG_TYPES = {
   getTypeParser(oid: number, format?: 'text' | 'binary') {
     if (oid === pg.types.builtins.INT8 && format !== 'binary') {
       return (text: string) => {
@@ -82,7 +82,7 @@ export function postgresPool(connection: PostgresConnection, options: OpenPostgr
     connectionString: connection.connectionString,
     max: options.maxConnections ?? 4,
     application_name: options.applicationName ?? 'livefeed',
-    types: TYPES,
+    types: PG_TYPES,
     connectionTimeoutMillis: options.connectTimeoutMs ?? 30_000,
   });
   pool.on('error', (error) => options.onIdleError?.(error));

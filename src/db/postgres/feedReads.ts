@@ -10,7 +10,7 @@ import {
   type TableChangesRow,
 } from '../replicationQueries.js';
 import { limitClause } from '../statements.js';
-import { countFeedEventsPostgres, readFeedEventsPostgres } from './changeFeedReads.js';
+import { countFeedEventsPostgres, feedFrontierPostgres, readFeedEventsPostgres } from './changeFeedReads.js';
 import type { PostgresStore } from './client.js';
 import { namedSql } from './named.js';
 
@@ -42,5 +42,6 @@ export function postgresFeedReads(store: PostgresStore): FeedReads {
     },
     readFeedEvents: (query) => readFeedEventsPostgres(store, query),
     countFeedEvents: (query) => countFeedEventsPostgres(store, query),
+    feedFrontier: () => feedFrontierPostgres(store),
   };
 }

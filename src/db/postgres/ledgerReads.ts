@@ -1,4 +1,3 @@
-import { asc, sql } from 'drizzle-orm';
 import { latestPacketNumberOn } from '../../sync/postgres/packetState.js';
 import { BOOTSTRAP_STATE_SQL, bootstrapStateOf } from '../bootstrapQueries.js';
 import { type LatestMark, MARK_KEY } from '../latestPacket.js';
@@ -13,11 +12,10 @@ import {
   quarantineWhere,
 } from '../operatorQueries.js';
 import { type DumpRow, type FeedFileRow, LEDGER_SQL, type PacketRow } from '../queries.js';
-import type { WebhookState } from '../webhookQueries.js';
 import type { PostgresStore } from './client.js';
-import { webhooks } from './schema.js';
 import { inPgReadSnapshot } from './snapshot.js';
 import { pgSql } from './sql.js';
+import { webhookStatesPostgres } from './webhooks.js';
 
 /**
  * The ledger reads on PostgreSQL (issue 17, docs/POSTGRES_PORT.md step 4), the twins of
@@ -123,11 +121,6 @@ export function postgresLedgerReads(store: PostgresStore): LedgerReads {
       return count(statements.count, statements.params);
     },
     bootstrapState: async () => bootstrapStateOf(await rows(BOOTSTRAP_STATE)),
-    webhookStates: async () =>
-      // COLLATE "C": code point order, as SQLite's binary one, whatever the database's collation.
-      (await store.db
-        .select()
-        .from(webhooks)
-        .orderBy(asc(sql`${webhooks.name} COLLATE "C"`))) as WebhookState[],
+    webhookStates: () => webhookStatesPostgres(store),
   };
 }

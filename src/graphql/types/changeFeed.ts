@@ -229,8 +229,8 @@ builder.subscriptionField('entityChanged', (t) =>
       const args = getArgumentValues(field, info.fieldNodes[0]!, info.variableValues) as Parameters<
         typeof feedFilters
       >[0];
-      // The live follow polls SQLite (ops/events.ts) until LISTEN/NOTIFY (docs/POSTGRES_PORT.md, step 6).
-      return followFeed(ctx.store, ctx.events, feedFilters(args));
+      // Woken by `packetSynced`: the sync in the process, SQLite's watch or PostgreSQL's LISTEN.
+      return followFeed(ctx.reads, ctx.events, feedFilters(args));
     },
     resolve: (event: FeedEvent) => event,
   }),

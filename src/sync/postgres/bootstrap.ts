@@ -5,6 +5,7 @@ import {
 } from '../../db/bootstrapQueries.js';
 import { LATEST_PACKET_SQL } from '../../db/latestPacket.js';
 import type { PostgresStore } from '../../db/postgres/client.js';
+import { notifyPacketsCompleted } from '../../db/postgres/notify.js';
 import { inPgTransaction, pgRow, pgRows } from '../../db/postgres/sql.js';
 import type { BootstrapStore } from '../bootstrapStore.js';
 import { ingestJsonDumpPostgres } from './ingest.js';
@@ -38,6 +39,7 @@ export function postgresBootstrapStore(store: PostgresStore): BootstrapStore {
         await pgRows(client, COMPLETE_BOOTSTRAP_PACKET_SQL, [position.packet, position.at, position.at]);
         await pgRows(client, LATEST_PACKET_SQL.putMeta, [BOOTSTRAP_POSITION_KEY, JSON.stringify(position)]);
         await advanceLatestPacket(client);
+        await notifyPacketsCompleted(client, [position.packet]);
       }),
   };
 }

@@ -7,6 +7,7 @@ import {
   walkStart,
 } from '../../db/latestPacket.js';
 import type { PostgresStore } from '../../db/postgres/client.js';
+import { notifyPacketsCompleted } from '../../db/postgres/notify.js';
 import { inPgTransaction, type PgQueryable, pgRow, pgRows } from '../../db/postgres/sql.js';
 import { PACKET_POSITION_SQL, PUT_META, upstreamMeta } from '../../db/status.js';
 import type { EntityType } from '../../feed/entities.js';
@@ -64,7 +65,10 @@ export async function latestPacketNumberOn(on: PgQueryable): Promise<number | un
   return number ?? undefined;
 }
 
-/** Completes the packets of the range that are complete now and moves the mark, in one transaction. */
+/**
+ * Completes the packets of the range that are complete now and moves the mark, in one transaction
+ * that also notifies `livefeed_packets` of each (db/postgres/notify.ts).
+ */
 export function completePacketsPostgres(
   store: PostgresStore,
   range: { from: number; to: number },
@@ -81,6 +85,8 @@ export function completePacketsPostgres(
     const completed = completable(rows, entities, requireReplication);
     for (const number of completed) await pgRows(client, PACKET_STATE_SQL.complete, [now, number]);
     await advanceLatestPacket(client);
+    // Delivered at COMMIT: servers LISTENing publish `packetSynced`, webhooks deliver.
+    await notifyPacketsCompleted(client, completed);
     return completed;
   });
 }

@@ -1,12 +1,18 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { openStore, type Store } from '../../../src/db/client.js';
-import { type App, createApp } from '../../../src/http/app.js';
-import { createPacketEvents, watchCompletedPackets } from '../../../src/ops/events.js';
+import { afterAll, beforeAll, expect, it } from 'vitest';
+import { openStore } from '../../../src/db/client.js';
+import { watchPostgresPackets } from '../../../src/db/postgres/listen.js';
+import { ENTITY_TYPES } from '../../../src/feed/entities.js';
+import type { App } from '../../../src/http/app.js';
+import { createGraphql } from '../../../src/http/graphql.js';
+import { createPacketEvents, type PacketEvents, watchCompletedPackets } from '../../../src/ops/events.js';
+import { createMetrics } from '../../../src/ops/metrics.js';
 import { createOps, instrumentSync } from '../../../src/ops/wiring.js';
+import { BUNDLED_FEED_ROOT, startSampleFeed } from '../../../src/samplefeed/server.js';
+import { syncOnce } from '../../../src/sync/worker.js';
 import { describeAppStores } from '../../support/appStores.js';
-import { tempDir, testLogger, testService } from '../../support/harness.js';
+import { syncContextOn, tempDir, testLogger, testService } from '../../support/harness.js';
 import { readBundledManifest } from '../../support/manifest.js';
-import { syncedDatabase } from '../../support/synced.js';
+import { describeStores, type TestDatabase } from '../../support/stores.js';
 
 const manifest = readBundledManifest();
 const SUBSCRIPTION = 'subscription { packetSynced { number timestamp syncedAt } }';
@@ -98,42 +104,49 @@ describeAppStores(
   },
 );
 
-// The live follow of a sync is step 6 of docs/POSTGRES_PORT.md (LISTEN/NOTIFY): SQLite only here.
-describe('subscription packetSynced (SQLite: the sync and the watch)', () => {
+/** A server's database watch over `db` (`serve` alone): SQLite's polling or PostgreSQL's LISTEN. */
+async function watchOf(kind: 'sqlite' | 'postgres', db: TestDatabase, events: PacketEvents) {
+  if (kind === 'sqlite') {
+    const reader = openStore(db.db);
+    const stop = watchCompletedPackets(reader, events, { intervalMs: 10 });
+    return async () => {
+      stop();
+      reader.close();
+    };
+  }
+  const watch = watchPostgresPackets({ connectionString: db.db, display: 'subscription' }, events);
+  await watch.listening;
+  return () => watch.stop();
+}
+
+describeStores('subscription packetSynced: the sync and the watch', (stores) => {
   let data: Awaited<ReturnType<typeof tempDir>>;
-  let store: Store;
+  let db: TestDatabase;
   beforeAll(async () => {
     data = await tempDir();
-    store = openStore(`${data.dir}/livefeed.db`);
-    const now = new Date().toISOString();
-    store.sqlite
-      .prepare('INSERT INTO packets (number, timestamp, synced_at, created_at) VALUES (7, ?, ?, ?)')
-      .run(now, now, now);
-  });
+    db = await stores.create(data.dir);
+  }, 60_000);
   afterAll(async () => {
-    store.close();
-    await data.cleanup();
+    await db?.close();
+    await data?.cleanup();
   });
 
   it('fires from the sync in the same process (livefeed start shares one pubsub)', async () => {
     const ops = createOps({ version: 'test', deployment: 'production', demo: false }, createPacketEvents());
-    const target = await tempDir();
-    const appStore = openStore(`${target.dir}/livefeed.db`);
-    const app = createApp({
-      store: appStore,
+    const yoga = createGraphql({
+      reads: db.reads,
+      display: 'subscription',
       service: testService(),
       logger: testLogger(),
-      dataDir: target.dir,
-      events: ops.events,
+      metrics: createMetrics({ processMetrics: false }),
+      events: ops.events!,
     });
-    const sse = await subscribe(app);
+    const sse = await subscribe({ yoga });
     await new Promise((resolve) => setImmediate(resolve));
+    const feed = await startSampleFeed({ root: BUNDLED_FEED_ROOT });
+    const ctx = await syncContextOn(db.store, { feedRoot: feed.feedRoot, dataDir: data.dir });
     try {
-      // The sync writes the same file through its own connection, as in `livefeed start`.
-      const synced = syncedDatabase({
-        dataDir: target.dir,
-        instrument: (ctx) => instrumentSync(ctx, ops, testLogger()),
-      });
+      const synced = syncOnce(instrumentSync(ctx, ops, testLogger()));
       const first = await sse.next();
       expect(first.data.packetSynced.number).toBe(manifest.firstPacket);
       const second = await sse.next();
@@ -141,38 +154,48 @@ describe('subscription packetSynced (SQLite: the sync and the watch)', () => {
       await synced;
     } finally {
       await sse.close();
-      appStore.close();
-      await target.cleanup();
+      await ctx.feed.client.close();
+      await feed.close();
     }
   });
 
-  it('serve alone: watches the database for packets completed by another process', async () => {
+  it('serve alone: watches the database for packets another process completes', async () => {
     const events = createPacketEvents();
-    const reader = openStore(`${data.dir}/livefeed.db`);
-    const stop = watchCompletedPackets(reader, events, { intervalMs: 10 });
-    const received: number[] = [];
+    const complete = await db.rows<{ number: number }>(
+      'SELECT number FROM packets WHERE synced_at IS NOT NULL ORDER BY number DESC LIMIT 3',
+    );
+    const [last, middle, first] = complete.map((row) => row.number) as [number, number, number];
+    // Complete before the watch begins: never announced.
+    for (const packet of [first, middle, last]) await db.store.reopenPacket(packet);
+    await db.store.completePackets(
+      { from: first, to: first },
+      ENTITY_TYPES,
+      () => false,
+      new Date().toISOString(),
+    );
+    const stop = await watchOf(stores.kind, db, events);
     const iterator = events.subscribe('packetSynced')[Symbol.asyncIterator]();
     try {
-      const at = new Date(Date.now() + 1000).toISOString();
-      const insert = store.sqlite.prepare(
-        'INSERT INTO packets (number, synced_at, created_at) VALUES (?, ?, ?)',
+      const received: number[] = [];
+      // `last` waits (for a replication packet) while `middle` completes, then completes alone.
+      await db.store.completePackets(
+        { from: middle, to: last },
+        ENTITY_TYPES,
+        (packet) => packet === last,
+        new Date(Date.now() + 1000).toISOString(),
       );
-      store.sqlite.transaction(() => {
-        insert.run(9, at, at);
-        insert.run(8, at, at);
-        insert.run(10, null, at);
-      })();
-      received.push((await iterator.next()).value as number, (await iterator.next()).value as number);
-      store.sqlite
-        .prepare('UPDATE packets SET synced_at = ? WHERE number = 10')
-        .run(new Date(Date.now() + 2000).toISOString());
       received.push((await iterator.next()).value as number);
-      // Packet 7 was complete before the watch began: never announced.
-      expect(received).toEqual([8, 9, 10]);
+      await db.store.completePackets(
+        { from: last, to: last },
+        ENTITY_TYPES,
+        () => false,
+        new Date(Date.now() + 2000).toISOString(),
+      );
+      received.push((await iterator.next()).value as number);
+      expect(received).toEqual([middle, last]);
     } finally {
-      stop();
+      await stop();
       await iterator.return?.();
-      reader.close();
     }
   });
 });
