@@ -23,6 +23,7 @@ import { startSampleFeed } from '../src/samplefeed/server.js';
 import { TEST_PUBLIC_KEY_FILE } from '../test/support/archives.js';
 import { testLogger, testService } from '../test/support/harness.js';
 import { BENCH_OUT, type BootstrapInput, bootstrapInput } from './bootstrapInput.js';
+import { LIVEFEED_CLI } from './cli.js';
 import { LOAD_GENERATOR, type LoadResult, load, startServer } from './load.js';
 import { timed } from './timed.js';
 
@@ -58,8 +59,7 @@ async function floorMs(input: BootstrapInput, db: string): Promise<number> {
 /** `livefeed bootstrap` as a process: the compiled `dist/` (as installed) or the sources through tsx. */
 async function bootstrapProcess(input: BootstrapInput, dataDir: string, runner: string) {
   const feed = await startSampleFeed({ root: input.feedRoot });
-  const entry =
-    runner === 'tsx' ? ['--import', 'tsx', join(ROOT, 'src/cli/main.ts')] : [join(ROOT, 'bin/livefeed.js')];
+  const entry = runner === 'tsx' ? ['--import', 'tsx', join(ROOT, 'src/cli/main.ts')] : [...LIVEFEED_CLI];
   try {
     return await timed(process.execPath, [
       ...entry,

@@ -22,6 +22,7 @@ import {
   postgresProgram,
   startPostgres,
 } from '../test/support/postgres.js';
+import { LIVEFEED_CLI } from './cli.js';
 import { buildInputs, type DumpInput } from './inputs.js';
 import { timed } from './timed.js';
 
@@ -110,9 +111,7 @@ export async function postgresLivefeed(
   const passwordFile = join(cluster.dir, 'bench-password');
   writeFileSync(passwordFile, `${POSTGRES_TEST_PASSWORD}\n`, { mode: 0o600 });
   const cli =
-    runner === 'dist'
-      ? [join(ROOT, 'bin', 'livefeed.js')]
-      : ['--import', 'tsx', join(ROOT, 'src', 'cli', 'main.ts')];
+    runner === 'dist' ? [...LIVEFEED_CLI] : ['--import', 'tsx', join(ROOT, 'src', 'cli', 'main.ts')];
   const args = [
     'import',
     dump.path,

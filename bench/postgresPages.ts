@@ -18,12 +18,12 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { POSTGRES_TEST_PASSWORD, type PostgresCluster, startPostgres } from '../test/support/postgres.js';
+import { LIVEFEED_CLI } from './cli.js';
 import { type LoadResult, load } from './load.js';
 import { PAGE_PACKET, writePageDump } from './pageLines.js';
 import { timed } from './timed.js';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
-const CLI = join(ROOT, 'bin', 'livefeed.js');
 const PAGE = `{ changes(packet: ${PAGE_PACKET}, entity: RECORDING, first: 50) { nodes { mbid data } } }`;
 
 /** A `livefeed` command's environment: the database and the PostgreSQL password file. */
@@ -32,13 +32,13 @@ type Target = Record<string, string>;
 /** `livefeed import` of the page's dump into the database of `target`. */
 async function importPage(archivePath: string, target: Target): Promise<void> {
   const args = ['import', archivePath, '--packet', String(PAGE_PACKET), '--entity', 'recording'];
-  await timed(process.execPath, [CLI, ...args, '--log-level', 'warn'], { env: target });
+  await timed(process.execPath, [...LIVEFEED_CLI, ...args, '--log-level', 'warn'], { env: target });
 }
 
 /** `livefeed serve --port 0` on `target`, resolved with its port once it logs `listening`. */
 async function serve(target: Target, dataDir: string): Promise<{ port: number; child: ChildProcess }> {
   const args = ['serve', '--port', '0', '--data-dir', dataDir, '--log-format', 'json', '--log-level', 'info'];
-  const child = spawn(process.execPath, [CLI, ...args], {
+  const child = spawn(process.execPath, [...LIVEFEED_CLI, ...args], {
     env: { ...process.env, ...target },
     stdio: ['ignore', 'ignore', 'pipe'],
   });

@@ -12,6 +12,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { entitySlot } from '../src/db/keys.js';
 import { SAMPLE_TOKEN, startSampleFeed } from '../src/samplefeed/server.js';
+import { LIVEFEED_CLI } from './cli.js';
 import { buildSyncFeeds, type SyncFeed } from './syncFeeds.js';
 import { timed } from './timed.js';
 
@@ -47,7 +48,7 @@ const secs = (ms: number) => `${(ms / 1000).toFixed(2)} s`;
 async function syncOnce(feedRoot: string, feed: SyncFeed, dataDir: string): Promise<SyncRun> {
   rmSync(dataDir, { recursive: true, force: true });
   const args = [
-    join(ROOT, 'bin/livefeed.js'),
+    ...LIVEFEED_CLI,
     'sync',
     '--once',
     ...['--feed-url', feedRoot, '--data-dir', dataDir, '--signing-key', KEY, '--verify', 'fail'],
