@@ -15,6 +15,12 @@ import type { Metrics } from '../ops/metrics.js';
 export interface GraphqlOptions {
   /** The reads of the store the resolvers answer from (db/reads.ts: SQLite or PostgreSQL). */
   reads: Reads;
+  /**
+   * The reads of one request, when they differ from `reads`: with read replicas
+   * (db/postgres/replicaReads.ts `forRequest`), every read of a request goes to one server, so a
+   * request never mixes two replicas' positions (`latestPacket` never ahead of the data it covers).
+   */
+  readsForRequest?: () => Reads;
   /** What the messages name the database by (a path, or a URL without its password). */
   display: string;
   service: ServiceInfo;
@@ -59,7 +65,7 @@ export function createGraphql(options: GraphqlOptions): GraphqlServer {
         options.logger.error({ event: 'graphql-error', err: args[0] }, 'unexpected GraphQL error'),
     },
     context: ({ request }) => ({
-      reads: options.reads,
+      reads: options.readsForRequest?.() ?? options.reads,
       service: options.service,
       origin: new URL(request.url).origin,
       events: options.events,

@@ -54,10 +54,9 @@ describePostgres('read replicas: GraphQL reads from a streaming replica, writes 
   /** The GraphQL endpoint over the replicated reads, one pinned set of reads per request. */
   function graphql(reads: () => Reads): { yoga: GraphqlServer } {
     const yoga = createGraphql({
-      // Read per request by createGraphql's context: every request gets reads of its own.
-      get reads() {
-        return reads();
-      },
+      reads: replicated.reads,
+      // Called by createGraphql's context: every request gets reads of its own.
+      readsForRequest: reads,
       display: store.display,
       service: testService(),
       logger: testLogger(),
