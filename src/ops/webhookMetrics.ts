@@ -1,22 +1,26 @@
 import { Counter, Gauge, type Registry } from 'prom-client';
-import type { Store } from '../db/client.js';
-import { type WebhookState, webhookStates } from '../db/webhookQueries.js';
+import type { Reads } from '../db/reads.js';
+import type { WebhookState } from '../db/webhookQueries.js';
 
 type Labels = 'webhook' | 'url';
 
 /**
  * Registers the per-webhook metrics in `registry`, read from the `webhooks` table at each scrape
  * (so `serve` alone shows them too), labelled by webhook name and URL without credentials or query;
- * no secret. Retired webhooks are left out. Times are Unix seconds.
+ * no secret. Retired webhooks are left out. Times are Unix seconds. `readsOf` gives the store's
+ * reads (SQLite or PostgreSQL), undefined before the app sets them.
  */
-export function registerWebhookMetrics(registry: Registry, storeOf: () => Store | undefined): void {
+export function registerWebhookMetrics(
+  registry: Registry,
+  readsOf: () => Pick<Reads, 'webhookStates'> | undefined,
+): void {
   const registers = [registry];
   const labelNames = ['webhook', 'url'] as const;
-  const each = (metric: Gauge<Labels> | Counter<Labels>, value: (w: WebhookState) => number | null) => {
+  const states = async () => (await readsOf()?.webhookStates()) ?? [];
+  const each = async (metric: Gauge<Labels> | Counter<Labels>, value: (w: WebhookState) => number | null) => {
+    const all = await states();
     metric.reset();
-    const store = storeOf();
-    if (!store) return;
-    for (const w of webhookStates(store)) {
+    for (const w of all) {
       const v = value(w);
       if (w.retiredAt !== null || v === null) continue;
       const labels = { webhook: w.name, url: w.url };
@@ -32,7 +36,7 @@ export function registerWebhookMetrics(registry: Registry, storeOf: () => Store 
       labelNames,
       registers,
       collect() {
-        each(this, value);
+        return each(this, value);
       },
     });
   gauge(
@@ -60,7 +64,7 @@ export function registerWebhookMetrics(registry: Registry, storeOf: () => Store 
     labelNames,
     registers,
     collect() {
-      each(this, (w) => w.deliveredEvents);
+      return each(this, (w) => w.deliveredEvents);
     },
   });
   new Counter({
@@ -68,10 +72,10 @@ export function registerWebhookMetrics(registry: Registry, storeOf: () => Store 
     help: 'POSTs by result: ok (2xx) or failed (other status, refused, timed out)',
     labelNames: [...labelNames, 'result'],
     registers,
-    collect() {
+    async collect() {
+      const all = await states();
       this.reset();
-      const store = storeOf();
-      for (const w of store ? webhookStates(store) : []) {
+      for (const w of all) {
         if (w.retiredAt !== null) continue;
         this.inc({ webhook: w.name, url: w.url, result: 'ok' }, w.deliveries);
         this.inc({ webhook: w.name, url: w.url, result: 'failed' }, w.failedDeliveries);
