@@ -7,11 +7,13 @@
  * artist, default 2000), `--year-samples N` (requests per query and database, default 300).
  * `tsx bench/run.ts --year` runs only this section.
  */
+
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { openStore, type Store } from '../src/db/client.js';
+import { sqliteReads } from '../src/db/reads.js';
 import { createApp } from '../src/http/app.js';
 import { DEFAULT_FRESHNESS } from '../src/ops/freshness.js';
 import { collectStatus } from '../src/ops/statusReport.js';
@@ -67,7 +69,8 @@ function get(path: string, ok = [200]): Probe {
 }
 
 const status: Probe = async (db) => {
-  collectStatus(db.store, {
+  await collectStatus(sqliteReads(db.store), {
+    display: db.store.path,
     demo: false,
     upstream: { kind: 'not-asked', reason: 'bench' },
     thresholds: DEFAULT_FRESHNESS,

@@ -140,23 +140,6 @@ describePostgres('livefeed import into PostgreSQL, as a real process', () => {
     expect(await count(502)).toBe(40_000);
   });
 
-  it('refuses a PostgreSQL URL in the commands not ported yet (exit 2), naming those that work, never falling back to SQLite', async () => {
-    const runs = await Promise.all(
-      [['serve'], ['status', '--offline'], ['start']].map((args) =>
-        runCli([...args, '--db', url, '--data-dir', dir.dir]),
-      ),
-    );
-    for (const [i, { code, stderr }] of runs.entries()) {
-      const command = ['serve', 'status', 'start'][i];
-      expect(code, stderr).toBe(2);
-      expect(stderr).toContain(`livefeed ${command} does not work on PostgreSQL yet`);
-      expect(stderr).toContain(
-        'so far only livefeed import, livefeed sync and livefeed bootstrap work on it',
-      );
-      expect(stderr).not.toContain(POSTGRES_TEST_PASSWORD);
-    }
-  });
-
   it('refuses a password given twice, a password file for SQLite and a URL without host (exit 2), showing no password', async () => {
     const twice = await runCli(['import', archive, '--packet', '500'], {
       LIVEFEED_DB: url,

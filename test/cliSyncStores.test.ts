@@ -1,14 +1,12 @@
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { afterAll, afterEach, beforeAll, expect, it } from 'vitest';
-import { BUNDLED_SIGNING_KEY } from '../src/cli/targets.js';
 import type { EntityType } from '../src/feed/entities.js';
 import { parseKeepFiles } from '../src/files/retentionPolicy.js';
-import { BUNDLED_FEED_ROOT } from '../src/samplefeed/bundled.js';
 import { type SampleFeed, startSampleFeed } from '../src/samplefeed/server.js';
-import { createVerifier } from '../src/sync/verifier.js';
 import { syncOnce } from '../src/sync/worker.js';
 import { startCli, startSync } from './support/cli.js';
+import { syncDemoReference } from './support/demoReference.js';
 import { syncContextOn, tempDir, testLogger } from './support/harness.js';
 import { POSTGRES_TEST_PASSWORD } from './support/postgres.js';
 import {
@@ -61,25 +59,13 @@ beforeAll(async () => {
   } finally {
     await db.close();
   }
-  const bundled = await startSampleFeed({ root: BUNDLED_FEED_ROOT });
-  const demoDir = join(work.dir, 'demo-reference');
-  const demo = await SQLITE_STORES.create(demoDir);
+  const demo = await syncDemoReference(join(work.dir, 'demo-reference'));
   try {
-    const ctx = await syncContextOn(demo.store, {
-      feedRoot: bundled.feedRoot,
-      dataDir: demoDir,
-      replicationPackets: true,
-      verifier: await createVerifier(BUNDLED_SIGNING_KEY, 'fail', testLogger()),
-    });
-    // As the CLI by default: only a later packet's JSON dump settles a missing one.
-    expect((await syncOnce({ ...ctx, policy: { ...ctx.policy, settleAfterMs: null } })).problems).toEqual([]);
-    await ctx.feed.client.close();
     demoReference = await snapshotStore(demo);
     await demo.store.history.prune(parseKeepFiles(KEEP_HISTORY), new Date(), testLogger());
     prunedReference = await snapshotStore(demo);
   } finally {
     await demo.close();
-    await bundled.close();
   }
 }, 90_000);
 

@@ -2,6 +2,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest
 import { statusCommand } from '../src/cli/status.js';
 import { loadConfig } from '../src/config.js';
 import { openStore } from '../src/db/client.js';
+import { sqliteReads } from '../src/db/reads.js';
 import { DEFAULT_FRESHNESS } from '../src/ops/freshness.js';
 import { collectStatus, renderStatus } from '../src/ops/statusReport.js';
 import {
@@ -61,9 +62,10 @@ describe('livefeed status', () => {
   });
   afterEach(() => vi.restoreAllMocks());
 
-  it('collects the position, unfinished files and freshness', () => {
+  it('collects the position, unfinished files and freshness', async () => {
     const store = openStore(synced.dbPath, { readonly: true });
-    const facts = collectStatus(store, {
+    const facts = await collectStatus(sqliteReads(store), {
+      display: store.path,
       demo: false,
       upstream: {
         kind: 'asked',

@@ -1,10 +1,12 @@
 import { createServer, type Server } from 'node:http';
+import type { Store } from '../db/client.js';
 import { openForServing } from '../db/readOnly.js';
+import type { Reads } from '../db/reads.js';
 import { safeMessage } from '../feed/errors.js';
 import { databaseName, redactUrl } from '../feed/protocol/urls.js';
 import type { ServiceInfo } from '../graphql/builder.js';
 import { createApp } from '../http/app.js';
-import { createPacketEvents, watchCompletedPackets } from '../ops/events.js';
+import { createPacketEvents, type PacketEvents, watchCompletedPackets } from '../ops/events.js';
 import type { CommandImplementation } from './command.js';
 import { EXIT } from './exit.js';
 import { openSession, type Session, sqliteDatabase, VERSION } from './session.js';
@@ -43,18 +45,26 @@ async function listen(server: Server, session: Session): Promise<string> {
 export interface RunningServer {
   /** GraphiQL's URL. */
   url: string;
-  /** Closes the server and every connection. */
-  close(): void;
+  /** Closes the server, every connection and (PostgreSQL) the pool. */
+  close(): Promise<void>;
 }
 
+/** The database a server reads: a SQLite store, or a PostgreSQL pool's reads (no SQLite store). */
+type ServedDatabase =
+  | { kind: 'sqlite'; store: Store }
+  | { kind: 'postgres'; reads: Reads; display: string; close(): Promise<void> };
+
 /**
- * Serves GraphQL from the session's database. `serve` only reads: a database it cannot write
- * (read-only mount) is opened read-only, and with no sync in the process subscriptions learn of
- * completed packets from the database.
+ * Opens the session's database for serving: SQLite through `openForServing` (read-only on a
+ * read-only mount), PostgreSQL through cli/servePostgres.ts (loaded only then).
  */
-export async function startServer(session: Session): Promise<RunningServer> {
-  const { config, logger, ops, mode } = session;
-  const dbPath = sqliteDatabase(session.database).path;
+async function openServed(session: Session): Promise<ServedDatabase> {
+  const { logger, database } = session;
+  if (database.kind === 'postgres') {
+    const { openServedPostgres } = await import('./servePostgres.js');
+    return { kind: 'postgres', ...(await openServedPostgres(database, logger)) };
+  }
+  const dbPath = sqliteDatabase(database).path;
   // `start` too: the serving connection gets the larger page cache (db/client.ts, SERVING_CACHE_BYTES).
   const store = session.adopt(openForServing(dbPath));
   if (store.readOnly)
@@ -62,10 +72,68 @@ export async function startServer(session: Session): Promise<RunningServer> {
       { event: 'read-only', db: dbPath, reason: store.readOnly },
       `serving ${dbPath} read-only: ${store.readOnly}`,
     );
+  return { kind: 'sqlite', store };
+}
+
+/**
+ * THE PACKET WATCH of a `serve` process (no sync in it; `start` publishes from its own sync): how
+ * subscriptions learn of packets a sync in another process completed. SQLite polls the file
+ * (ops/events.ts `watchCompletedPackets`).
+ * MERGE POINT (issue 17, step 6): over PostgreSQL there is no watch yet; the LISTEN/NOTIFY watch
+ * (`watchPostgresPackets`, built in another branch) starts here, in the `postgres` branch below.
+ */
+function startPacketWatch(session: Session, served: ServedDatabase, events: PacketEvents): void {
+  if (session.mode !== 'serve') return;
+  const onError = (error: unknown) =>
+    session.logger.warn(
+      { event: 'watch-failed', err: safeMessage(error) },
+      'cannot check for synced packets',
+    );
+  if (served.kind === 'sqlite') {
+    watchCompletedPackets(served.store, events, { signal: session.signal, onError });
+    return;
+  }
+  // PostgreSQL: watchPostgresPackets(...) goes here (step 6); until then `packetSynced` and
+  // `entityChanged` get no packets a sync in another process completes.
+}
+
+/**
+ * Serves GraphQL and the HTTP routes from the session's database, SQLite or PostgreSQL. `serve`
+ * only reads: a SQLite file it cannot write (read-only mount) is opened read-only, and with no sync
+ * in the process subscriptions learn of completed packets from the database ({@link startPacketWatch}).
+ * @throws Error naming the database when it cannot be opened, or the address when it cannot listen.
+ */
+export async function startServer(session: Session): Promise<RunningServer> {
+  const served = await openServed(session);
+  const closeServed = async () => {
+    if (served.kind === 'postgres') await served.close();
+  };
+  try {
+    return await serveDatabase(session, served, closeServed);
+  } catch (error) {
+    await closeServed();
+    throw error;
+  }
+}
+
+async function serveDatabase(
+  session: Session,
+  served: ServedDatabase,
+  closeServed: () => Promise<void>,
+): Promise<RunningServer> {
+  const { config, logger, ops } = session;
+  const service = serviceInfo(session);
+  if (served.kind === 'postgres' && !service.demo && (await served.reads.demo())) {
+    // A database a demo sync wrote: say so, as `serve --demo` does for the SQLite demo file.
+    service.demo = true;
+    ops.metrics.setInfo({ version: VERSION, deployment: config.deployment, demo: true });
+  }
   const events = ops.events ?? createPacketEvents();
   const app = createApp({
-    store,
-    service: serviceInfo(session),
+    ...(served.kind === 'sqlite'
+      ? { store: served.store }
+      : { reads: served.reads, display: served.display }),
+    service,
     logger,
     dataDir: config.dataDir,
     corsOrigins: config.corsOrigins,
@@ -75,22 +143,18 @@ export async function startServer(session: Session): Promise<RunningServer> {
     events,
     freshness: { warningMs: config.freshnessWarningMs, criticalMs: config.freshnessCriticalMs },
   });
-  if (mode === 'serve') {
-    watchCompletedPackets(store, events, {
-      signal: session.signal,
-      onError: (error) =>
-        logger.warn({ event: 'watch-failed', err: safeMessage(error) }, 'cannot check for synced packets'),
-    });
-  }
+  startPacketWatch(session, served, events);
   const server = createServer(app.handle);
-  const close = () => {
+  const close = async () => {
     server.closeAllConnections();
     server.close();
+    await closeServed();
   };
   try {
     return { url: await listen(server, session), close };
   } catch (error) {
-    close();
+    server.closeAllConnections();
+    server.close();
     throw error;
   }
 }
@@ -107,7 +171,7 @@ export const serveCommand: CommandImplementation = {
       );
       return EXIT.ok;
     } finally {
-      server?.close();
+      await server?.close();
       await session.close();
     }
   },

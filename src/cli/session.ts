@@ -51,7 +51,7 @@ export interface Session {
   logger: Logger;
   /** Aborted by SIGINT/SIGTERM. */
   signal: AbortSignal;
-  /** A SQLite file, or (`sync` only so far) a PostgreSQL database. */
+  /** A SQLite file, or a PostgreSQL database. */
   database: DatabaseChoice | PostgresChoice;
   target: FeedTarget;
   ops: Ops;
@@ -77,10 +77,15 @@ export async function openSession(mode: SessionMode, ctx: CommandContext): Promi
   const signal = shutdownSignal(logger, ctx.forceExit);
   // choosePostgres refuses the commands not ported to PostgreSQL yet (exit 2).
   const database = choosePostgres(mode, config) ?? chooseDatabase(mode, config, flags);
-  if (mode === 'serve') requireExistingDatabase(sqliteDatabase(database));
+  // A PostgreSQL database is there or not once opened: a new one is migrated and serves nothing yet.
+  if (mode === 'serve' && database.kind === 'sqlite') requireExistingDatabase(database);
   const target: FeedTarget =
     mode === 'serve'
-      ? { feedRoot: config.feedUrl, token: undefined, demo: sqliteDatabase(database).demo }
+      ? {
+          feedRoot: config.feedUrl,
+          token: undefined,
+          demo: database.kind === 'sqlite' ? database.demo : !!flags.demo,
+        }
       : await feedTarget(config, logger, mode === 'start' || !!flags.demo, !!flags.demo);
   // Only a process that serves GraphQL has subscribers: `sync` does not load graphql-yoga's pubsub.
   const events = mode === 'sync' ? undefined : (await import('../ops/events.js')).createPacketEvents();

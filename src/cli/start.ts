@@ -3,7 +3,10 @@ import { startServer } from './serve.js';
 import { openSession } from './session.js';
 import { runSync } from './sync.js';
 
-/** `livefeed start`: sync (following) and serve in one process; the demo without a token. */
+/**
+ * `livefeed start`: sync (following) and serve in one process, on SQLite or PostgreSQL; the demo
+ * without a token. Subscriptions learn of packets from the sync in the process.
+ */
 export const startCommand: CommandImplementation = {
   async run(ctx) {
     const session = await openSession('start', ctx);
@@ -12,7 +15,7 @@ export const startCommand: CommandImplementation = {
       server = await startServer(session);
       return await runSync(session, server.url);
     } finally {
-      server?.close();
+      await server?.close();
       await session.close();
     }
   },

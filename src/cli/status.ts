@@ -1,6 +1,7 @@
 import { existsSync } from 'node:fs';
 import type { Config } from '../config.js';
 import { openStore } from '../db/client.js';
+import { sqliteReads } from '../db/reads.js';
 import { safeMessage } from '../feed/errors.js';
 import { redactUrl } from '../feed/protocol/urls.js';
 import { collectStatus, renderStatus, type UpstreamAnswer } from '../ops/statusReport.js';
@@ -8,7 +9,7 @@ import { BUNDLED_FEED_ROOT } from '../samplefeed/bundled.js';
 import { findLastPacket } from '../samplefeed/lastPacket.js';
 import type { CommandImplementation } from './command.js';
 import { EXIT } from './exit.js';
-import { chooseDatabase, feedClient } from './targets.js';
+import { chooseDatabase, choosePostgres, feedClient, type PostgresChoice } from './targets.js';
 
 async function askUpstream(config: Config, demo: boolean, offline: boolean): Promise<UpstreamAnswer> {
   if (offline) return { kind: 'not-asked', reason: '--offline' };
@@ -29,13 +30,52 @@ async function askUpstream(config: Config, demo: boolean, offline: boolean): Pro
   }
 }
 
+type Thresholds = { warningMs: number; criticalMs: number };
+
+const thresholdsOf = (config: Config): Thresholds => ({
+  warningMs: config.freshnessWarningMs,
+  criticalMs: config.freshnessCriticalMs,
+});
+
+/**
+ * The status of a PostgreSQL database (issue 17): opened (migrated, as every command opens it) by
+ * a pool of one connection; the demo's when `--demo` is given or a demo sync marked it.
+ * @throws Error naming the database (never its password) when it cannot be opened or read.
+ */
+async function postgresStatus(config: Config, offline: boolean, demoFlag: boolean, choice: PostgresChoice) {
+  const { openPostgresStore } = await import('../db/postgres/client.js');
+  const { postgresReads } = await import('../db/postgres/reads.js');
+  const store = await openPostgresStore(choice.connection, {
+    maxConnections: 2,
+    applicationName: 'livefeed status',
+  });
+  try {
+    const reads = postgresReads(store);
+    const demo = demoFlag || (await reads.demo());
+    const upstream = await askUpstream(config, demo, offline);
+    const facts = await collectStatus(reads, {
+      display: store.display,
+      demo,
+      upstream,
+      thresholds: thresholdsOf(config),
+    });
+    process.stdout.write(`${renderStatus(facts, process.stdout.columns || 100)}\n`);
+    return EXIT.ok;
+  } finally {
+    await store.close();
+  }
+}
+
 /**
  * `livefeed status`: prints the screen on stdout, naming the database it reads (the demo's only
- * with `--demo`). Asks upstream's `replication-info` once (unless `--offline`); the database is
- * only read. Exit 0, or 1 when there is no database yet.
+ * with `--demo`; a PostgreSQL database by its URL without password). Asks upstream's
+ * `replication-info` once (unless `--offline`); the database is only read. Exit 0, or 1 when there
+ * is no SQLite database yet.
  */
 export const statusCommand: CommandImplementation = {
   async run({ config, flags }) {
+    const postgres = choosePostgres('status', config);
+    if (postgres) return postgresStatus(config, !!flags.offline, !!flags.demo, postgres);
     // The same database the other commands use: the demo's only with --demo.
     const { path: dbPath, demo } = chooseDatabase('status', config, flags);
     if (!existsSync(dbPath)) {
@@ -50,10 +90,11 @@ export const statusCommand: CommandImplementation = {
     const upstream = await askUpstream(config, demo, !!flags.offline);
     const store = openStore(dbPath, { readonly: true });
     try {
-      const facts = collectStatus(store, {
+      const facts = await collectStatus(sqliteReads(store), {
+        display: store.path,
         demo,
         upstream,
-        thresholds: { warningMs: config.freshnessWarningMs, criticalMs: config.freshnessCriticalMs },
+        thresholds: thresholdsOf(config),
       });
       process.stdout.write(`${renderStatus(facts, process.stdout.columns || 100)}\n`);
       return EXIT.ok;

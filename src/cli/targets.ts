@@ -183,8 +183,15 @@ export interface DatabaseChoice {
   demo: boolean;
 }
 
-/** The commands that work on a PostgreSQL database so far (issue 17; docs/POSTGRES_PORT.md has the rest). */
-export const POSTGRES_COMMANDS: readonly DatabaseCommand[] = ['import', 'sync', 'bootstrap'];
+/** The commands that work on a PostgreSQL database (issue 17; docs/POSTGRES_PORT.md has what is left). */
+export const POSTGRES_COMMANDS: readonly DatabaseCommand[] = [
+  'import',
+  'sync',
+  'bootstrap',
+  'serve',
+  'start',
+  'status',
+];
 
 /** A PostgreSQL database to work on: how to connect, and its name as messages show it. */
 export interface PostgresChoice {

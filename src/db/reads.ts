@@ -25,6 +25,7 @@ import {
   searchHits,
 } from './searchQueries.js';
 import { readSnapshot } from './snapshot.js';
+import { type StatusReads, sqliteStatusReads } from './statusReads.js';
 
 export { type Awaitable, thenAwaitable };
 
@@ -38,7 +39,7 @@ export { type Awaitable, thenAwaitable };
  * ISO 8601 text. MBIDs are lower case, as stored. Every method throws (SQLite) or rejects
  * (PostgreSQL) with the store's error (a closed database, a lost connection): `await` it.
  */
-export interface Reads extends LedgerReads, FeedReads {
+export interface Reads extends LedgerReads, FeedReads, StatusReads {
   /**
    * The current state of `mbid` (db/currentQueries.ts): its newest JSON dump line by change id and
    * its newest removal by packet, then kind; a removal wins over a line of the same or an older
@@ -132,6 +133,7 @@ export function sqliteReads(store: Store): Reads {
   return {
     ...sqliteLedgerReads(store),
     ...sqliteFeedReads(store),
+    ...sqliteStatusReads(store),
     ...current,
     changesOfMbidPage: (mbid, afterId, limit) => changesOfMbidPage(store, mbid, afterId, limit),
     changeCountOfMbid: (mbid) => changeCountOfMbid(store, mbid),

@@ -2,14 +2,13 @@
  * Read-mostly queries about the sync's position and health, for `/ready`, `/freshness`, `/metrics`
  * and `livefeed status`. Times are ISO 8601 text as stored; packet numbers are replication sequences.
  */
-import { and, desc, inArray, isNotNull, lte } from 'drizzle-orm';
 import { readMigrationFiles } from 'drizzle-orm/migrator';
 import { MIGRATIONS_FOLDER, type Store } from './client.js';
 import { LATEST_PACKET_SQL, latestPacket } from './latestPacket.js';
 import { quarantineCount } from './operatorQueries.js';
 import type { PacketRow } from './queries.js';
-import { meta, packets } from './schema.js';
 import { limitClause } from './statements.js';
+import { STATUS_SQL } from './statusQueries.js';
 
 /** Packets are hourly (FEED.md, Deployments and URLs). */
 export const PACKET_INTERVAL_MS = 3_600_000;
@@ -40,11 +39,17 @@ export function markDemo(store: Store): void {
 
 /** The last recorded upstream position, or undefined when no sync has read it into this database. */
 export function readUpstream(store: Store): UpstreamRecord | undefined {
-  const rows = store.db
-    .select()
-    .from(meta)
-    .where(inArray(meta.key, ['upstream_latest', 'upstream_checked_at']))
-    .all();
+  return upstreamOf(store.sqlite.prepare(STATUS_SQL.upstream).all() as MetaRow[]);
+}
+
+/** A `meta` row. */
+export interface MetaRow {
+  key: string;
+  value: string;
+}
+
+/** The {@link UpstreamRecord} of the rows of `STATUS_SQL.upstream`, or undefined without one. */
+export function upstreamOf(rows: readonly MetaRow[]): UpstreamRecord | undefined {
   const map = new Map(rows.map((r) => [r.key, r.value]));
   const checkedAt = map.get('upstream_checked_at');
   if (checkedAt === undefined) return undefined;
@@ -65,6 +70,9 @@ export interface LocalPosition {
   completed: number;
 }
 
+/** The packet counts of {@link LocalPosition}. */
+export type PacketPosition = Omit<LocalPosition, 'latest'>;
+
 /** The packet counts of {@link LocalPosition}, written once for SQLite and PostgreSQL. */
 export const PACKET_POSITION_SQL = `SELECT max(number) AS highest,
     min(CASE WHEN synced_at IS NULL THEN number END) AS "firstIncomplete",
@@ -80,7 +88,7 @@ export function upstreamMeta(latest: number | null, at: string): [string, string
 }
 
 /** The packet counts of {@link LocalPosition}: what the sync starts its next pass from. */
-export function packetPosition(store: Store): Omit<LocalPosition, 'latest'> {
+export function packetPosition(store: Store): PacketPosition {
   return store.sqlite.prepare(PACKET_POSITION_SQL).get() as Omit<LocalPosition, 'latest'>;
 }
 
@@ -91,9 +99,7 @@ export function localPosition(store: Store): LocalPosition {
 
 /** True when at least one packet is complete. */
 export function anyPacketSynced(store: Store): boolean {
-  return (
-    store.sqlite.prepare('SELECT 1 FROM packets WHERE synced_at IS NOT NULL LIMIT 1').get() !== undefined
-  );
+  return store.sqlite.prepare(STATUS_SQL.anyPacketSynced).get() !== undefined;
 }
 
 /**
@@ -101,13 +107,20 @@ export function anyPacketSynced(store: Store): boolean {
  * hour), the nearest earlier packet's TIMESTAMP plus one hour per packet. Null when unknown.
  */
 export function packetTime(store: Store, packet: number): Date | null {
-  const row = store.db
-    .select({ number: packets.number, timestamp: packets.timestamp })
-    .from(packets)
-    .where(and(lte(packets.number, packet), isNotNull(packets.timestamp)))
-    .orderBy(desc(packets.number))
-    .limit(1)
-    .get();
+  return packetTimeOf(
+    store.sqlite.prepare(STATUS_SQL.packetTime).get(packet) as TimedPacket | undefined,
+    packet,
+  );
+}
+
+/** A packet and its TIMESTAMP (ISO 8601), as `STATUS_SQL.packetTime` reads it. */
+export interface TimedPacket {
+  number: number;
+  timestamp: string | null;
+}
+
+/** The time of `packet` from the row of `STATUS_SQL.packetTime` (see {@link packetTime}). */
+export function packetTimeOf(row: TimedPacket | undefined, packet: number): Date | null {
   if (!row?.timestamp) return null;
   const at = Date.parse(row.timestamp);
   return Number.isNaN(at) ? null : new Date(at + (packet - row.number) * PACKET_INTERVAL_MS);
@@ -131,21 +144,17 @@ export function unfinishedFiles(
   store: Store,
   limit: number,
 ): { pending: number; failed: number; files: UnfinishedFile[] } {
-  const sql = `
-    SELECT packet, 'json-dump ' || entity AS file, status, error, attempts FROM dumps WHERE status IN ('PENDING', 'FAILED')
-    UNION ALL
-    SELECT packet, 'replication packet' AS file, status, error, attempts FROM replication_packets
-      WHERE status IN ('PENDING', 'FAILED', 'MISSING')`;
-  const counts = store.sqlite
-    .prepare(
-      `SELECT count(CASE WHEN status = 'PENDING' THEN 1 END) AS pending,
-         count(CASE WHEN status IN ('FAILED', 'MISSING') THEN 1 END) AS failed FROM (${sql})`,
-    )
-    .get() as { pending: number; failed: number };
+  const counts = store.sqlite.prepare(STATUS_SQL.unfinishedCounts).get() as UnfinishedCounts;
   const files = store.sqlite
-    .prepare(`SELECT * FROM (${sql}) ORDER BY status = 'PENDING', packet, file ${limitClause(limit)}`)
+    .prepare(`${STATUS_SQL.unfinishedFiles} ${limitClause(limit)}`)
     .all() as UnfinishedFile[];
   return { ...counts, files };
+}
+
+/** How many files are unfinished, by status (MISSING counted with FAILED). */
+export interface UnfinishedCounts {
+  pending: number;
+  failed: number;
 }
 
 /**
@@ -163,20 +172,15 @@ export interface WaitingForDumps {
 
 /** See {@link WaitingForDumps}; undefined when no dump is PENDING. */
 export function waitingForDumps(store: Store): WaitingForDumps | undefined {
-  const row = store.sqlite
-    .prepare(
-      `SELECT w.packets, w.oldest, p.timestamp AS oldestTimestamp,
-         (SELECT min(e.checked_at) FROM dumps e WHERE e.packet = w.oldest AND e.status = 'PENDING') AS since
-       FROM (SELECT count(DISTINCT packet) AS packets, min(packet) AS oldest FROM dumps WHERE status = 'PENDING') w
-       LEFT JOIN packets p ON p.number = w.oldest`,
-    )
-    .get() as {
-    packets: number;
-    oldest: number | null;
-    oldestTimestamp: string | null;
-    since: string | null;
-  };
-  if (!row.packets || row.oldest === null) return undefined;
+  return waitingOf(store.sqlite.prepare(STATUS_SQL.waitingForDumps).get() as WaitingRow);
+}
+
+/** The row of `STATUS_SQL.waitingForDumps`. */
+export type WaitingRow = Omit<WaitingForDumps, 'oldest'> & { oldest: number | null };
+
+/** The {@link WaitingForDumps} of its row, undefined when no dump is PENDING. */
+export function waitingOf(row: WaitingRow | undefined): WaitingForDumps | undefined {
+  if (!row?.packets || row.oldest === null) return undefined;
   return { packets: row.packets, oldest: row.oldest, oldestTimestamp: row.oldestTimestamp, since: row.since };
 }
 
@@ -202,14 +206,18 @@ export interface MigrationState {
 
 /** Compares `drizzle/sqlite/` with the database's migration table. */
 export function migrationState(store: Store): MigrationState {
-  const files = readMigrationFiles({ migrationsFolder: MIGRATIONS_FOLDER });
   const last = tableExists(store, '__drizzle_migrations')
-    ? (
-        store.sqlite.prepare('SELECT max(created_at) AS at FROM __drizzle_migrations').get() as {
-          at: number | null;
-        }
-      ).at
+    ? (store.sqlite.prepare(STATUS_SQL.lastMigration).get() as { at: number | null }).at
     : null;
+  return pendingMigrations(MIGRATIONS_FOLDER, last);
+}
+
+/**
+ * The {@link MigrationState} of the migrations in `folder` against `last`, the `created_at` (the
+ * migration's folder time, ms) of the newest one applied, null when none is.
+ */
+export function pendingMigrations(folder: string, last: number | null): MigrationState {
+  const files = readMigrationFiles({ migrationsFolder: folder });
   const pending = files.filter((m) => last === null || m.folderMillis > Number(last)).length;
   return { expected: files.length, pending };
 }

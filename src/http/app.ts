@@ -21,9 +21,18 @@ import type { Route } from './route.js';
 
 /** Options of {@link createApp}. */
 export interface AppOptions {
-  store: Store;
-  /** The reads GraphQL resolvers use; default {@link sqliteReads} over `store`. */
+  /**
+   * The SQLite store served, or absent over PostgreSQL (issue 17): then `reads` and `display` are
+   * required, and nothing reads a SQLite file.
+   */
+  store?: Store;
+  /**
+   * The reads of every route and GraphQL resolver (db/reads.ts: SQLite or PostgreSQL); default
+   * {@link sqliteReads} over `store`.
+   */
   reads?: Reads;
+  /** What messages name the database by (a URL without its password); default `store.path`. */
+  display?: string;
   service: ServiceInfo;
   logger: Logger;
   dataDir: string;
@@ -59,13 +68,14 @@ export interface App {
  * not listen: the CLI does. Unexpected errors are masked for clients and logged.
  */
 export function createApp(options: AppOptions): App {
+  const { reads, display } = servedDatabase(options);
   // The CLI passes the process's registry; apps made without one (tests) skip process metrics.
   const metrics = options.metrics ?? createMetrics({ processMetrics: false });
-  metrics.useStore(options.store);
+  metrics.useReads(reads);
   const events = options.events ?? createPacketEvents();
   const yoga = createGraphql({
-    reads: options.reads ?? sqliteReads(options.store),
-    display: options.store.path,
+    reads,
+    display,
     service: options.service,
     logger: options.logger,
     metrics,
@@ -75,21 +85,21 @@ export function createApp(options: AppOptions): App {
   });
   // Routes are tried in order before GraphQL; each file in src/http/ adds one.
   const files = new FileSource({
-    store: options.store,
+    reads,
     dataDir: options.dataDir,
     upstream: options.upstream,
     logger: options.logger,
   });
   const routes: Route[] = [
     rootRoute(),
-    graphiqlRoute(options.store, options.service.demo ? 'livefeed (demo)' : 'livefeed'),
+    graphiqlRoute(reads, options.service.demo ? 'livefeed (demo)' : 'livefeed'),
     healthRoute(),
-    readyRoute(options.store),
-    freshnessRoute(options.store, options.freshness ?? DEFAULT_FRESHNESS),
+    readyRoute({ reads, display, readOnly: options.store?.readOnly }),
+    freshnessRoute(reads, options.freshness ?? DEFAULT_FRESHNESS),
     metricsRoute(metrics),
     filesRoute(files),
     mirrorRoute({
-      store: options.store,
+      reads,
       source: files,
       database: options.service.database,
       tokens: options.mirrorTokens ?? [],
@@ -103,6 +113,22 @@ export function createApp(options: AppOptions): App {
       void dispatch(routes, yoga, req, res, options.logger);
     },
   };
+}
+
+/**
+ * The reads and the name of the database `options` serve.
+ * @throws Error when neither a SQLite store nor `reads` and `display` are given (a programming error).
+ */
+function servedDatabase(options: AppOptions): { reads: Reads; display: string } {
+  if (options.store) {
+    return {
+      reads: options.reads ?? sqliteReads(options.store),
+      display: options.display ?? options.store.path,
+    };
+  }
+  if (!options.reads || options.display === undefined)
+    throw new Error('createApp needs a SQLite store, or the reads and display name of its database');
+  return { reads: options.reads, display: options.display };
 }
 
 async function dispatch(

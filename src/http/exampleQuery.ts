@@ -1,5 +1,4 @@
-import type { Store } from '../db/client.js';
-import { changeCountOfMbid, changesPage } from '../db/queries.js';
+import type { Reads } from '../db/reads.js';
 import type { EntityType } from '../feed/entities.js';
 
 /** What GraphiQL opens when the database holds no changes yet. */
@@ -17,23 +16,23 @@ const alias = (entity: EntityType) => entity.replace(/-(\w)/g, (_, c: string) =>
 /**
  * The query GraphiQL opens with, made from the data held: the newest packet with stored changes,
  * the first changes of each of its entity types that has any, and the history of the one entity
- * among them with the most changes. {@link FALLBACK_EXAMPLE} when nothing is stored yet.
+ * among them with the most changes. {@link FALLBACK_EXAMPLE} when nothing is stored yet. Reads
+ * `reads` (SQLite or PostgreSQL).
+ * @throws (rejects with) the store's error
  */
-export function exampleQuery(store: Store): string {
-  const newest = store.sqlite
-    .prepare(
-      `SELECT packet, group_concat(entity) AS entities FROM dumps
-       WHERE packet = (SELECT max(packet) FROM dumps WHERE status = 'SYNCED' AND change_count > 0)
-         AND status = 'SYNCED' AND change_count > 0`,
-    )
-    .get() as { packet: number | null; entities: string | null };
-  if (newest.packet === null || !newest.entities) return FALLBACK_EXAMPLE;
-  const packet = newest.packet;
-  const entities = newest.entities.split(',').sort() as EntityType[];
-  const mbids = entities.flatMap((entity) => changesPage(store, packet, entity, 0, 20).map((c) => c.mbid));
+export async function exampleQuery(
+  reads: Pick<Reads, 'newestDumpsWithChanges' | 'changesPage' | 'changeCountOfMbid'>,
+): Promise<string> {
+  const newest = await reads.newestDumpsWithChanges();
+  if (!newest) return FALLBACK_EXAMPLE;
+  const { packet, entities } = newest;
+  const mbids: string[] = [];
+  for (const entity of entities) {
+    for (const change of await reads.changesPage(packet, entity, 0, 20)) mbids.push(change.mbid);
+  }
   let best = { mbid: mbids[0]!, n: 0 };
   for (const mbid of mbids) {
-    const n = changeCountOfMbid(store, mbid);
+    const n = await reads.changeCountOfMbid(mbid);
     if (n > best.n) best = { mbid, n };
   }
   const changes = entities.map(

@@ -1,8 +1,8 @@
 import { createHash, randomUUID } from 'node:crypto';
 import { mkdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import type { Store } from '../db/client.js';
-import { type FeedFileRow, feedFileByName } from '../db/queries.js';
+import type { FeedFileRow } from '../db/queries.js';
+import type { Reads } from '../db/reads.js';
 import type { FeedClient } from '../feed/client.js';
 import { safeMessage } from '../feed/errors.js';
 import { signaturePath } from '../feed/protocol/urls.js';
@@ -11,8 +11,13 @@ import type { Logger } from '../logger.js';
 
 /** Where {@link FileSource} finds feed files. */
 export interface FileSourceOptions {
-  store: Store;
-  /** Data directory: kept copies are `<dataDir>/<feed_files.stored_path>`, downloads go to `<dataDir>/tmp`. */
+  /** The store's reads (SQLite or PostgreSQL): `feed_files` is the allowlist. */
+  reads: Pick<Reads, 'feedFileByName'>;
+  /**
+   * Data directory: kept copies are `<dataDir>/<feed_files.stored_path>`, downloads go to
+   * `<dataDir>/tmp`. Kept copies are on the disk of the machine that synced: a server elsewhere
+   * over the same PostgreSQL database has none, and fetches from the feed (`upstream`) or answers gone.
+   */
   dataDir: string;
   /**
    * Client of the feed the files came from, holding the upstream token (added server side, never
@@ -65,7 +70,7 @@ export class FileSource {
   async find(name: string, signal?: AbortSignal): Promise<FoundFile> {
     const signature = name.endsWith('.asc');
     const archive = signature ? name.slice(0, -'.asc'.length) : name;
-    const row = feedFileByName(this.#options.store, archive);
+    const row = await this.#options.reads.feedFileByName(archive);
     if (!row || (signature && row.signatureStoredPath === null)) return { kind: 'unknown' };
     const local = await this.#local(row, signature);
     if (local) return { kind: 'file', name, row, ...local, from: 'local' };

@@ -1,5 +1,4 @@
-import type { Store } from '../db/client.js';
-import { type FreshnessThresholds, freshness } from '../ops/freshness.js';
+import { type FreshnessReads, type FreshnessThresholds, freshness } from '../ops/freshness.js';
 import { respond } from './respond.js';
 import type { Route } from './route.js';
 
@@ -7,17 +6,17 @@ import type { Route } from './route.js';
  * `GET /freshness`: one line in upstream's replication-check style, `OK: ...`, `WARNING: ...` or
  * `CRITICAL: ...` with the newest local packet, its age and the lag (see ops/freshness.ts). Status 200
  * for OK and WARNING, 503 for CRITICAL, so plain HTTP monitors alert too; `?format=json` gives the
- * same facts as JSON. Never part of readiness.
+ * same facts as JSON. Never part of readiness. Reads `reads` (SQLite or PostgreSQL).
  */
 export function freshnessRoute(
-  store: Store,
+  reads: FreshnessReads,
   thresholds: FreshnessThresholds,
   now: () => Date = () => new Date(),
 ): Route {
   return {
-    handle(req, res, url) {
+    async handle(req, res, url) {
       if (url.pathname !== '/freshness') return false;
-      const f = freshness(store, thresholds, now());
+      const f = await freshness(reads, thresholds, now());
       const status = f.level === 'CRITICAL' ? 503 : 200;
       if (url.searchParams.get('format') === 'json') {
         const body = {

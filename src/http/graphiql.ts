@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto';
 import { promisify } from 'node:util';
 import { brotliCompress, constants, gzip } from 'node:zlib';
 import type { GraphiQLOptions } from 'graphql-yoga';
-import type { Store } from '../db/client.js';
+import type { Reads } from '../db/reads.js';
 import { exampleQuery } from './exampleQuery.js';
 import type { Route } from './route.js';
 
@@ -105,7 +105,7 @@ function chooseEncoding(accept: string | undefined): 'br' | 'gzip' | undefined {
  * gzip by Accept-Encoding, each compressed once when first asked), with an ETag and `Cache-Control: no-cache` so a
  * browser revalidates (304) instead of loading 9 MB again.
  */
-export function graphiqlRoute(store: Store, title: string): Route {
+export function graphiqlRoute(reads: Reads, title: string): Route {
   let page: Promise<RenderedPage> | undefined;
   const current = (example: string): Promise<RenderedPage> => {
     if (page) return page.then((p) => (p.example === example ? p : render(example)));
@@ -123,7 +123,7 @@ export function graphiqlRoute(store: Store, title: string): Route {
     async handle(req, res, url) {
       if (url.pathname !== '/graphql' || (req.method !== 'GET' && req.method !== 'HEAD')) return false;
       if (!(req.headers.accept ?? '').includes('text/html')) return false;
-      const { etag, identity, encoded } = await current(exampleQuery(store));
+      const { etag, identity, encoded } = await current(await exampleQuery(reads));
       const encoding = chooseEncoding(req.headers['accept-encoding']);
       const headers: Record<string, string> = {
         'content-type': 'text/html; charset=utf-8',

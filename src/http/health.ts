@@ -1,5 +1,4 @@
-import type { Store } from '../db/client.js';
-import { anyPacketSynced, migrationState } from '../db/status.js';
+import type { StatusReads } from '../db/statusReads.js';
 import { respond } from './respond.js';
 import type { Route } from './route.js';
 
@@ -14,38 +13,53 @@ export function healthRoute(): Route {
   };
 }
 
+/** The database `/ready` checks: its reads, and its name in messages (a path, or a URL without password). */
+export interface ReadyDatabase {
+  reads: Pick<StatusReads, 'ping' | 'migrationState' | 'anyPacketSynced'>;
+  display: string;
+  /** Why it is served read-only (a SQLite file on a read-only mount), if it is. */
+  readOnly?: string;
+}
+
 /**
  * Why the instance cannot serve data yet, or null when it can: the database answers, every
- * migration in `drizzle/sqlite/` is applied, and at least one packet is complete. Staleness is not a
+ * migration of its dialect (`drizzle/sqlite/` or `drizzle/postgres/`, as recorded by drizzle's
+ * migrator: `__drizzle_migrations`, on PostgreSQL `drizzle.__drizzle_migrations`) is applied, and
+ * at least one packet is complete. Staleness is not a
  * reason (see `/freshness`): a stale copy is still served, so an upstream outage never takes
  * every replica out of service.
  */
-export function notReadyReason(store: Store): string | null {
+export async function notReadyReason(database: ReadyDatabase): Promise<string | null> {
+  const { reads, display } = database;
   try {
-    store.sqlite.prepare('SELECT 1').get();
+    await reads.ping();
   } catch (error) {
-    return `database ${store.path} is not open: ${(error as Error).message}`;
+    return `database ${display} is not open: ${(error as Error).message}`;
   }
   try {
-    const migrations = migrationState(store);
+    const migrations = await reads.migrationState();
     if (migrations.pending > 0) {
-      return `database ${store.path}: ${migrations.pending} of ${migrations.expected} migrations not applied`;
+      return `database ${display}: ${migrations.pending} of ${migrations.expected} migrations not applied`;
     }
   } catch (error) {
-    return `database ${store.path}: cannot check migrations: ${(error as Error).message}`;
+    return `database ${display}: cannot check migrations: ${(error as Error).message}`;
   }
-  if (!anyPacketSynced(store)) return 'no packet synced yet';
+  try {
+    if (!(await reads.anyPacketSynced())) return 'no packet synced yet';
+  } catch (error) {
+    return `database ${display}: cannot read packets: ${(error as Error).message}`;
+  }
   return null;
 }
 
 /** `GET /ready`: 200 `ready` (`ready (read-only: <why>)` for a database opened read-only), or 503 `not ready: <reason>` (readiness; see {@link notReadyReason}). */
-export function readyRoute(store: Store): Route {
+export function readyRoute(database: ReadyDatabase): Route {
   return {
-    handle(req, res, url) {
+    async handle(req, res, url) {
       if (url.pathname !== '/ready') return false;
-      const reason = notReadyReason(store);
+      const reason = await notReadyReason(database);
       // A database served read-only (read-only mount) is ready, and says so: nothing is synced here.
-      const mode = store.readOnly ? ` (read-only: ${store.readOnly})` : '';
+      const mode = database.readOnly ? ` (read-only: ${database.readOnly})` : '';
       if (reason === null) respond(req, res, 200, `ready${mode}\n`);
       else respond(req, res, 503, `not ready: ${reason}${mode}\n`);
       return true;

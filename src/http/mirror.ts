@@ -1,5 +1,4 @@
-import type { Store } from '../db/client.js';
-import { latestPacketNumber } from '../db/latestPacket.js';
+import type { Reads } from '../db/reads.js';
 import {
   ERROR_BODIES,
   METHOD_NOT_ALLOWED_HTML,
@@ -15,7 +14,8 @@ import { tokenChecker } from './tokens.js';
 
 /** What the mirror serves and to whom. */
 export interface MirrorOptions {
-  store: Store;
+  /** The store's reads (SQLite or PostgreSQL). */
+  reads: Pick<Reads, 'latestPacket'>;
   source: FileSource;
   /** Path segment of the feed root (`ServiceInfo.database`): paths are `/api/<database>/...`. */
   database: string;
@@ -66,7 +66,7 @@ export function mirrorRoute(options: MirrorOptions): Route {
         return true;
       }
       if (route.kind === 'replication-info') {
-        const body = replicationInfoBody(latestPacketNumber(options.store) ?? null);
+        const body = replicationInfoBody((await options.reads.latestPacket())?.number ?? null);
         sendText(req, res, 200, { 'content-type': 'application/json' }, body);
         return true;
       }

@@ -1,13 +1,8 @@
-import type { Store } from '../db/client.js';
-import { latestPacket } from '../db/latestPacket.js';
-import {
-  PACKET_INTERVAL_MS,
-  packetTime,
-  readUpstream,
-  type UpstreamRecord,
-  type WaitingForDumps,
-  waitingForDumps,
-} from '../db/status.js';
+import type { Reads } from '../db/reads.js';
+import { PACKET_INTERVAL_MS, type UpstreamRecord, type WaitingForDumps } from '../db/status.js';
+
+/** The reads {@link freshness} needs (db/reads.ts: SQLite or PostgreSQL). */
+export type FreshnessReads = Pick<Reads, 'latestPacket' | 'upstream' | 'waitingForDumps' | 'packetTime'>;
 
 /**
  * How long after its TIMESTAMP a packet normally becomes complete: its missing JSON dumps settle
@@ -63,21 +58,24 @@ export function formatInterval(totalSeconds: number): string {
 }
 
 /**
- * Evaluates freshness from the database alone (works in `serve` without a sync in the process).
- * Staleness is reported here and in metrics, never through readiness.
- * @param upstream a fresher upstream position than the one the sync recorded (livefeed status)
+ * Evaluates freshness from the database alone (works in `serve` without a sync in the process, on
+ * SQLite or PostgreSQL). Staleness is reported here and in metrics, never through readiness.
+ * @param upstream a fresher upstream position than the one the sync recorded (livefeed status);
+ *   default the recorded one
+ * @throws (rejects with) the store's error
  */
-export function freshness(
-  store: Store,
+export async function freshness(
+  reads: FreshnessReads,
   thresholds: FreshnessThresholds,
   now: Date = new Date(),
-  upstream: UpstreamRecord | undefined = readUpstream(store),
-): Freshness {
-  const latest = latestPacket(store);
+  fresher?: UpstreamRecord,
+): Promise<Freshness> {
+  const upstream = fresher ?? (await reads.upstream());
+  const latest = await reads.latestPacket();
   const localLatest = latest?.number ?? null;
   const lagPackets =
     localLatest !== null && upstream?.latest != null ? Math.max(0, upstream.latest - localLatest) : null;
-  const waiting = waitingForDumps(store);
+  const waiting = await reads.waitingForDumps();
   const behind =
     (lagPackets === null ? '' : `; upstream latest ${upstream?.latest}, ${lagPackets} packets behind`) +
     describeOverdueWait(waiting, now);
@@ -87,7 +85,7 @@ export function freshness(
     const message = `CRITICAL: no packet synced yet${upstream?.latest != null ? `; upstream latest ${upstream.latest}` : ''}${describeOverdueWait(waiting, now)}`;
     return { level: 'CRITICAL', localLatest, ...timeless, message };
   }
-  const localTime = packetTime(store, localLatest);
+  const localTime = await reads.packetTime(localLatest);
   if (!localTime) {
     const message = `WARNING: newest local packet is ${localLatest} but its time is unknown${behind}`;
     return { level: 'WARNING', localLatest, ...timeless, message };

@@ -6,12 +6,10 @@
  * from the database at scrape time, so `serve` reports them even when the sync runs in another process.
  */
 import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from 'prom-client';
-import type { Store } from '../db/client.js';
-import { quarantinedLineCount, unfinishedFiles } from '../db/status.js';
-import { webhookStates } from '../db/webhookQueries.js';
+import type { Reads } from '../db/reads.js';
 import type { SyncObserver } from '../sync/observer.js';
 import type { Verifier } from '../sync/verifier.js';
-import { DEFAULT_FRESHNESS, freshness } from './freshness.js';
+import { DEFAULT_FRESHNESS, type Freshness, freshness } from './freshness.js';
 import { registerWebhookMetrics } from './webhookMetrics.js';
 
 /** Kind of a fetched feed file, from its path (FEED.md, Deployments and URLs). */
@@ -38,8 +36,11 @@ export interface Metrics {
   readonly graphqlRequests: Counter<'method' | 'status'>;
   readonly graphqlDuration: Histogram<'method'>;
   readonly graphqlOperations: Counter<'operation' | 'result'>;
-  /** Reads position, lag and file gauges from `store` at each scrape (the server's connection). */
-  useStore(store: Store): void;
+  /**
+   * Reads position, lag and file gauges through `reads` at each scrape (the server's connection or
+   * pool, SQLite or PostgreSQL).
+   */
+  useReads(reads: Reads): void;
   /** Sets `livefeed_info` (constant 1 with labels). */
   setInfo(info: { version: string; deployment: string; demo: boolean }): void;
   /** The text exposition. */
@@ -59,43 +60,60 @@ export function createMetrics(options: MetricsOptions = {}): Metrics {
   const registry = new Registry();
   const registers = [registry];
   const now = options.now ?? (() => new Date());
-  let store: Store | undefined;
+  let reads: Reads | undefined;
   if (options.processMetrics !== false) collectDefaultMetrics({ register: registry, prefix: 'livefeed_' });
 
-  // Registered before the position gauges below, so its collect (one freshness query per scrape)
-  // sets them before they are read.
-  new Gauge({
-    name: 'livefeed_upstream_latest_packet',
-    help: 'Latest packet upstream, as last read by a sync',
-    registers,
-    collect() {
-      // Unknown values (no store, nothing synced, no upstream record) are NaN, never a reassuring 0.
-      const f = store ? freshness(store, DEFAULT_FRESHNESS, now()) : undefined;
-      const set = (g: Gauge, value: number | null | undefined) => g.set(value ?? Number.NaN);
-      set(this, f?.upstream?.latest);
-      set(position.local, f?.localLatest);
-      set(position.lagPackets, f?.lagPackets);
-      set(position.lagSeconds, f?.lagSeconds);
-      set(position.age, f?.ageSeconds);
-    },
-  });
-  const gauge = (name: string, help: string) => new Gauge({ name, help, registers });
-  const position = {
-    local: gauge('livefeed_local_latest_packet', 'Newest complete local packet with no gap before it'),
-    lagPackets: gauge('livefeed_lag_packets', 'Upstream latest minus local latest packet'),
-    lagSeconds: gauge(
-      'livefeed_lag_seconds',
-      'Seconds the first packet not held locally has been due upstream',
-    ),
-    age: gauge('livefeed_local_packet_age_seconds', 'Seconds since the TIMESTAMP of the newest local packet'),
+  // One freshness read per scrape, shared by the five position gauges: the registry collects them
+  // all at once (their collects start in one tick), and the first to ask starts the read.
+  let scrape: Promise<Freshness | undefined> | undefined;
+  const currentFreshness = () => {
+    scrape ??= (reads ? freshness(reads, DEFAULT_FRESHNESS, now()) : Promise.resolve(undefined)).finally(
+      () => {
+        scrape = undefined;
+      },
+    );
+    return scrape;
   };
+  // Unknown values (no reads, nothing synced, no upstream record) are NaN, never a reassuring 0.
+  const positionGauge = (name: string, help: string, value: (f: Freshness) => number | null | undefined) =>
+    new Gauge({
+      name,
+      help,
+      registers,
+      async collect() {
+        const f = await currentFreshness();
+        this.set((f && value(f)) ?? Number.NaN);
+      },
+    });
+  positionGauge(
+    'livefeed_upstream_latest_packet',
+    'Latest packet upstream, as last read by a sync',
+    (f) => f.upstream?.latest,
+  );
+  positionGauge(
+    'livefeed_local_latest_packet',
+    'Newest complete local packet with no gap before it',
+    (f) => f.localLatest,
+  );
+  positionGauge('livefeed_lag_packets', 'Upstream latest minus local latest packet', (f) => f.lagPackets);
+  positionGauge(
+    'livefeed_lag_seconds',
+    'Seconds the first packet not held locally has been due upstream',
+    (f) => f.lagSeconds,
+  );
+  positionGauge(
+    'livefeed_local_packet_age_seconds',
+    'Seconds since the TIMESTAMP of the newest local packet',
+    (f) => f.ageSeconds,
+  );
   new Gauge({
     name: 'livefeed_db_quarantined_lines',
     help: 'Lines in quarantine in the database',
     registers,
-    collect() {
+    async collect() {
+      const lines = reads ? await reads.quarantineCount({}) : undefined;
       this.reset();
-      if (store) this.set(quarantinedLineCount(store));
+      if (lines !== undefined) this.set(lines);
     },
   });
   new Gauge({
@@ -103,15 +121,15 @@ export function createMetrics(options: MetricsOptions = {}): Metrics {
     help: 'JSON dumps and replication packets not yet stored, by status (pending, failed)',
     labelNames: ['status'],
     registers,
-    collect() {
+    async collect() {
+      const counts = reads ? await reads.unfinishedFiles(0) : undefined;
       this.reset();
-      if (!store) return;
-      const counts = unfinishedFiles(store, 0);
+      if (!counts) return;
       this.set({ status: 'pending' }, counts.pending);
       this.set({ status: 'failed' }, counts.failed);
     },
   });
-  registerWebhookMetrics(registry, () => (store ? webhookStates(store) : []));
+  registerWebhookMetrics(registry, () => reads?.webhookStates() ?? []);
   const info = new Gauge({
     name: 'livefeed_info',
     help: 'This instance',
@@ -180,8 +198,8 @@ export function createMetrics(options: MetricsOptions = {}): Metrics {
       labelNames: ['operation', 'result'],
       registers,
     }),
-    useStore: (s) => {
-      store = s;
+    useReads: (storeReads) => {
+      reads = storeReads;
     },
     setInfo: (values) => {
       info.reset();

@@ -2,16 +2,10 @@
  * `livefeed status`: the local and upstream position, unfinished files and freshness, on one
  * screen (stdout). Reads the database without writing to it.
  */
-import type { Store } from '../db/client.js';
-import { type LockHolder, lockHolder } from '../db/lock.js';
-import {
-  localPosition,
-  quarantinedLineCount,
-  tableExists,
-  type UnfinishedFile,
-  unfinishedFiles,
-} from '../db/status.js';
-import { type WebhookState, webhookStates } from '../db/webhookQueries.js';
+import type { LockHolder } from '../db/lock.js';
+import type { Reads } from '../db/reads.js';
+import type { LocalPosition, UnfinishedFile } from '../db/status.js';
+import type { WebhookState } from '../db/webhookQueries.js';
 import {
   describeWait,
   type Freshness,
@@ -32,7 +26,7 @@ export interface StatusFacts {
   dbPath: string;
   demo: boolean;
   upstream: UpstreamAnswer;
-  local: ReturnType<typeof localPosition>;
+  local: LocalPosition;
   freshness: Freshness;
   files: { pending: number; failed: number; files: UnfinishedFile[] };
   quarantined: number;
@@ -41,36 +35,41 @@ export interface StatusFacts {
   webhooks: WebhookState[];
 }
 
-/** Reads the facts from `store`; `listLimit` caps the unfinished files listed. */
-export function collectStatus(
-  store: Store,
+/**
+ * Reads the facts through `reads` (SQLite or PostgreSQL); `display` names the database (a path, or
+ * a URL without its password); `listLimit` caps the unfinished files listed.
+ * @throws (rejects with) the store's error
+ */
+export async function collectStatus(
+  reads: Reads,
   options: {
+    display: string;
     demo: boolean;
     upstream: UpstreamAnswer;
     thresholds: FreshnessThresholds;
     now?: Date;
     listLimit?: number;
   },
-): StatusFacts {
+): Promise<StatusFacts> {
   const now = options.now ?? new Date();
   return {
-    dbPath: store.path,
+    dbPath: options.display,
     demo: options.demo,
     upstream: options.upstream,
-    local: localPosition(store),
+    local: { latest: await reads.latestPacket(), ...(await reads.packetPosition()) },
     // A fresh answer from upstream beats the position the sync recorded.
-    freshness: freshness(
-      store,
+    freshness: await freshness(
+      reads,
       options.thresholds,
       now,
       options.upstream.kind === 'asked'
         ? { latest: options.upstream.latest, checkedAt: now.toISOString() }
         : undefined,
     ),
-    files: unfinishedFiles(store, options.listLimit ?? 8),
-    quarantined: quarantinedLineCount(store),
-    lock: tableExists(store, 'sync_lock') ? lockHolder(store) : undefined,
-    webhooks: webhookStates(store),
+    files: await reads.unfinishedFiles(options.listLimit ?? 8),
+    quarantined: await reads.quarantineCount({}),
+    lock: await reads.lockHolder(),
+    webhooks: await reads.webhookStates(),
   };
 }
 

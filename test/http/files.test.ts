@@ -10,12 +10,14 @@ import {
   type SampleFeed,
   startSampleFeed,
 } from '../../src/samplefeed/server.js';
-import { applyRetention } from '../../src/sync/retention.js';
-import { gql, tempDir, testLogger } from '../support/harness.js';
+import { createVerifier } from '../../src/sync/verifier.js';
+import { syncOnce } from '../../src/sync/worker.js';
+import { TEST_PUBLIC_KEY_FILE } from '../support/archives.js';
+import { gql, syncContextOn, tempDir, testLogger } from '../support/harness.js';
 import { type ManifestJsonDump, readBundledManifest } from '../support/manifest.js';
 import { rawRequest } from '../support/rawHttp.js';
 import { AppServers } from '../support/serveApp.js';
-import { syncVerified } from '../support/synced.js';
+import { describeStores, type TestDatabase } from '../support/stores.js';
 
 const manifest = readBundledManifest();
 const dumps: ManifestJsonDump[] = manifest.packets.flatMap((p) => Object.values(p.jsonDumps));
@@ -23,27 +25,44 @@ const newest = dumps.at(-1)!;
 const oldest = dumps[0]!;
 const fixture = (name: string) => readFileSync(join(BUNDLED_FEED_ROOT, name));
 
-describe('file links /files/<feed path> (issue 4, Files and links)', () => {
+/**
+ * On both stores (issue 17): the database is a SQLite file or a PostgreSQL database synced by its
+ * own writer with every signature verified; the app reads `feed_files` through its `Reads`.
+ */
+describeStores('file links /files/<feed path> (issue 4, Files and links)', (stores) => {
   let root: Awaited<ReturnType<typeof tempDir>>;
   let data: Awaited<ReturnType<typeof tempDir>>;
   let feed: SampleFeed;
-  let dbPath: string;
+  let db: TestDatabase;
   const servers = new AppServers();
   const logLines: string[] = [];
 
   /** An app on the synced store, optionally with upstream access, served on port 0. */
   const start = (upstream?: FeedClient) =>
-    servers.start(dbPath, { logger: testLogger(logLines), dataDir: data.dir, upstream });
+    servers.startOn(db, { logger: testLogger(logLines), dataDir: data.dir, upstream });
 
   beforeAll(async () => {
     root = await tempDir('feed-');
     await cp(BUNDLED_FEED_ROOT, root.dir, { recursive: true });
     feed = await startSampleFeed({ root: root.dir });
     data = await tempDir();
-    dbPath = await syncVerified(feed.feedRoot, data.dir);
-  });
+    db = await stores.create(data.dir);
+    const logger = testLogger();
+    const ctx = await syncContextOn(db.store, {
+      feedRoot: feed.feedRoot,
+      dataDir: data.dir,
+      logger,
+      verifier: await createVerifier(TEST_PUBLIC_KEY_FILE, 'fail', logger),
+    });
+    try {
+      expect((await syncOnce(ctx)).problems).toEqual([]);
+    } finally {
+      await ctx.feed.client.close();
+    }
+  }, 60_000);
   afterAll(async () => {
     await servers.closeAll();
+    await db?.close();
     await feed.close();
     await root.cleanup();
     await data.cleanup();
@@ -152,12 +171,7 @@ describe('file links /files/<feed path> (issue 4, Files and links)', () => {
     let client: FeedClient;
 
     beforeAll(async () => {
-      const removed = applyRetention(
-        servers.open(dbPath),
-        data.dir,
-        { kind: 'packets', count: 0 },
-        new Date(),
-      );
+      const removed = await db.store.applyRetention(data.dir, { kind: 'packets', count: 0 }, new Date());
       expect(removed.files).toBe(dumps.length);
       local = await start();
       client = new FeedClient({

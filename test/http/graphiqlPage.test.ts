@@ -1,6 +1,7 @@
 import { brotliDecompressSync, gunzipSync } from 'node:zlib';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openStore, type Store } from '../../src/db/client.js';
+import { sqliteReads } from '../../src/db/reads.js';
 import { createApp } from '../../src/http/app.js';
 import { exampleQuery } from '../../src/http/exampleQuery.js';
 import { testLogger, testService } from '../support/harness.js';
@@ -67,7 +68,7 @@ describe('GraphiQL page over real HTTP: compressed, cacheable; / redirects', () 
     const response = await fetch(`${server.origin}/graphql`, {
       method: 'POST',
       headers: { 'content-type': 'application/json' },
-      body: JSON.stringify({ query: exampleQuery(store) }),
+      body: JSON.stringify({ query: await exampleQuery(sqliteReads(store)) }),
     });
     const answer = (await response.json()) as {
       data: { entity: { current: { __typename: string } } };

@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openStore } from '../../src/db/client.js';
+import { sqliteReads } from '../../src/db/reads.js';
 import { notReadyReason } from '../../src/http/health.js';
 import { tempDir, testApp } from '../support/harness.js';
 import { listen } from '../support/listen.js';
@@ -68,7 +69,9 @@ describe('/health and /ready', () => {
         'DELETE FROM __drizzle_migrations WHERE created_at = (SELECT max(created_at) FROM __drizzle_migrations)',
       )
       .run();
-    expect(notReadyReason(store)).toMatch(/^database .*livefeed\.db: 1 of \d+ migrations not applied$/);
+    expect(await notReadyReason({ reads: sqliteReads(store), display: store.path })).toMatch(
+      /^database .*livefeed\.db: 1 of \d+ migrations not applied$/,
+    );
     store.close();
     await data.cleanup();
   });

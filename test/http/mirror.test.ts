@@ -1,7 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { openStore } from '../../src/db/client.js';
 import { ENTITY_TYPES } from '../../src/feed/entities.js';
 import {
   BUNDLED_FEED_ROOT,
@@ -12,11 +11,11 @@ import {
 import { createVerifier } from '../../src/sync/verifier.js';
 import { syncOnce } from '../../src/sync/worker.js';
 import { TEST_KEY_FINGERPRINT, TEST_PUBLIC_KEY_FILE } from '../support/archives.js';
-import { syncContext, tempDir, testLogger } from '../support/harness.js';
+import { syncContextOn, tempDir, testLogger } from '../support/harness.js';
 import { readBundledManifest } from '../support/manifest.js';
 import { type RawResponse, rawRequest } from '../support/rawHttp.js';
 import { AppServers } from '../support/serveApp.js';
-import { syncVerified } from '../support/synced.js';
+import { describeStores, SQLITE_STORES, snapshotStore, type TestDatabase } from '../support/stores.js';
 
 const manifest = readBundledManifest();
 const dumps = manifest.packets.flatMap((p) => Object.values(p.jsonDumps));
@@ -25,23 +24,41 @@ const MIRROR_TOKEN = 'MirrorTokenForDownstreamLivefeed00000001';
 const OTHER_TOKEN = 'MirrorTokenForDownstreamLivefeed00000002';
 const withToken = (path: string, token: string) => `${path}${path.includes('?') ? '&' : '?'}token=${token}`;
 
-describe('mirror endpoints /api/<database>/ (issue 4, Mirror endpoints)', () => {
+/**
+ * On both stores (issue 17): the served database is a SQLite file or a PostgreSQL database, synced
+ * by its own writer with every signature verified; the app reads it through its `Reads`.
+ */
+describeStores('mirror endpoints /api/<database>/ (issue 4, Mirror endpoints)', (stores) => {
   let feed: SampleFeed;
   let data: Awaited<ReturnType<typeof tempDir>>;
-  let dbPath: string;
+  let db: TestDatabase;
   const servers = new AppServers();
 
-  const start = async (mirrorTokens: string[], path = dbPath) =>
-    (await servers.start(path, { dataDir: data.dir, mirrorTokens })).origin;
+  const start = async (mirrorTokens: string[], on = db) =>
+    (await servers.startOn(on, { dataDir: data.dir, mirrorTokens })).origin;
 
   beforeAll(async () => {
     feed = await startSampleFeed({ root: BUNDLED_FEED_ROOT });
     data = await tempDir();
+    db = await stores.create(data.dir);
     // The bundled feed has replication packets: the mirror serves them like the feed does.
-    dbPath = await syncVerified(feed.feedRoot, data.dir, { replicationPackets: true });
-  });
+    const logger = testLogger();
+    const ctx = await syncContextOn(db.store, {
+      feedRoot: feed.feedRoot,
+      dataDir: data.dir,
+      logger,
+      verifier: await createVerifier(TEST_PUBLIC_KEY_FILE, 'fail', logger),
+      replicationPackets: true,
+    });
+    try {
+      expect((await syncOnce(ctx)).problems).toEqual([]);
+    } finally {
+      await ctx.feed.client.close();
+    }
+  }, 60_000);
   afterAll(async () => {
     await servers.closeAll();
+    await db?.close();
     await feed.close();
     await data.cleanup();
   });
@@ -136,11 +153,13 @@ describe('mirror endpoints /api/<database>/ (issue 4, Mirror endpoints)', () => 
 
     it('reports no packet when nothing is held', async () => {
       const empty = await tempDir();
+      const none = await stores.create(empty.dir);
       try {
-        const origin = await start([], join(empty.dir, 'livefeed.db'));
+        const origin = await start([], none);
         const res = await rawRequest(origin, '/api/musicbrainz/replication-info');
         expect([res.status, res.body.toString()]).toEqual([200, '{"last_packet":null}\n']);
       } finally {
+        await none.close();
         await empty.cleanup();
       }
     });
@@ -151,7 +170,8 @@ describe('mirror endpoints /api/<database>/ (issue 4, Mirror endpoints)', () => 
       const origin = await start([MIRROR_TOKEN]);
       const dataB = await tempDir();
       const logger = testLogger();
-      const b = await syncContext({
+      const b = await SQLITE_STORES.create(dataB.dir);
+      const ctx = await syncContextOn(b.store, {
         feedRoot: `${origin}/api/musicbrainz`,
         token: MIRROR_TOKEN,
         dataDir: dataB.dir,
@@ -159,32 +179,20 @@ describe('mirror endpoints /api/<database>/ (issue 4, Mirror endpoints)', () => 
         verifier: await createVerifier(TEST_PUBLIC_KEY_FILE, 'fail', logger),
         replicationPackets: true,
       });
-      const a = openStore(dbPath);
       try {
-        const report = await syncOnce(b);
+        const report = await syncOnce(ctx);
         expect(report.problems).toEqual([]);
         expect(report.completed).toHaveLength(manifest.packets.length);
-        const tables = [
-          'SELECT id, packet, entity, position, mbid, data FROM changes ORDER BY id',
-          'SELECT packet, entity, status, change_count, quarantine_count, file_name FROM dumps ORDER BY packet, entity',
-          'SELECT number, timestamp, schema_sequence, synced_at IS NOT NULL AS complete FROM packets ORDER BY number',
-          'SELECT name, packet, size, sha256, signature, fingerprint FROM feed_files ORDER BY name',
-          'SELECT packet, ord, seqid, xid, table_name, op, keys, old_data, new_data, timestamp FROM row_changes ORDER BY packet, ord',
-          'SELECT packet, mbid, entity, kind, merged_into FROM removals ORDER BY packet, mbid',
-        ];
-        for (const sql of tables)
-          expect(b.store.sqlite.prepare(sql).all(), sql).toEqual(a.sqlite.prepare(sql).all());
-        const signatures = b.store.sqlite
-          .prepare('SELECT DISTINCT signature, fingerprint FROM feed_files')
-          .all();
+        // Every row as A holds it (snapshotStore reads both stores alike), files and signatures too.
+        expect(await snapshotStore(b)).toEqual(await snapshotStore(db));
+        const signatures = await b.rows('SELECT DISTINCT signature, fingerprint FROM feed_files');
         expect(signatures).toEqual([{ signature: 'VERIFIED', fingerprint: TEST_KEY_FINGERPRINT }]);
-        expect(a.sqlite.prepare('SELECT count(*) AS n FROM changes').get()).toEqual({
-          n: dumps.reduce((n, d) => n + d.mbids.length, 0),
-        });
+        expect(await db.rows('SELECT count(*) AS n FROM changes')).toEqual([
+          { n: dumps.reduce((n, d) => n + d.mbids.length, 0) },
+        ]);
       } finally {
-        a.close();
-        b.store.close();
-        await b.feed.client.close();
+        await b.close();
+        await ctx.feed.client.close();
         await dataB.cleanup();
       }
     });

@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadConfig } from '../../src/config.js';
 import { openStore, type Store } from '../../src/db/client.js';
+import { sqliteReads } from '../../src/db/reads.js';
 import { packetTime, recordUpstream } from '../../src/db/status.js';
 import { freshnessRoute } from '../../src/http/freshnessRoute.js';
 import { DEFAULT_FRESHNESS, formatInterval, freshness, SETTLE_DELAY_MS } from '../../src/ops/freshness.js';
@@ -28,14 +29,14 @@ describe('freshness in upstream replication-check style', () => {
     await synced.cleanup();
   });
 
-  it('formats intervals like PostgreSQL', () => {
+  it('formats intervals like PostgreSQL', async () => {
     expect(formatInterval(0)).toBe('00:00:00');
     expect(formatInterval(3 * 3600 + 61)).toBe('03:01:01');
     expect(formatInterval(86_400 + 5)).toBe('1 day 00:00:05');
     expect(formatInterval(3 * 86_400)).toBe('3 days 00:00:00');
   });
 
-  it("takes a packet's TIMESTAMP, or estimates it hourly from an earlier one when it has none", () => {
+  it("takes a packet's TIMESTAMP, or estimates it hourly from an earlier one when it has none", async () => {
     const withTime = manifest.packets.find((p) => Object.keys(p.jsonDumps).length > 0)!;
     expect(packetTime(store, withTime.number)).not.toBeNull();
     const without = manifest.packets.find((p, i) => i > 0 && Object.keys(p.jsonDumps).length === 0);
@@ -45,8 +46,12 @@ describe('freshness in upstream replication-check style', () => {
     }
   });
 
-  it('is OK while the next packet has been due for less than the warning threshold', () => {
-    const f = freshness(store, DEFAULT_FRESHNESS, new Date(newest.getTime() + DUE + 30 * 60_000));
+  it('is OK while the next packet has been due for less than the warning threshold', async () => {
+    const f = await freshness(
+      sqliteReads(store),
+      DEFAULT_FRESHNESS,
+      new Date(newest.getTime() + DUE + 30 * 60_000),
+    );
     expect(f).toMatchObject({
       level: 'OK',
       localLatest: manifest.lastPacket,
@@ -59,28 +64,33 @@ describe('freshness in upstream replication-check style', () => {
     );
   });
 
-  it('is OK through the normal delay: the next packet completes about 90 minutes after its TIMESTAMP', () => {
+  it('is OK through the normal delay: the next packet completes about 90 minutes after its TIMESTAMP', async () => {
     // Just before packet N+1 completes, the newest local packet is N, 2 h 30 min old.
-    const f = freshness(store, DEFAULT_FRESHNESS, new Date(newest.getTime() + DUE));
+    const f = await freshness(sqliteReads(store), DEFAULT_FRESHNESS, new Date(newest.getTime() + DUE));
     expect(f).toMatchObject({ level: 'OK', lagSeconds: 0, ageSeconds: 9000 });
     // and with the default poll interval (5 min) on top, still no lag worth a warning
-    expect(freshness(store, DEFAULT_FRESHNESS, new Date(newest.getTime() + DUE + 5 * 60_000)).level).toBe(
-      'OK',
-    );
+    expect(
+      (await freshness(sqliteReads(store), DEFAULT_FRESHNESS, new Date(newest.getTime() + DUE + 5 * 60_000)))
+        .level,
+    ).toBe('OK');
   });
 
-  it('is WARNING from 2 hours of lag and CRITICAL from 6 hours, by default', () => {
+  it('is WARNING from 2 hours of lag and CRITICAL from 6 hours, by default', async () => {
     const at = (lagHours: number) => new Date(newest.getTime() + DUE + lagHours * HOUR);
-    expect(freshness(store, DEFAULT_FRESHNESS, at(1.99)).level).toBe('OK');
-    expect(freshness(store, DEFAULT_FRESHNESS, at(2)).level).toBe('WARNING');
-    expect(freshness(store, DEFAULT_FRESHNESS, at(5.99)).message).toMatch(/^WARNING: .*lag = 05:59:24\)/);
-    expect(freshness(store, DEFAULT_FRESHNESS, at(6)).level).toBe('CRITICAL');
-    expect(freshness(store, { warningMs: HOUR / 2, criticalMs: HOUR }, at(0.5)).level).toBe('WARNING');
+    expect((await freshness(sqliteReads(store), DEFAULT_FRESHNESS, at(1.99))).level).toBe('OK');
+    expect((await freshness(sqliteReads(store), DEFAULT_FRESHNESS, at(2))).level).toBe('WARNING');
+    expect((await freshness(sqliteReads(store), DEFAULT_FRESHNESS, at(5.99))).message).toMatch(
+      /^WARNING: .*lag = 05:59:24\)/,
+    );
+    expect((await freshness(sqliteReads(store), DEFAULT_FRESHNESS, at(6))).level).toBe('CRITICAL');
+    expect(
+      (await freshness(sqliteReads(store), { warningMs: HOUR / 2, criticalMs: HOUR }, at(0.5))).level,
+    ).toBe('WARNING');
   });
 
-  it('counts packets behind the upstream position the sync recorded', () => {
+  it('counts packets behind the upstream position the sync recorded', async () => {
     recordUpstream(store, manifest.lastPacket + 3, new Date().toISOString());
-    const f = freshness(store, DEFAULT_FRESHNESS, new Date(newest.getTime() + HOUR));
+    const f = await freshness(sqliteReads(store), DEFAULT_FRESHNESS, new Date(newest.getTime() + HOUR));
     expect(f.lagPackets).toBe(3);
     expect(f.message).toMatch(/; upstream latest \d+, 3 packets behind$/);
     recordUpstream(store, manifest.lastPacket, new Date().toISOString());
@@ -89,7 +99,7 @@ describe('freshness in upstream replication-check style', () => {
   it('is CRITICAL with no packet synced', async () => {
     const data = await tempDir();
     const empty = openStore(`${data.dir}/livefeed.db`);
-    expect(freshness(empty, DEFAULT_FRESHNESS)).toMatchObject({
+    expect(await freshness(sqliteReads(empty), DEFAULT_FRESHNESS)).toMatchObject({
       level: 'CRITICAL',
       message: 'CRITICAL: no packet synced yet',
     });
@@ -99,7 +109,7 @@ describe('freshness in upstream replication-check style', () => {
 
   it('GET /freshness: the line with 200 for OK and WARNING, 503 for CRITICAL; JSON on request', async () => {
     let now = new Date(newest.getTime() + DUE);
-    const route = freshnessRoute(store, DEFAULT_FRESHNESS, () => now);
+    const route = freshnessRoute(sqliteReads(store), DEFAULT_FRESHNESS, () => now);
     const server = await listen((req, res) => {
       void route.handle(req, res, new URL(req.url ?? '/', 'http://localhost'));
     });
@@ -127,7 +137,7 @@ describe('freshness in upstream replication-check style', () => {
     }
   });
 
-  it('takes its thresholds from flags or env, in hours', () => {
+  it('takes its thresholds from flags or env, in hours', async () => {
     const config = loadConfig({}, { LIVEFEED_FRESHNESS_WARNING: '1', LIVEFEED_FRESHNESS_CRITICAL: '3' });
     expect([config.freshnessWarningMs, config.freshnessCriticalMs]).toEqual([HOUR, 3 * HOUR]);
     expect(loadConfig({ freshnessWarning: '0.5' }, {}).freshnessWarningMs).toBe(HOUR / 2);

@@ -3,18 +3,18 @@
  * an app over a temporary SQLite file and one over a database of a throw-away PostgreSQL cluster,
  * both filled by the real sync writers (`SyncStore`, test/support/stores.ts) from the same real
  * archives. The SQLite app is `createApp` over a reader connection of its own, as `serve` runs;
- * the PostgreSQL app is the GraphQL endpoint alone (`createGraphql`) over `postgresReads`, with NO
- * SQLite store behind it: a resolver still reading `Context.store` fails the PostgreSQL run.
+ * the PostgreSQL app is `createApp` over `postgresReads` (every route: GraphQL, /ready, /freshness,
+ * /metrics, /files, the mirror), with NO SQLite store behind it: a resolver or route still reading
+ * a SQLite store fails the PostgreSQL run.
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { afterAll, beforeAll } from 'vitest';
 import { openStore, type Store } from '../../src/db/client.js';
 import { type Reads, sqliteReads } from '../../src/db/reads.js';
 import type { ServiceInfo } from '../../src/graphql/builder.js';
-import { createApp } from '../../src/http/app.js';
-import { createGraphql, type GraphqlServer } from '../../src/http/graphql.js';
-import { createPacketEvents, type PacketEvents } from '../../src/ops/events.js';
-import { createMetrics } from '../../src/ops/metrics.js';
+import { type App, type AppOptions, createApp } from '../../src/http/app.js';
+import type { GraphqlServer } from '../../src/http/graphql.js';
+import type { PacketEvents } from '../../src/ops/events.js';
 import type { SyncStore } from '../../src/sync/syncStore.js';
 import { tempDir, testLogger, testService } from './harness.js';
 import { describeStores, type StoreKind, type TestDatabase } from './stores.js';
@@ -30,7 +30,8 @@ export interface GraphqlApp {
 /** The app of one run of {@link describeAppStores}, open from `beforeAll` until `afterAll`. */
 export interface AppUnderTest {
   kind: StoreKind['kind'];
-  app: GraphqlApp;
+  /** `createApp` over the store: GraphQL and every HTTP route. */
+  app: App;
   /**
    * The database: `db.store` writes more through the sync writer (a SQLite app's reader sees it
    * on its next read), `db.rows` reads rows with a statement written once (`?` parameters).
@@ -48,6 +49,8 @@ export interface AppStoresOptions {
   service?: Partial<ServiceInfo>;
   /** Wraps the app's reads (e.g. to count them); default: the store's reads as they are. */
   wrapReads?: (reads: Reads) => Reads;
+  /** More options of `createApp` (mirror tokens, upstream, freshness thresholds). */
+  app?: Partial<Omit<AppOptions, 'store' | 'reads' | 'display' | 'service' | 'logger'>>;
 }
 
 async function openApp(stores: StoreKind, build: AppBuild, options: AppStoresOptions) {
@@ -64,7 +67,7 @@ async function openApp(stores: StoreKind, build: AppBuild, options: AppStoresOpt
     await build(db.store, temp.dir, db);
     const service = testService(options.service);
     const logger = testLogger();
-    let app: GraphqlApp;
+    let app: App;
     const wrap = options.wrapReads ?? ((reads: Reads) => reads);
     if (stores.kind === 'sqlite') {
       reader = openStore(db.db);
@@ -74,18 +77,17 @@ async function openApp(stores: StoreKind, build: AppBuild, options: AppStoresOpt
         service,
         logger,
         dataDir: temp.dir,
+        ...options.app,
       });
     } else {
-      const events = createPacketEvents();
-      const yoga = createGraphql({
+      app = createApp({
         reads: wrap(db.reads),
         display: db.store.display,
         service,
         logger,
-        metrics: createMetrics({ processMetrics: false }),
-        events,
+        dataDir: temp.dir,
+        ...options.app,
       });
-      app = { yoga, handle: (req, res) => void yoga(req, res), events };
     }
     return { run: { kind: stores.kind, app, db, dir: temp.dir, reader } satisfies AppUnderTest, close };
   } catch (error) {

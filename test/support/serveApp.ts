@@ -1,9 +1,11 @@
 import { once } from 'node:events';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { redactDatabaseUrl } from '../../src/config/databaseUrl.js';
 import { openStore, type Store } from '../../src/db/client.js';
 import { type App, type AppOptions, createApp } from '../../src/http/app.js';
 import { testLogger, testService } from './harness.js';
+import type { TestDatabase } from './stores.js';
 
 /** An app listening on a loopback port. */
 export interface ServedApp {
@@ -41,6 +43,23 @@ export class AppServers {
   async start(dbPath: string, options: ServedAppOptions): Promise<{ app: App; origin: string }> {
     const store = this.open(dbPath);
     const app = createApp({ service: testService(), logger: testLogger(), ...options, store });
+    const server = await serveApp(app);
+    this.served.push(server);
+    return { app, origin: server.origin };
+  }
+
+  /**
+   * Builds the app over `db`'s reads (either store, test/support/stores.ts; no SQLite store behind
+   * a PostgreSQL one) and serves it; `db` stays open (the caller closes it).
+   */
+  async startOn(db: TestDatabase, options: ServedAppOptions): Promise<{ app: App; origin: string }> {
+    const app = createApp({
+      service: testService(),
+      logger: testLogger(),
+      ...options,
+      reads: db.reads,
+      display: redactDatabaseUrl(db.db),
+    });
     const server = await serveApp(app);
     this.served.push(server);
     return { app, origin: server.origin };

@@ -1,4 +1,5 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { sqliteReads } from '../../src/db/reads.js';
 import { DEFAULT_FRESHNESS, freshness } from '../../src/ops/freshness.js';
 import { collectStatus, renderStatus } from '../../src/ops/statusReport.js';
 import { type SampleFeed, startSampleFeed } from '../../src/samplefeed/server.js';
@@ -92,7 +93,7 @@ describe('a halted upstream JSON dump job', () => {
       expect(during.completed).toEqual([]);
 
       // /freshness and livefeed status say plainly what is waiting, and since when.
-      const f = freshness(ctx.store, DEFAULT_FRESHNESS, clock);
+      const f = await freshness(sqliteReads(ctx.store), DEFAULT_FRESHNESS, clock);
       expect(f.waiting).toEqual({
         packets: 4,
         oldest: 40,
@@ -103,7 +104,8 @@ describe('a halted upstream JSON dump job', () => {
         '4 packets wait for JSON dumps upstream has not published yet, since packet 40',
       );
       const screen = renderStatus(
-        collectStatus(ctx.store, {
+        await collectStatus(sqliteReads(ctx.store), {
+          display: ctx.store.path,
           demo: false,
           upstream: { kind: 'not-asked', reason: 'test' },
           thresholds: DEFAULT_FRESHNESS,
@@ -134,7 +136,7 @@ describe('a halted upstream JSON dump job', () => {
         { packet: 42, mbid: id(42) },
         { packet: 43, mbid: id(43) },
       ]);
-      expect(freshness(ctx.store, DEFAULT_FRESHNESS, clock).waiting).toMatchObject({
+      expect((await freshness(sqliteReads(ctx.store), DEFAULT_FRESHNESS, clock)).waiting).toMatchObject({
         packets: 1,
         oldest: 43,
       });

@@ -9,6 +9,7 @@ import { postgresLedgerReads } from './ledgerReads.js';
 import { named, removalCountPostgres, removalOfMbidPostgres, removalsPagePostgres } from './removalReads.js';
 import { searchCountPostgres, searchHitsPostgres } from './searchReads.js';
 import { BEGIN_SNAPSHOT, inPgTransaction, type PgQueryable } from './sql.js';
+import { postgresStatusReads } from './statusReads.js';
 
 // Named statements: prepared once per pooled connection, as SQLite's cachedStatement does.
 const CHANGE_COUNT_OF_MBID = {
@@ -65,6 +66,7 @@ export function postgresReads(store: PostgresStore): Reads {
   return {
     ...postgresLedgerReads(store),
     ...postgresFeedReads(store),
+    ...postgresStatusReads(store),
     ...currentReads(store.pool),
     changesOfMbidPage: (mbid, afterId, limit) => changesOfMbidPagePostgres(store, mbid, afterId, limit),
     changeCountOfMbid: async (mbid) => (await scalar<number>(store, CHANGE_COUNT_OF_MBID, [mbid]))!,

@@ -1,0 +1,42 @@
+/**
+ * The statements of the status reads (`/ready`, `/freshness`, `/metrics`, `livefeed status`,
+ * GraphiQL's example), written once for SQLite and PostgreSQL (`?` parameters, numbered by
+ * db/postgres/sql.ts `pgSql`; quoted aliases, a subquery in FROM named). Each reads the sync's
+ * ledger (`packets`, `dumps`, `replication_packets`, `meta`); none writes.
+ */
+
+/** The files the sync has not finished: JSON dumps and replication packets, one row each. */
+const UNFINISHED = `
+    SELECT packet, 'json-dump ' || entity AS file, status, error, attempts FROM dumps WHERE status IN ('PENDING', 'FAILED')
+    UNION ALL
+    SELECT packet, 'replication packet' AS file, status, error, attempts FROM replication_packets
+      WHERE status IN ('PENDING', 'FAILED', 'MISSING')`;
+
+/** SQL of the status reads, by read. */
+export const STATUS_SQL = {
+  /** () → one row when at least one packet is complete. */
+  anyPacketSynced: 'SELECT 1 AS one FROM packets WHERE synced_at IS NOT NULL LIMIT 1',
+  /** (packet) → the nearest packet at or before it with a TIMESTAMP: number, timestamp. */
+  packetTime: `SELECT number, timestamp FROM packets WHERE number <= ? AND timestamp IS NOT NULL
+    ORDER BY number DESC LIMIT 1`,
+  /** () → the `meta` rows of the upstream position a sync recorded: key, value. */
+  upstream: "SELECT key, value FROM meta WHERE key IN ('upstream_latest', 'upstream_checked_at')",
+  /** () → the `meta` row marking the demo's database (db/status.ts `markDemo`): value. */
+  demo: "SELECT value FROM meta WHERE key = 'demo'",
+  /** () → pending, failed (MISSING counted as failed). */
+  unfinishedCounts: `SELECT count(CASE WHEN status = 'PENDING' THEN 1 END) AS pending,
+    count(CASE WHEN status IN ('FAILED', 'MISSING') THEN 1 END) AS failed FROM (${UNFINISHED}) AS unfinished`,
+  /** () → the unfinished files, failed first, then by packet and file (add the LIMIT). */
+  unfinishedFiles: `SELECT * FROM (${UNFINISHED}) AS unfinished ORDER BY status = 'PENDING', packet, file`,
+  /** () → packets, oldest, oldestTimestamp, since of the packets waiting for JSON dumps. */
+  waitingForDumps: `SELECT w.packets, w.oldest, p.timestamp AS "oldestTimestamp",
+      (SELECT min(e.checked_at) FROM dumps e WHERE e.packet = w.oldest AND e.status = 'PENDING') AS since
+    FROM (SELECT count(DISTINCT packet) AS packets, min(packet) AS oldest FROM dumps WHERE status = 'PENDING') w
+    LEFT JOIN packets p ON p.number = w.oldest`,
+  /** () → packet, entity: the stored JSON dumps with changes of the newest packet that has any. */
+  newestDumpsWithChanges: `SELECT packet, entity FROM dumps
+    WHERE packet = (SELECT max(packet) FROM dumps WHERE status = 'SYNCED' AND change_count > 0)
+      AND status = 'SYNCED' AND change_count > 0`,
+  /** () → at: the folder time (ms) of the newest migration applied (SQLite's migration table). */
+  lastMigration: 'SELECT max(created_at) AS at FROM __drizzle_migrations',
+} as const;
