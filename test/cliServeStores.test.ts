@@ -117,6 +117,38 @@ describeStores('livefeed status, serve and start as real processes', (stores) =>
     }
   }, 60_000);
 
+  it.runIf(stores.kind === 'postgres')(
+    'serve --db-replica sends the GraphQL reads to the replica, named without its password',
+    async () => {
+      // The database itself as its "replica": the reads go through the read router to it.
+      const serve = startCli([
+        'serve',
+        '--demo',
+        '--port',
+        '0',
+        '--db',
+        db.db,
+        '--data-dir',
+        data.dir,
+        '--db-replica',
+        db.db,
+      ]);
+      try {
+        const origin = await originOf(serve);
+        const answer = await graphql<{ latestPacket: { number: number } }>(
+          origin,
+          '{ latestPacket { number } }',
+        );
+        expect(answer.latestPacket.number).toBe(LATEST);
+        const opened = serve.events().find((e) => e.event === 'database')!;
+        expect(opened.replicas).toEqual([expect.stringMatching(REDACTED)]);
+      } finally {
+        await stop(serve);
+      }
+    },
+    60_000,
+  );
+
   it('start syncs a new database and serves it in one process', async () => {
     const fresh = await tempDir(`lf-cli-start-${stores.kind}-`);
     const target = await stores.create(fresh.dir);
@@ -137,4 +169,51 @@ describeStores('livefeed status, serve and start as real processes', (stores) =>
       await fresh.cleanup();
     }
   }, 90_000);
+
+  it('serve hears of the packets a sync in another process completes (packetSynced)', async () => {
+    const fresh = await tempDir(`lf-cli-watch-${stores.kind}-`);
+    const target = await stores.create(fresh.dir);
+    const sync = (more: string[]) =>
+      startCli(['sync', '--demo', '--once', '--db', target.db, '--data-dir', fresh.dir, ...more]);
+    let serve: CliProcess | undefined;
+    let stream: Response | undefined;
+    try {
+      const first = await sync(['--to', String(manifest.packets[2]!.number)]).exited;
+      expect(first.code).toBe(0);
+      serve = startCli(['serve', '--demo', '--port', '0', '--db', target.db, '--data-dir', fresh.dir]);
+      const origin = await originOf(serve);
+      const before = await graphql<{ latestPacket: { number: number } }>(
+        origin,
+        '{ latestPacket { number } }',
+      );
+      const subscription = encodeURIComponent('subscription { packetSynced { number } }');
+      stream = await fetch(`${origin}/graphql?query=${subscription}`, {
+        headers: { accept: 'text/event-stream' },
+      });
+      expect(stream.status).toBe(200);
+      // The subscription is live once its first (empty) chunk arrives; only then does the sync write.
+      const reader = stream.body!.getReader();
+      await reader.read();
+      const rest = sync([]);
+      const heard: number[] = [];
+      let text = '';
+      while (!heard.includes(LATEST)) {
+        const { value, done } = await reader.read();
+        if (done) break;
+        text += new TextDecoder().decode(value);
+        heard.splice(0, heard.length, ...[...text.matchAll(/"number":(\d+)/g)].map((m) => Number(m[1])));
+      }
+      expect((await rest.exited).code).toBe(0);
+      // Every packet completed after the watch began, once each, in order; none of those before.
+      expect(heard.at(-1)).toBe(LATEST);
+      expect(heard[0]).toBeGreaterThan(before.latestPacket.number);
+      expect(heard).toEqual([...heard].sort((a, b) => a - b));
+      expect(new Set(heard).size).toBe(heard.length);
+    } finally {
+      await stream?.body?.cancel().catch(() => {});
+      if (serve) await stop(serve);
+      await target.close();
+      await fresh.cleanup();
+    }
+  }, 120_000);
 });

@@ -1,7 +1,6 @@
 import { createServer, type Server } from 'node:http';
 import type { Store } from '../db/client.js';
 import { openForServing } from '../db/readOnly.js';
-import type { Reads } from '../db/reads.js';
 import { safeMessage } from '../feed/errors.js';
 import { databaseName, redactUrl } from '../feed/protocol/urls.js';
 import type { ServiceInfo } from '../graphql/builder.js';
@@ -9,6 +8,7 @@ import { createApp } from '../http/app.js';
 import { createPacketEvents, type PacketEvents, watchCompletedPackets } from '../ops/events.js';
 import type { CommandImplementation } from './command.js';
 import { EXIT } from './exit.js';
+import type { ServedPostgres } from './servePostgres.js';
 import { openSession, type Session, sqliteDatabase, VERSION } from './session.js';
 import { upstreamClient } from './targets.js';
 
@@ -50,9 +50,7 @@ export interface RunningServer {
 }
 
 /** The database a server reads: a SQLite store, or a PostgreSQL pool's reads (no SQLite store). */
-type ServedDatabase =
-  | { kind: 'sqlite'; store: Store }
-  | { kind: 'postgres'; reads: Reads; display: string; close(): Promise<void> };
+type ServedDatabase = { kind: 'sqlite'; store: Store } | ({ kind: 'postgres' } & ServedPostgres);
 
 /**
  * Opens the session's database for serving: SQLite through `openForServing` (read-only on a
@@ -76,25 +74,23 @@ async function openServed(session: Session): Promise<ServedDatabase> {
 }
 
 /**
- * THE PACKET WATCH of a `serve` process (no sync in it; `start` publishes from its own sync): how
+ * The packet watch of a `serve` process (no sync in it; `start` publishes from its own sync): how
  * subscriptions learn of packets a sync in another process completed. SQLite polls the file
- * (ops/events.ts `watchCompletedPackets`).
- * MERGE POINT (issue 17, step 6): over PostgreSQL there is no watch yet; the LISTEN/NOTIFY watch
- * (`watchPostgresPackets`, built in another branch) starts here, in the `postgres` branch below.
+ * (ops/events.ts `watchCompletedPackets`); PostgreSQL listens for the writer's `NOTIFY`
+ * (db/postgres/listen.ts `watchPostgresPackets`).
  */
 function startPacketWatch(session: Session, served: ServedDatabase, events: PacketEvents): void {
   if (session.mode !== 'serve') return;
+  if (served.kind === 'postgres') {
+    served.watch(events, session.signal);
+    return;
+  }
   const onError = (error: unknown) =>
     session.logger.warn(
       { event: 'watch-failed', err: safeMessage(error) },
       'cannot check for synced packets',
     );
-  if (served.kind === 'sqlite') {
-    watchCompletedPackets(served.store, events, { signal: session.signal, onError });
-    return;
-  }
-  // PostgreSQL: watchPostgresPackets(...) goes here (step 6); until then `packetSynced` and
-  // `entityChanged` get no packets a sync in another process completes.
+  watchCompletedPackets(served.store, events, { signal: session.signal, onError });
 }
 
 /**
@@ -132,7 +128,7 @@ async function serveDatabase(
   const app = createApp({
     ...(served.kind === 'sqlite'
       ? { store: served.store }
-      : { reads: served.reads, display: served.display }),
+      : { reads: served.reads, readsForRequest: served.readsForRequest, display: served.display }),
     service,
     logger,
     dataDir: config.dataDir,

@@ -31,6 +31,8 @@ export interface AppOptions {
    * {@link sqliteReads} over `store`.
    */
   reads?: Reads;
+  /** The reads of one GraphQL request, when they differ from `reads` (http/graphql.ts, read replicas). */
+  readsForRequest?: () => Reads;
   /** What messages name the database by (a URL without its password); default `store.path`. */
   display?: string;
   service: ServiceInfo;
@@ -75,6 +77,7 @@ export function createApp(options: AppOptions): App {
   const events = options.events ?? createPacketEvents();
   const yoga = createGraphql({
     reads,
+    readsForRequest: options.readsForRequest,
     display,
     service: options.service,
     logger: options.logger,
