@@ -1,6 +1,5 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import pg from 'pg';
-import type { PacketEvents } from '../../ops/events.js';
 import { NO_SYNCED_MARK, SYNCED_PACKETS_SQL, type SyncedMark } from '../syncedPackets.js';
 import { PG_TYPES, type PostgresConnection } from './client.js';
 import { PACKETS_CHANNEL } from './notify.js';
@@ -39,6 +38,14 @@ export interface PostgresWatch {
 }
 
 /**
+ * Where the watch announces a completed packet: the process's `PacketEvents` (ops/events.ts),
+ * named by its shape so that db/ does not import ops/.
+ */
+export interface PacketPublisher {
+  publish(topic: 'packetSynced', packet: number): void;
+}
+
+/**
  * Publishes `packetSynced` in `events` for each packet the sync completes in the PostgreSQL
  * database of `connection` (docs/POSTGRES_PORT.md, step 6; the twin of ops/events.ts
  * watchCompletedPackets, without polling): `LISTEN livefeed_packets` on a connection of its own
@@ -53,7 +60,7 @@ export interface PostgresWatch {
  */
 export function watchPostgresPackets(
   connection: PostgresConnection,
-  events: PacketEvents,
+  events: PacketPublisher,
   options: PostgresWatchOptions = {},
 ): PostgresWatch {
   const delays = options.reconnectDelaysMs ?? RECONNECT_DELAYS_MS;
