@@ -1,7 +1,7 @@
 import { existsSync } from 'node:fs';
 import type { Config } from '../config.js';
 import { openStore } from '../db/client.js';
-import { sqliteReads } from '../db/reads.js';
+import { type Reads, sqliteReads } from '../db/reads.js';
 import { safeMessage } from '../feed/errors.js';
 import { redactUrl } from '../feed/protocol/urls.js';
 import { collectStatus, renderStatus, type UpstreamAnswer } from '../ops/statusReport.js';
@@ -53,17 +53,21 @@ async function postgresStatus(config: Config, offline: boolean, demoFlag: boolea
     const reads = postgresReads(store);
     const demo = demoFlag || (await reads.demo());
     const upstream = await askUpstream(config, demo, offline);
-    const facts = await collectStatus(reads, {
-      display: store.display,
-      demo,
-      upstream,
-      thresholds: thresholdsOf(config),
-    });
-    process.stdout.write(`${renderStatus(facts, process.stdout.columns || 100)}\n`);
-    return EXIT.ok;
+    return await printStatus(config, reads, { display: store.display, demo, upstream });
   } finally {
     await store.close();
   }
+}
+
+/** Prints the status screen of the database `reads` reads (named `display`) on stdout; exit 0. */
+async function printStatus(
+  config: Config,
+  reads: Reads,
+  facts: { display: string; demo: boolean; upstream: UpstreamAnswer },
+): Promise<number> {
+  const status = await collectStatus(reads, { ...facts, thresholds: thresholdsOf(config) });
+  process.stdout.write(`${renderStatus(status, process.stdout.columns || 100)}\n`);
+  return EXIT.ok;
 }
 
 /**
@@ -90,14 +94,7 @@ export const statusCommand: CommandImplementation = {
     const upstream = await askUpstream(config, demo, !!flags.offline);
     const store = openStore(dbPath, { readonly: true });
     try {
-      const facts = await collectStatus(sqliteReads(store), {
-        display: store.path,
-        demo,
-        upstream,
-        thresholds: thresholdsOf(config),
-      });
-      process.stdout.write(`${renderStatus(facts, process.stdout.columns || 100)}\n`);
-      return EXIT.ok;
+      return await printStatus(config, sqliteReads(store), { display: store.path, demo, upstream });
     } finally {
       store.close();
     }
