@@ -37,6 +37,11 @@ async function graphql<T>(origin: string, query: string): Promise<T> {
   return body.data;
 }
 
+/** `livefeed serve --demo` on port 0 over `db` (a file or a postgres:// URL), `more` flags added. */
+function serveDemo(db: string, dataDir: string, more: string[] = []): CliProcess {
+  return startCli(['serve', '--demo', '--port', '0', '--db', db, '--data-dir', dataDir, ...more]);
+}
+
 /** Stops `cli` with SIGTERM and expects a clean exit without the password in its output. */
 async function stop(cli: CliProcess): Promise<void> {
   cli.child.kill('SIGTERM');
@@ -80,18 +85,7 @@ describeStores('livefeed status, serve and start as real processes', (stores) =>
   }, 60_000);
 
   it('serve answers GraphQL, /ready, /freshness, /metrics and the mirror from the database', async () => {
-    const serve = startCli([
-      'serve',
-      '--demo',
-      '--port',
-      '0',
-      '--db',
-      db.db,
-      '--data-dir',
-      data.dir,
-      '--log-level',
-      'info',
-    ]);
+    const serve = serveDemo(db.db, data.dir, ['--log-level', 'info']);
     try {
       const origin = await originOf(serve);
       const answer = await graphql<{ latestPacket: { number: number }; service: { demo: boolean } }>(
@@ -121,18 +115,7 @@ describeStores('livefeed status, serve and start as real processes', (stores) =>
     'serve --db-replica sends the GraphQL reads to the replica, named without its password',
     async () => {
       // The database itself as its "replica": the reads go through the read router to it.
-      const serve = startCli([
-        'serve',
-        '--demo',
-        '--port',
-        '0',
-        '--db',
-        db.db,
-        '--data-dir',
-        data.dir,
-        '--db-replica',
-        db.db,
-      ]);
+      const serve = serveDemo(db.db, data.dir, ['--db-replica', db.db]);
       try {
         const origin = await originOf(serve);
         const answer = await graphql<{ latestPacket: { number: number } }>(
@@ -180,7 +163,7 @@ describeStores('livefeed status, serve and start as real processes', (stores) =>
     try {
       const first = await sync(['--to', String(manifest.packets[2]!.number)]).exited;
       expect(first.code).toBe(0);
-      serve = startCli(['serve', '--demo', '--port', '0', '--db', target.db, '--data-dir', fresh.dir]);
+      serve = serveDemo(target.db, fresh.dir);
       const origin = await originOf(serve);
       const before = await graphql<{ latestPacket: { number: number } }>(
         origin,

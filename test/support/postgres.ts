@@ -210,55 +210,27 @@ export async function startServer(dir: string, data: string, durable: boolean): 
   throw lastError;
 }
 
-function cluster(dir: string, data: string, port: number): PostgresCluster {
-  const urlOf = (database: string, password = true) =>
-    `postgres://${POSTGRES_TEST_USER}${password ? `:${POSTGRES_TEST_PASSWORD}` : ''}@127.0.0.1:${port}/${database}`;
+/**
+ * The life of the server in `data` (its folder `dir`): stopped at once (`immediate`) when the test
+ * process ends without `stop()` (an uncaught error must not leave a server running); `stop()` stops
+ * it cleanly (`fast`) and removes `dir`, once.
+ */
+export function serverLife(dir: string, data: string): { stop(): Promise<void> } {
   let stopped = false;
-  // A test process that ends without afterAll (an uncaught error) must not leave a server running.
   const stopAtExit = () => {
     if (stopped) return;
-    const [cmd, args] = RUN_AS
-      ? [
-          'runuser',
-          ['-u', RUN_AS.name, '--', postgresProgram('pg_ctl'), '-D', data, '-m', 'immediate', 'stop'],
-        ]
-      : [postgresProgram('pg_ctl'), ['-D', data, '-m', 'immediate', 'stop']];
+    const args = ['-D', data, '-m', 'immediate', 'stop'];
+    const [cmd, argv] = RUN_AS
+      ? ['runuser', ['-u', RUN_AS.name, '--', postgresProgram('pg_ctl'), ...args]]
+      : [postgresProgram('pg_ctl'), args];
     try {
-      execFileSync(cmd, args, { stdio: 'ignore' });
+      execFileSync(cmd, argv, { stdio: 'ignore' });
     } finally {
       rmSync(dir, { recursive: true, force: true });
     }
   };
   process.once('exit', stopAtExit);
-  const psql = (database: string, sql: string) =>
-    runAsCluster('psql', [
-      '-h',
-      dir,
-      '-p',
-      String(port),
-      '-U',
-      POSTGRES_TEST_USER,
-      '-d',
-      database,
-      '-X',
-      '-q',
-      '-A',
-      '-t',
-      '-v',
-      'ON_ERROR_STOP=1',
-      '-c',
-      sql,
-    ]);
   return {
-    url: urlOf('postgres'),
-    port,
-    dir,
-    psql,
-    async createDatabase(name) {
-      if (!/^[a-z_][a-z0-9_]*$/.test(name)) throw new Error(`not a plain database name: ${name}`);
-      await psql('postgres', `CREATE DATABASE ${name}`);
-      return { url: urlOf(name), withoutPassword: urlOf(name, false) };
-    },
     async stop() {
       if (stopped) return;
       stopped = true;
@@ -269,6 +241,32 @@ function cluster(dir: string, data: string, port: number): PostgresCluster {
         rmSync(dir, { recursive: true, force: true });
       }
     },
+  };
+}
+
+/** `psql -c sql` as the test user on `database` of the server listening in `dir` on `port`; its output. */
+export function psqlAt(dir: string, port: number, database: string, sql: string): Promise<string> {
+  return runAsCluster('psql', [
+    ...['-h', dir, '-p', String(port), '-U', POSTGRES_TEST_USER, '-d', database],
+    ...['-X', '-q', '-A', '-t', '-v', 'ON_ERROR_STOP=1', '-c', sql],
+  ]);
+}
+
+function cluster(dir: string, data: string, port: number): PostgresCluster {
+  const urlOf = (database: string, password = true) =>
+    `postgres://${POSTGRES_TEST_USER}${password ? `:${POSTGRES_TEST_PASSWORD}` : ''}@127.0.0.1:${port}/${database}`;
+  const psql = (database: string, sql: string) => psqlAt(dir, port, database, sql);
+  return {
+    url: urlOf('postgres'),
+    port,
+    dir,
+    psql,
+    async createDatabase(name) {
+      if (!/^[a-z_][a-z0-9_]*$/.test(name)) throw new Error(`not a plain database name: ${name}`);
+      await psql('postgres', `CREATE DATABASE ${name}`);
+      return { url: urlOf(name), withoutPassword: urlOf(name, false) };
+    },
+    stop: serverLife(dir, data).stop,
   };
 }
 

@@ -1,24 +1,14 @@
-/**
- * A streaming replica (hot standby) of a throw-away cluster (test/support/postgres.ts), for the
- * read replica tests (issue 17, step 9): `pg_basebackup -R` of the primary into a new temporary
- * folder (over the primary's Unix socket, where the cluster's user replicates without a password),
- * then `postgres` on another free loopback port with the same user and password as the primary.
- * PostgreSQL 15's defaults stream already (`wal_level=replica`, `max_wal_senders=10`, initdb's
- * `local replication` rule), so the primary needs no change. Kept apart from postgres.ts, which
- * is near the 300-line limit.
- */
-import { execFileSync } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import {
   chownToCluster,
-  POSTGRES_CLUSTER_OWNER,
   POSTGRES_TEST_PASSWORD,
   POSTGRES_TEST_USER,
   type PostgresCluster,
-  postgresProgram,
+  psqlAt,
   runAsCluster,
+  serverLife,
   startServer,
 } from './postgres.js';
 
@@ -64,29 +54,7 @@ export async function startStandby(primary: PostgresCluster): Promise<PostgresSt
   }
 }
 
-function psqlAt(dir: string, port: number, database: string, sql: string): Promise<string> {
-  return runAsCluster('psql', [
-    ...['-h', dir, '-p', String(port), '-U', POSTGRES_TEST_USER, '-d', database],
-    ...['-X', '-q', '-A', '-t', '-v', 'ON_ERROR_STOP=1', '-c', sql],
-  ]);
-}
-
 function standbyOf(primary: PostgresCluster, dir: string, data: string, port: number): PostgresStandby {
-  let stopped = false;
-  const stopAtExit = () => {
-    if (stopped) return;
-    try {
-      const args = ['-D', data, '-m', 'immediate', 'stop'];
-      const [cmd, argv] =
-        process.getuid?.() === 0
-          ? ['runuser', ['-u', POSTGRES_CLUSTER_OWNER, '--', postgresProgram('pg_ctl'), ...args]]
-          : [postgresProgram('pg_ctl'), args];
-      execFileSync(cmd, argv, { stdio: 'ignore' });
-    } finally {
-      rmSync(dir, { recursive: true, force: true });
-    }
-  };
-  process.once('exit', stopAtExit);
   const psql = (database: string, sql: string) => psqlAt(dir, port, database, sql);
   return {
     port,
@@ -106,15 +74,6 @@ function standbyOf(primary: PostgresCluster, dir: string, data: string, port: nu
     },
     pauseReplay: async () => void (await psql('postgres', 'SELECT pg_wal_replay_pause()')),
     resumeReplay: async () => void (await psql('postgres', 'SELECT pg_wal_replay_resume()')),
-    async stop() {
-      if (stopped) return;
-      stopped = true;
-      process.removeListener('exit', stopAtExit);
-      try {
-        await runAsCluster('pg_ctl', ['-D', data, '-m', 'fast', '-w', 'stop']);
-      } finally {
-        rmSync(dir, { recursive: true, force: true });
-      }
-    },
+    stop: serverLife(dir, data).stop,
   };
 }

@@ -1,11 +1,12 @@
 import { join } from 'node:path';
+import { expect } from 'vitest';
 import { BUNDLED_FEED_ROOT, startSampleFeed } from '../../src/samplefeed/server.js';
 import type { SyncContext, SyncReport } from '../../src/sync/context.js';
 import type { SyncStore } from '../../src/sync/syncStore.js';
 import { createVerifier } from '../../src/sync/verifier.js';
 import { syncOnce } from '../../src/sync/worker.js';
 import { TEST_PUBLIC_KEY_FILE } from './archives.js';
-import { syncContext, syncContextOn, tempDir, testLogger } from './harness.js';
+import { syncContext, syncContextOn, type TestSyncOptions, tempDir, testLogger } from './harness.js';
 
 /** A data folder holding a database synced from the bundled feed. */
 export interface SyncedDatabase {
@@ -39,6 +40,20 @@ export async function syncedDatabase(options: SyncedOptions = {}): Promise<Synce
     ctx.store.close();
     await ctx.feed.client.close();
     await feed.close();
+  }
+}
+
+/**
+ * One pass of the feed at `options.feedRoot` into `store` (either store's sync writer), from packet
+ * `from` when given; the pass must have no problem. The feed client is closed after, the store
+ * stays open.
+ */
+export async function syncPassOn(store: SyncStore, options: TestSyncOptions, from?: number): Promise<void> {
+  const ctx = await syncContextOn(store, options);
+  try {
+    expect((await syncOnce(ctx, { from })).problems).toEqual([]);
+  } finally {
+    await ctx.feed.client.close();
   }
 }
 

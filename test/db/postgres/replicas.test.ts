@@ -16,11 +16,11 @@ import { createPacketEvents } from '../../../src/ops/events.js';
 import { createMetrics } from '../../../src/ops/metrics.js';
 import { type SampleFeed, startSampleFeed } from '../../../src/samplefeed/server.js';
 import { postgresSyncStore } from '../../../src/sync/postgres/syncStore.js';
-import { syncOnce } from '../../../src/sync/worker.js';
 import { GrowingFeed } from '../../support/growingFeed.js';
-import { gql, syncContextOn, tempDir, testLogger, testService } from '../../support/harness.js';
+import { gql, tempDir, testLogger, testService } from '../../support/harness.js';
 import { describePostgres, type PostgresCluster, startPostgres } from '../../support/postgres.js';
 import { type PostgresStandby, startStandby } from '../../support/postgresStandby.js';
+import { syncPassOn } from '../../support/synced.js';
 
 const DATABASE = 'replicas';
 
@@ -37,18 +37,12 @@ describePostgres('read replicas: GraphQL reads from a streaming replica, writes 
   const skips: { display: string; error: Error; skipMs: number }[] = [];
 
   /** One sync pass into the primary of what the growing feed has published so far. */
-  async function sync(): Promise<void> {
-    const ctx = await syncContextOn(postgresSyncStore(store), {
-      feedRoot: feed.feedRoot,
-      dataDir: temp.dir,
-      replicationPackets: true,
-    });
-    try {
-      const { problems } = await syncOnce(ctx, { from: growing.manifest.firstPacket });
-      expect(problems).toEqual([]);
-    } finally {
-      await ctx.feed.client.close();
-    }
+  function sync(): Promise<void> {
+    return syncPassOn(
+      postgresSyncStore(store),
+      { feedRoot: feed.feedRoot, dataDir: temp.dir, replicationPackets: true },
+      growing.manifest.firstPacket,
+    );
   }
 
   /** The GraphQL endpoint over the replicated reads, one pinned set of reads per request. */

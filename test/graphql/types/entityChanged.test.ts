@@ -6,12 +6,12 @@ import { createGraphql } from '../../../src/http/graphql.js';
 import { createPacketEvents, type PacketEvents, watchCompletedPackets } from '../../../src/ops/events.js';
 import { createMetrics } from '../../../src/ops/metrics.js';
 import { type SampleFeed, startSampleFeed } from '../../../src/samplefeed/server.js';
-import { syncOnce } from '../../../src/sync/worker.js';
 import { GrowingFeed } from '../../support/growingFeed.js';
-import { type GqlResult, syncContextOn, tempDir, testLogger, testService } from '../../support/harness.js';
+import { type GqlResult, tempDir, testLogger, testService } from '../../support/harness.js';
 import { listen } from '../../support/listen.js';
 import { AppServers } from '../../support/serveApp.js';
 import { describeStores, type TestDatabase } from '../../support/stores.js';
+import { syncPassOn } from '../../support/synced.js';
 
 const SELECTION = `__typename
   ... on EntityChange { mbid type packet position }
@@ -121,19 +121,12 @@ describeStores(
     let feed: SampleFeed;
     let db: TestDatabase;
     const servers = new AppServers();
-    const sync = async () => {
-      const ctx = await syncContextOn(db.store, {
-        feedRoot: feed.feedRoot,
-        dataDir: dir.dir,
-        replicationPackets: true,
-      });
-      try {
-        const { problems } = await syncOnce(ctx, { from: growing.manifest.firstPacket });
-        expect(problems).toEqual([]);
-      } finally {
-        await ctx.feed.client.close();
-      }
-    };
+    const sync = () =>
+      syncPassOn(
+        db.store,
+        { feedRoot: feed.feedRoot, dataDir: dir.dir, replicationPackets: true },
+        growing.manifest.firstPacket,
+      );
 
     beforeAll(async () => {
       dir = await tempDir('lf-live-');
