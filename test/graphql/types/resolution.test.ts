@@ -104,6 +104,21 @@ describeAppStores(
       ]);
     });
 
+    it('resolve takes MBIDs in either case, answers them in lower case and in the order asked', async () => {
+      const answer = await gql(run().app, 'query($m: [ID!]!) { resolve(mbids: $m) { mbid status path } }', {
+        m: [MBID.middle.toUpperCase(), MBID.chainEnd, MBID.unknown.toUpperCase()],
+      });
+      expect(answer).toEqual({
+        data: {
+          resolve: [
+            { mbid: MBID.middle, status: 'MERGED', path: [MBID.chainEnd] },
+            { mbid: MBID.chainEnd, status: 'CURRENT', path: [] },
+            { mbid: MBID.unknown, status: 'UNKNOWN', path: [] },
+          ],
+        },
+      });
+    });
+
     it("resolve reads a target's line only when asked for it, and then the newest one", async () => {
       const answer = await gql(
         run().app,
