@@ -34,5 +34,6 @@ EXPOSE 4000
 # Liveness only: /ready (a packet synced) and /freshness (lag) are for the orchestrator and monitoring.
 HEALTHCHECK --interval=30s --timeout=5s --start-period=20s \
   CMD ["node", "-e", "fetch('http://127.0.0.1:'+process.env.LIVEFEED_PORT+'/health').then(r=>process.exit(r.ok?0:1),()=>process.exit(1))"]
-ENTRYPOINT ["node", "bin/livefeed.js"]
+# Through its first line (#!/usr/bin/env -S ...): node's flags and malloc's settings, as `npx livefeed`.
+ENTRYPOINT ["./bin/livefeed.js"]
 CMD ["start"]

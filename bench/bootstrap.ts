@@ -23,7 +23,7 @@ import { startSampleFeed } from '../src/samplefeed/server.js';
 import { TEST_PUBLIC_KEY_FILE } from '../test/support/archives.js';
 import { testLogger, testService } from '../test/support/harness.js';
 import { BENCH_OUT, type BootstrapInput, bootstrapInput } from './bootstrapInput.js';
-import { LIVEFEED_CLI } from './cli.js';
+import { LIVEFEED_CLI, LIVEFEED_ENV } from './cli.js';
 import { LOAD_GENERATOR, type LoadResult, load, startServer } from './load.js';
 import { timed } from './timed.js';
 
@@ -61,20 +61,24 @@ async function bootstrapProcess(input: BootstrapInput, dataDir: string, runner: 
   const feed = await startSampleFeed({ root: input.feedRoot });
   const entry = runner === 'tsx' ? ['--import', 'tsx', join(ROOT, 'src/cli/main.ts')] : [...LIVEFEED_CLI];
   try {
-    return await timed(process.execPath, [
-      ...entry,
-      'bootstrap',
-      '--dumps-url',
-      feed.dumpsUrl,
-      '--entities',
-      'recording',
-      '--data-dir',
-      dataDir,
-      '--signing-key',
-      TEST_PUBLIC_KEY_FILE,
-      '--log-level',
-      'info',
-    ]);
+    return await timed(
+      process.execPath,
+      [
+        ...entry,
+        'bootstrap',
+        '--dumps-url',
+        feed.dumpsUrl,
+        '--entities',
+        'recording',
+        '--data-dir',
+        dataDir,
+        '--signing-key',
+        TEST_PUBLIC_KEY_FILE,
+        '--log-level',
+        'info',
+      ],
+      { env: LIVEFEED_ENV },
+    );
   } finally {
     await feed.close();
   }

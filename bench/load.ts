@@ -7,6 +7,7 @@ import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { LIVEFEED_ENV, NODE_FLAGS } from './cli.js';
 import { timed } from './timed.js';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
@@ -28,10 +29,11 @@ export interface LoadResult {
 
 /** `bench/serverChild.ts` on `db`, resolved once it listens. */
 export async function startServer(db: string): Promise<{ port: number; child: ChildProcess }> {
-  const child = spawn(process.execPath, ['--import', 'tsx', join(ROOT, 'bench', 'serverChild.ts'), db], {
+  const serverChild = join(ROOT, 'bench', 'serverChild.ts');
+  const child = spawn(process.execPath, [...NODE_FLAGS, '--import', 'tsx', serverChild, db], {
     cwd: ROOT,
-    // As bin/livefeed.js and the single binary run the server.
-    env: { ...process.env, NODE_ENV: 'production' },
+    // As bin/livefeed.js runs the server: its node flags and variables, NODE_ENV production.
+    env: { ...process.env, ...LIVEFEED_ENV, NODE_ENV: 'production' },
     stdio: ['ignore', 'pipe', 'inherit'],
   });
   const port = await new Promise<number>((resolve, reject) => {

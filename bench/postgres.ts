@@ -22,7 +22,7 @@ import {
   postgresProgram,
   startPostgres,
 } from '../test/support/postgres.js';
-import { LIVEFEED_CLI } from './cli.js';
+import { LIVEFEED_CLI, LIVEFEED_ENV } from './cli.js';
 import { buildInputs, type DumpInput } from './inputs.js';
 import { timed } from './timed.js';
 
@@ -123,7 +123,7 @@ export async function postgresLivefeed(
     'warn',
   ];
   const run = await timed(process.execPath, [...cli, ...args], {
-    env: { LIVEFEED_DB: bare, LIVEFEED_DB_PASSWORD_FILE: passwordFile },
+    env: { ...LIVEFEED_ENV, LIVEFEED_DB: bare, LIVEFEED_DB_PASSWORD_FILE: passwordFile },
   });
   const facts = await tableFacts(url, 'changes');
   if (facts.rows !== dump.lines)

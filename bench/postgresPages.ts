@@ -18,7 +18,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { POSTGRES_TEST_PASSWORD, type PostgresCluster, startPostgres } from '../test/support/postgres.js';
-import { LIVEFEED_CLI } from './cli.js';
+import { LIVEFEED_CLI, LIVEFEED_ENV } from './cli.js';
 import { type LoadResult, load } from './load.js';
 import { PAGE_PACKET, writePageDump } from './pageLines.js';
 import { timed } from './timed.js';
@@ -32,14 +32,16 @@ type Target = Record<string, string>;
 /** `livefeed import` of the page's dump into the database of `target`. */
 async function importPage(archivePath: string, target: Target): Promise<void> {
   const args = ['import', archivePath, '--packet', String(PAGE_PACKET), '--entity', 'recording'];
-  await timed(process.execPath, [...LIVEFEED_CLI, ...args, '--log-level', 'warn'], { env: target });
+  await timed(process.execPath, [...LIVEFEED_CLI, ...args, '--log-level', 'warn'], {
+    env: { ...LIVEFEED_ENV, ...target },
+  });
 }
 
 /** `livefeed serve --port 0` on `target`, resolved with its port once it logs `listening`. */
 async function serve(target: Target, dataDir: string): Promise<{ port: number; child: ChildProcess }> {
   const args = ['serve', '--port', '0', '--data-dir', dataDir, '--log-format', 'json', '--log-level', 'info'];
   const child = spawn(process.execPath, [...LIVEFEED_CLI, ...args], {
-    env: { ...process.env, ...target },
+    env: { ...process.env, ...LIVEFEED_ENV, ...target },
     stdio: ['ignore', 'ignore', 'pipe'],
   });
   const port = await new Promise<number>((resolve, reject) => {

@@ -12,7 +12,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { entitySlot } from '../src/db/keys.js';
 import { SAMPLE_TOKEN, startSampleFeed } from '../src/samplefeed/server.js';
-import { LIVEFEED_CLI } from './cli.js';
+import { LIVEFEED_CLI, LIVEFEED_ENV } from './cli.js';
 import { buildSyncFeeds, type SyncFeed } from './syncFeeds.js';
 import { timed } from './timed.js';
 
@@ -54,7 +54,7 @@ async function syncOnce(feedRoot: string, feed: SyncFeed, dataDir: string): Prom
     ...['--feed-url', feedRoot, '--data-dir', dataDir, '--signing-key', KEY, '--verify', 'fail'],
     ...['--from', String(feed.from), '--to', String(feed.to), '--log-format', 'json', '--log-level', 'debug'],
   ];
-  const run = await timed(process.execPath, args, { env: { LIVEFEED_TOKEN: SAMPLE_TOKEN } });
+  const run = await timed(process.execPath, args, { env: { ...LIVEFEED_ENV, LIVEFEED_TOKEN: SAMPLE_TOKEN } });
   const checkpoints = run.stderr
     .split('\n')
     .filter((line) => line.includes('"event":"checkpoint"'))
