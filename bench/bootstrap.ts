@@ -61,22 +61,18 @@ async function bootstrapProcess(input: BootstrapInput, dataDir: string, runner: 
   const feed = await startSampleFeed({ root: input.feedRoot });
   const entry = runner === 'tsx' ? ['--import', 'tsx', join(ROOT, 'src/cli/main.ts')] : [...LIVEFEED_CLI];
   try {
+    const args = [
+      'bootstrap',
+      '--dumps-url',
+      feed.dumpsUrl,
+      '--entities',
+      'recording',
+      '--data-dir',
+      dataDir,
+    ];
     return await timed(
       process.execPath,
-      [
-        ...entry,
-        'bootstrap',
-        '--dumps-url',
-        feed.dumpsUrl,
-        '--entities',
-        'recording',
-        '--data-dir',
-        dataDir,
-        '--signing-key',
-        TEST_PUBLIC_KEY_FILE,
-        '--log-level',
-        'info',
-      ],
+      [...entry, ...args, '--signing-key', TEST_PUBLIC_KEY_FILE, '--log-level', 'info'],
       { env: LIVEFEED_ENV },
     );
   } finally {
