@@ -6,6 +6,7 @@ import { databaseName, redactUrl } from '../feed/protocol/urls.js';
 import type { ServiceInfo } from '../graphql/builder.js';
 import { createApp } from '../http/app.js';
 import { createPacketEvents, type PacketEvents, watchCompletedPackets } from '../ops/events.js';
+import { registerReadServerMetrics } from '../ops/readServerMetrics.js';
 import type { CommandImplementation } from './command.js';
 import { EXIT } from './exit.js';
 import type { ServedPostgres } from './servePostgres.js';
@@ -125,6 +126,7 @@ async function serveDatabase(
     ops.metrics.setInfo({ version: VERSION, deployment: config.deployment, demo: true });
   }
   const events = ops.events ?? createPacketEvents();
+  if (served.kind === 'postgres') registerReadServerMetrics(ops.metrics.registry, served.servers);
   const app = createApp({
     ...(served.kind === 'sqlite'
       ? { store: served.store }

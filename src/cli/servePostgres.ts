@@ -1,6 +1,7 @@
 import { openPostgresStore } from '../db/postgres/client.js';
 import { watchPostgresPackets } from '../db/postgres/listen.js';
 import { openPostgresReads } from '../db/postgres/replicaReads.js';
+import type { ReadServerState } from '../db/postgres/replicas.js';
 import type { Reads } from '../db/reads.js';
 import { safeMessage } from '../feed/errors.js';
 import type { Logger } from '../logger.js';
@@ -20,6 +21,8 @@ export interface ServedPostgres {
   readsForRequest(): Reads;
   /** The URL without its password. */
   display: string;
+  /** The primary and each replica: reads answered, failures in a row, skipped (for /metrics). */
+  servers(): ReadServerState[];
   /**
    * Publishes `packetSynced` for each packet a sync in another process completes, woken by its
    * `NOTIFY` (db/postgres/listen.ts), until `signal` aborts; failures go to the log, the watch
@@ -70,6 +73,7 @@ export async function openServedPostgres(choice: PostgresChoice, logger: Logger)
     reads: replicated.reads,
     readsForRequest: () => replicated.forRequest(),
     display: store.display,
+    servers: () => replicated.servers(),
     watch(events, signal) {
       const onError = (error: unknown) =>
         logger.warn({ event: 'watch-failed', err: safeMessage(error) }, 'cannot check for synced packets');
