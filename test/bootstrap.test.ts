@@ -1,7 +1,8 @@
 import { cp, readdir, readFile, rm, stat, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { currentCounts } from '../src/db/currentQueries.js';
+import { afterAll, afterEach, beforeAll, beforeEach, expect, it } from 'vitest';
+import { HELD_MBIDS_SQL } from '../src/db/currentQueries.js';
+import { createApp } from '../src/http/app.js';
 import {
   BUNDLED_FEED_ROOT,
   SAMPLE_TOKEN,
@@ -10,9 +11,8 @@ import {
 } from '../src/samplefeed/server.js';
 import { TEST_PUBLIC_KEY_FILE } from './support/archives.js';
 import { startCli } from './support/cli.js';
-import { gql, tempDir, testApp } from './support/harness.js';
+import { gql, tempDir, testLogger, testService } from './support/harness.js';
 import { readBundledManifest } from './support/manifest.js';
-import { currentIds } from './support/searchFeed.js';
 import { describeStores, type TestDatabase } from './support/stores.js';
 
 const manifest = readBundledManifest();
@@ -46,7 +46,23 @@ function bootstrap(feed: SampleFeed, dataDir: string, more: string[] = [], db?: 
   );
 }
 
-describe('livefeed bootstrap then sync, read over GraphQL (SQLite: GraphQL over PostgreSQL comes with step 4; test/bootstrapStores.test.ts compares the rows on both)', () => {
+/**
+ * The change ids the search index holds (SQLite: the FTS5 rowid; PostgreSQL: `id`), and those of
+ * every CURRENT entity's newest line as the store's reads give them: the index holds exactly those.
+ */
+async function indexedAndCurrent(db: TestDatabase): Promise<[number[], number[]]> {
+  const column = db.store.kind === 'sqlite' ? 'rowid' : 'id';
+  const indexed = await db.rows<{ id: number }>(
+    `SELECT ${column} AS id FROM search_index ORDER BY ${column}`,
+  );
+  const held = (await db.rows<{ mbid: string }>(HELD_MBIDS_SQL)).map((r) => r.mbid);
+  const current = (await db.reads.currentOfMbids(held))
+    .flatMap((row) => (row?.status === 'CURRENT' ? [row.latest!.id] : []))
+    .sort((a, b) => a - b);
+  return [indexed.map((r) => Number(r.id)), current];
+}
+
+describeStores('livefeed bootstrap then sync, read over GraphQL', (stores) => {
   let feed: SampleFeed;
   beforeAll(async () => {
     feed = await startSampleFeed({ root: BUNDLED_FEED_ROOT });
@@ -57,69 +73,81 @@ describe('livefeed bootstrap then sync, read over GraphQL (SQLite: GraphQL over 
 
   it('imports every entity type of LATEST, then sync continues at the following packet; every sample entity answers', async () => {
     const data = await tempDir('lf-bootstrap-');
+    const db = await stores.create(data.dir);
     try {
-      const run = bootstrap(feed, data.dir);
-      expect((await run.exited).code).toBe(0);
+      const run = bootstrap(feed, data.dir, [], db);
+      expect((await run.exited).code, run.stderr.join('\n')).toBe(0);
       const said = run.stdout.join('\n');
       expect(said).toContain(`bootstrapped full dump ${full.name} (packet ${full.packet})`);
       expect(said).toContain(`the sync continues at packet ${full.packet + 1}`);
-      const dbPath = join(data.dir, 'livefeed.db');
       const sync = startCli(
-        ['sync', '--once', '--feed-url', feed.feedRoot, '--data-dir', data.dir, '--log-level', 'info'],
+        [
+          'sync',
+          '--once',
+          '--feed-url',
+          feed.feedRoot,
+          '--data-dir',
+          data.dir,
+          '--db',
+          db.db,
+          '--log-level',
+          'info',
+        ],
         { LIVEFEED_TOKEN: SAMPLE_TOKEN },
       );
-      expect((await sync.exited).code).toBe(0);
+      expect((await sync.exited).code, sync.stderr.join('\n')).toBe(0);
       expect(sync.events().find((e) => e.event === 'sync-start')).toMatchObject({ from: full.packet + 1 });
       expect(feed.requests.some((r) => r.path.includes(`json-dump-${full.packet}/`))).toBe(false);
 
-      const app = testApp(dbPath, data.dir);
-      try {
-        const mbids = Object.values(full.entities).flatMap((e) => e.mbids);
-        expect(mbids.length).toBeGreaterThan(20);
-        const answer = await gql(app, 'query($m: [ID!]!) { entities(mbids: $m) { mbid } }', { m: mbids });
-        expect(answer.data!.entities).toEqual(mbids.map((mbid) => ({ mbid })));
-        const resolved = await gql(
-          app,
-          'query($m: [ID!]!) { resolve(mbids: $m) { status path target { mbid } } }',
-          {
-            m: [MERGED, DELETED],
-          },
-        );
-        expect(resolved.data!.resolve).toEqual([
-          { status: 'MERGED', path: [MERGE_TARGET], target: { mbid: MERGE_TARGET } },
-          { status: 'DELETED', path: [], target: null },
-        ]);
-        const service = await gql(
-          app,
-          '{ service { completeEntityTypes bootstrap { dump packet } completeness { entity complete fullDump note } } }',
-        );
-        const { completeEntityTypes, bootstrap: done, completeness } = service.data!.service;
-        expect(done).toEqual({ dump: full.name, packet: full.packet });
-        expect(completeEntityTypes).toHaveLength(10);
-        expect(completeEntityTypes).not.toContain('RECORDING');
-        const recording = completeness.find((c: { entity: string }) => c.entity === 'RECORDING');
-        expect(recording).toMatchObject({ complete: false, fullDump: full.name });
-        expect(recording.note).toContain('only standalone recordings');
+      // What a `serve` over the database answers: GraphQL over the store's reads.
+      const app = createApp({
+        reads: db.reads,
+        display: db.store.display,
+        service: testService(),
+        logger: testLogger(),
+        dataDir: data.dir,
+      });
+      const mbids = Object.values(full.entities).flatMap((e) => e.mbids);
+      expect(mbids.length).toBeGreaterThan(20);
+      const answer = await gql(app, 'query($m: [ID!]!) { entities(mbids: $m) { mbid } }', { m: mbids });
+      expect(answer.data!.entities).toEqual(mbids.map((mbid) => ({ mbid })));
+      const resolved = await gql(
+        app,
+        'query($m: [ID!]!) { resolve(mbids: $m) { status path target { mbid } } }',
+        {
+          m: [MERGED, DELETED],
+        },
+      );
+      expect(resolved.data!.resolve).toEqual([
+        { status: 'MERGED', path: [MERGE_TARGET], target: { mbid: MERGE_TARGET } },
+        { status: 'DELETED', path: [], target: null },
+      ]);
+      const service = await gql(
+        app,
+        '{ service { completeEntityTypes bootstrap { dump packet } completeness { entity complete fullDump note } } }',
+      );
+      const { completeEntityTypes, bootstrap: done, completeness } = service.data!.service;
+      expect(done).toEqual({ dump: full.name, packet: full.packet });
+      expect(completeEntityTypes).toHaveLength(10);
+      expect(completeEntityTypes).not.toContain('RECORDING');
+      const recording = completeness.find((c: { entity: string }) => c.entity === 'RECORDING');
+      expect(recording).toMatchObject({ complete: false, fullDump: full.name });
+      expect(recording.note).toContain('only standalone recordings');
 
-        // The search index holds every CURRENT entity, and finds one by its name without diacritics.
-        const indexed = app.store.sqlite
-          .prepare('SELECT rowid FROM search_index ORDER BY rowid')
-          .pluck()
-          .all();
-        expect(indexed).toEqual(currentIds(app.store));
-        expect(indexed.length).toBe(currentCounts(app.store).CURRENT);
-        const found = await gql(
-          app,
-          '{ search(query: "north caro", entities: [AREA]) { nodes { mbid latest { name } } } }',
-        );
-        expect(found.data!.search.nodes).toContainEqual({
-          mbid: expect.any(String),
-          latest: { name: 'North Carolina' },
-        });
-      } finally {
-        app.store.close();
-      }
+      // The search index holds every CURRENT entity, and finds one by its name without diacritics.
+      const [indexed, current] = await indexedAndCurrent(db);
+      expect(indexed).toEqual(current);
+      expect(indexed.length).toBe((await db.currentCounts()).CURRENT);
+      const found = await gql(
+        app,
+        '{ search(query: "north caro", entities: [AREA]) { nodes { mbid latest { name } } } }',
+      );
+      expect(found.data!.search.nodes).toContainEqual({
+        mbid: expect.any(String),
+        latest: { name: 'North Carolina' },
+      });
     } finally {
+      await db.close();
       await data.cleanup();
     }
   }, 120_000);

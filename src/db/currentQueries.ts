@@ -242,15 +242,17 @@ function currentRowWith(
   return currentRowFrom(mbid, latest, removal[1], removal[2], removal[3], removal[4]);
 }
 
+/** Every MBID a JSON dump line or a removal names, once each (both stores). */
+export const HELD_MBIDS_SQL = 'SELECT mbid FROM changes UNION SELECT mbid FROM removals';
+
 /**
  * Number of MBIDs held in the current state, per status. Reads every MBID of `changes` and
  * `removals` (seconds on millions of entities): for reports and tests, not for a request path.
+ * PostgreSQL's twin: db/postgres/currentReads.ts `currentCountsPostgres`.
  */
 export function currentCounts(store: Store): Record<CurrentStatus, number> {
   const counts: Record<CurrentStatus, number> = { CURRENT: 0, DELETED: 0, MERGED: 0 };
-  const all = store.sqlite
-    .prepare(CURRENT_OF('(SELECT mbid FROM changes UNION SELECT mbid FROM removals)', false))
-    .raw();
+  const all = store.sqlite.prepare(CURRENT_OF(`(${HELD_MBIDS_SQL})`, false)).raw();
   for (const raw of all.iterate() as IterableIterator<RawCurrentRow>) {
     const row = currentRowOf(store, raw);
     if (row) counts[row.status]++;

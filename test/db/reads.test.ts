@@ -1,7 +1,8 @@
 import { expect, it } from 'vitest';
-import type { CurrentRow } from '../../src/db/currentQueries.js';
+import { type CurrentRow, currentCounts, HELD_MBIDS_SQL } from '../../src/db/currentQueries.js';
 import { recordHistoryFrom } from '../../src/db/historyQueries.js';
 import { changeId } from '../../src/db/keys.js';
+import { currentCountsPostgres } from '../../src/db/postgres/currentReads.js';
 import type { ChangeRow } from '../../src/db/queries.js';
 import { type Awaitable, type Reads, sqliteReads } from '../../src/db/reads.js';
 import { artistLine, MBID } from '../support/currentStateFeed.js';
@@ -206,6 +207,22 @@ describeReadStores('current state and history reads', (kind, store) => {
       await both((r) => r.prunedBefore());
     });
   }
+
+  it('counts the current state per status (reports, tests): each MBID as currentOfMbids reads it, as on SQLite', async () => {
+    const { sqlite, postgres } = store();
+    const held = sqlite
+      ? (sqlite.sqlite.prepare(HELD_MBIDS_SQL).pluck().all() as string[])
+      : (await postgres!.pool.query<{ mbid: string }>(HELD_MBIDS_SQL)).rows.map((r) => r.mbid);
+    const expected = { CURRENT: 0, DELETED: 0, MERGED: 0 };
+    for (const row of await reads().currentOfMbids(held)) if (row) expected[row.status]++;
+    expect(Object.values(expected).every((n) => n > 0)).toBe(true);
+    expect(currentCounts(twin())).toEqual(expected);
+    if (postgres) {
+      expect(await currentCountsPostgres(postgres.pool)).toEqual(expected);
+      // Several cursor batches, the last one short.
+      expect(await currentCountsPostgres(postgres.pool, 7)).toEqual(expected);
+    }
+  });
 
   it('history starts at the oldest packet held, then at the pruning cutoff once one is recorded', async () => {
     expect(await reads().historyFrom()).toBe(10);

@@ -5,9 +5,10 @@ import type { SyncReport } from '../../src/sync/context.js';
 import { createVerifier } from '../../src/sync/verifier.js';
 import { syncOnce } from '../../src/sync/worker.js';
 import { createTestKeyHome, signFile, TEST_PUBLIC_KEY_FILE } from './archives.js';
-import { syncContext, tempDir, testLogger } from './harness.js';
+import { type syncContext, syncContextOn, tempDir, testLogger } from './harness.js';
 import type { FixtureManifest, ManifestReplicationPacket, ManifestRowChange } from './manifest.js';
 import { type FixtureRow, writeReplicationPacket } from './replicationArchives.js';
+import { SQLITE_STORES, type StoreKind, type TestDatabase } from './stores.js';
 
 /**
  * Feed folders built at test time from the bundled demo feed (fixtures/feed): the same JSON dumps
@@ -102,23 +103,30 @@ export interface SyncFeedOptions {
   passes?: number;
   /** Last packet of each pass (default the latest). */
   to?: number;
+  /** The store to sync into (test/support/stores.ts; default a SQLite file in the data folder). */
+  stores?: StoreKind;
 }
 
 /** A database synced from a feed folder, with the paths the feed was asked for. */
 export interface SyncedFeed {
   dataDir: string;
+  /** The SQLite file (`livefeed.db` of the data folder; absent on PostgreSQL). */
   dbPath: string;
+  /** The database synced into, open until {@link SyncedFeed.cleanup}. */
+  db: TestDatabase;
   report: SyncReport;
   /** Request paths in order, e.g. `/api/musicbrainz/replication-186100-v2.tar.bz2`. */
   requests: string[];
   /** The same, per pass. */
   passRequests: string[][];
+  /** Closes the database and removes the data folder. */
   cleanup(): Promise<void>;
 }
 
 /**
  * Serves the feed folder `root` with the sample feed on port 0 and syncs it (`passes` times, from
- * packet `from` when given, else the default window) into a new temporary data folder.
+ * packet `from` when given, else the default window) into a new database of `options.stores` with
+ * a new temporary data folder.
  */
 export async function syncFeedFolder(
   root: string,
@@ -127,8 +135,13 @@ export async function syncFeedFolder(
 ): Promise<SyncedFeed> {
   const feed = await startSampleFeed({ root });
   const data = await tempDir('lf-repl-');
+  const db = await (options.stores ?? SQLITE_STORES).create(data.dir);
+  const cleanup = async () => {
+    await db.close();
+    await data.cleanup();
+  };
   const logger = testLogger();
-  const ctx = await syncContext({
+  const ctx = await syncContextOn(db.store, {
     feedRoot: feed.feedRoot,
     dataDir: data.dir,
     deployment: options.deployment,
@@ -152,17 +165,17 @@ export async function syncFeedFolder(
     }
     return {
       dataDir: data.dir,
-      dbPath: ctx.store.path,
+      dbPath: join(data.dir, 'livefeed.db'),
+      db,
       report: report!,
       requests: passRequests.flat(),
       passRequests,
-      cleanup: data.cleanup,
+      cleanup,
     };
   } catch (error) {
-    await data.cleanup();
+    await cleanup();
     throw error;
   } finally {
-    ctx.store.close();
     await ctx.feed.client.close();
     await feed.close();
   }

@@ -9,7 +9,9 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe } from 'vitest';
 import { redactDatabaseUrl } from '../../src/config/databaseUrl.js';
 import { openStore, type Store } from '../../src/db/client.js';
+import { type CurrentStatus, currentCounts } from '../../src/db/currentQueries.js';
 import { openPostgresStore } from '../../src/db/postgres/client.js';
+import { currentCountsPostgres } from '../../src/db/postgres/currentReads.js';
 import { postgresReads } from '../../src/db/postgres/reads.js';
 import { pgRows } from '../../src/db/postgres/sql.js';
 import { postgresWebhookStore } from '../../src/db/postgres/webhooks.js';
@@ -37,6 +39,8 @@ export interface TestDatabase {
    * client is back in the pool (a failed write must end its transaction, not leave it to the next).
    */
   idle(): boolean;
+  /** MBIDs held in the current state, per status (db/currentQueries.ts `currentCounts` or its twin). */
+  currentCounts(): Promise<Record<CurrentStatus, number>>;
   /** Closes the store's connections (the database stays). */
   close(): Promise<void>;
 }
@@ -90,6 +94,7 @@ export const SQLITE_STORES: StoreKind = {
         return (statement.all(...args) as Record<string, unknown>[]).map((row) => plainRow(row));
       },
       idle: () => !store.sqlite.inTransaction,
+      currentCounts: async () => currentCounts(store),
       close: async () => store.close(),
     };
   },
@@ -111,6 +116,7 @@ function postgresKind(cluster: () => PostgresCluster): StoreKind {
         rows: async (sql, ...args) =>
           (await pgRows<Record<string, unknown>>(store.pool, sql, args)).map((row) => plainRow(row)),
         idle: () => store.pool.idleCount === store.pool.totalCount,
+        currentCounts: () => currentCountsPostgres(store.pool),
         close: () => store.close(),
       };
     },

@@ -1,16 +1,16 @@
-import { describe, expect, it } from 'vitest';
+import { expect, it } from 'vitest';
 import type { FaultRule } from '../../src/samplefeed/faults.js';
-import { halfDumps, snapshotDb } from '../support/dbSnapshot.js';
 import { DUMP, OTHER_DUMP, useFaultFeed } from '../support/faultFeed.js';
+import { describeStores, halfDumpsOf, snapshotStore } from '../support/stores.js';
 
 /**
  * Issue 5, network faults: a sync through each fault the sample feed injects ends in exactly the
- * database (and kept files) of an undisturbed sync (test/support/faultFeed.ts). Failures that last,
- * outages and the token: faultRecovery.test.ts.
+ * database (and kept files) of an undisturbed sync into SQLite (test/support/faultFeed.ts), on
+ * both stores (issue 17). Failures that last, outages and the token: faultRecovery.test.ts.
  */
 const suite = useFaultFeed();
 
-describe('a sync through each network fault equals an undisturbed sync', () => {
+describeStores('a sync through each network fault equals an undisturbed sync', (stores) => {
   const transient: [string, FaultRule[]][] = [
     ['5xx answers', [{ path: DUMP, fault: { kind: 'status', status: 500 }, times: 2 }]],
     ['502 on a signature', [{ path: `${DUMP}.asc`, fault: { kind: 'status', status: 502 } }]],
@@ -28,40 +28,40 @@ describe('a sync through each network fault equals an undisturbed sync', () => {
   ];
   it.each(transient)('%s', async (_name, rules) => {
     for (const rule of rules) suite.feed.faults.add(rule);
-    const run = await suite.runSync();
+    const run = await suite.runSync(stores);
     expect(run.error).toBeUndefined();
     expect(run.reports[0]!.problems).toEqual([]);
     expect(suite.feed.faults.pending).toBe(0);
-    suite.expectSameAsReference(run);
+    await suite.expectSameAsReference(run);
   });
 
   it('a body cut half way: resumed with a Range request', async () => {
     suite.feed.faults.add({ path: DUMP, fault: { kind: 'cut' } });
-    const run = await suite.runSync();
+    const run = await suite.runSync(stores);
     expect(suite.statuses(DUMP)).toEqual([200, 206]);
     expect(run.retries).toHaveLength(1);
-    suite.expectSameAsReference(run);
+    await suite.expectSameAsReference(run);
   });
 
   it('a stalled body: idle timeout, then resumed', async () => {
     suite.feed.faults.add({ path: DUMP, fault: { kind: 'stall' } });
-    const run = await suite.runSync({ idleTimeoutMs: 300 });
+    const run = await suite.runSync(stores, { idleTimeoutMs: 300 });
     expect(suite.statuses(DUMP)).toEqual([200, 206]);
     expect(run.retries[0]).toMatch(/timeout/i);
-    suite.expectSameAsReference(run);
+    await suite.expectSameAsReference(run);
   });
 
   it('corrupted bytes in an archive: the signature fails, the file is downloaded again', async () => {
     suite.feed.faults.add({ path: DUMP, fault: { kind: 'corrupt' } });
-    const run = await suite.runSync();
+    const run = await suite.runSync(stores);
     expect(suite.statuses(DUMP)).toEqual([200, 200]);
     expect(suite.events(run, 'redownload')).toHaveLength(1);
-    suite.expectSameAsReference(run);
+    await suite.expectSameAsReference(run);
   });
 
   it('corrupted bytes without signature checks: the archive does not decompress, downloaded again', async () => {
     suite.feed.faults.add({ path: DUMP, fault: { kind: 'corrupt' } });
-    const run = await suite.runSync({ verify: 'off' });
+    const run = await suite.runSync(stores, { verify: 'off' });
     expect(run.reports[0]!.problems).toEqual([]);
     const [redownload] = suite.events(run, 'redownload');
     // The decoder's verdict, or (xz program) the stream teardown that can arrive before it.
@@ -71,18 +71,18 @@ describe('a sync through each network fault equals an undisturbed sync', () => {
       err: expect.stringMatching(/corrupt|LZMA|destroyed/i),
     });
     // Same content; only the signature column says UNVERIFIED.
-    const snapshot = snapshotDb(run.dbPath);
+    const snapshot = await snapshotStore(run.db);
     for (const table of ['packets', 'dumps', 'changes', 'quarantine', 'events']) {
       expect(snapshot[table], table).toEqual(suite.reference[table]);
     }
-    expect(halfDumps(run.dbPath)).toEqual([]);
+    expect(await halfDumpsOf(run.db)).toEqual([]);
   });
 
   it('corrupted bytes in a signature: downloaded again', async () => {
     suite.feed.faults.add({ path: `${DUMP}.asc`, fault: { kind: 'corrupt' } });
-    const run = await suite.runSync();
+    const run = await suite.runSync(stores);
     expect(suite.events(run, 'redownload')).toHaveLength(1);
-    suite.expectSameAsReference(run);
+    await suite.expectSameAsReference(run);
   });
 
   it('a dump that is not there yet (404) is fetched once it appears', async () => {
@@ -93,9 +93,9 @@ describe('a sync through each network fault equals an undisturbed sync', () => {
     // Ten minutes after the packet's TIMESTAMP: a 404 then can mean "not yet" (FEED.md, Errors).
     const start = Date.now();
     const base = Date.parse('2026-05-11T21:24:26Z');
-    const run = await suite.runSync({ now: () => new Date(base + Date.now() - start) });
+    const run = await suite.runSync(stores, { now: () => new Date(base + Date.now() - start) });
     // Later packets' dumps settle it: asked once more in the same pass, and found.
     expect(suite.statuses(DUMP)).toEqual([404, 200]);
-    suite.expectSameAsReference(run);
+    await suite.expectSameAsReference(run);
   });
 });

@@ -2,17 +2,19 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { MIGRATIONS_FOLDER, openStore, type Store } from '../../src/db/client.js';
-import { latestPacket, latestPacketNumber } from '../../src/db/latestPacket.js';
+import { latestPacketNumber } from '../../src/db/latestPacket.js';
 import { type SampleFeed, startSampleFeed } from '../../src/samplefeed/server.js';
-import { ensurePacket } from '../../src/sync/fileRecords.js';
-import { completePackets, reopenPacket } from '../../src/sync/state.js';
+import type { SyncContext } from '../../src/sync/context.js';
+import { FILE_RECORD_SQL } from '../../src/sync/fileRecords.js';
 import { syncOnce } from '../../src/sync/worker.js';
 import { writeJsonDump } from '../support/archives.js';
-import { syncContext, tempDir } from '../support/harness.js';
+import { syncContextOn, tempDir } from '../support/harness.js';
+import { describeStores, type TestDatabase } from '../support/stores.js';
 
 /**
  * Issue 16: the newest complete packet is a mark the writer keeps in the transaction that completes
- * or reopens a packet; every answer is compared with the definition computed from all packets.
+ * or reopens a packet; every answer is compared with the definition computed from all packets,
+ * on both stores (issue 17).
  */
 
 const ARTIST = (id: string, name: string) => JSON.stringify({ id, name, 'sort-name': name, type: 'Person' });
@@ -24,14 +26,12 @@ function pgText(date: Date): string {
   return `${date.toISOString().replace('T', ' ').replace('Z', '')}+00`;
 }
 
+type PacketRows = { number: number; syncedAt: string | null }[];
+const PACKETS_SQL = 'SELECT number, synced_at AS "syncedAt" FROM packets ORDER BY number';
+const MARK_SQL = "SELECT value FROM meta WHERE key = 'latest_packet'";
+
 /** The definition, from every packet: the packet before the first gap (incomplete or missing). */
-function byDefinition(store: Store): number | undefined {
-  const rows = store.sqlite
-    .prepare('SELECT number, synced_at AS syncedAt FROM packets ORDER BY number')
-    .all() as {
-    number: number;
-    syncedAt: string | null;
-  }[];
+function definedBy(rows: PacketRows): number | undefined {
   let latest: number | undefined;
   for (const [i, row] of rows.entries()) {
     if (row.syncedAt === null || (i > 0 && row.number !== rows[i - 1]!.number + 1)) break;
@@ -40,23 +40,32 @@ function byDefinition(store: Store): number | undefined {
   return latest;
 }
 
-function markRow(store: Store): unknown {
-  const value = store.sqlite.prepare("SELECT value FROM meta WHERE key = 'latest_packet'").pluck().get();
-  return value === undefined ? undefined : JSON.parse(value as string);
+function byDefinition(store: Store): number | undefined {
+  return definedBy(store.sqlite.prepare(PACKETS_SQL).all() as PacketRows);
 }
 
-describe('the latest-packet mark across settling and late JSON dumps', () => {
+function markOf(value: string | undefined): { from: number; number: number | null } | undefined {
+  return value === undefined ? undefined : JSON.parse(value);
+}
+
+function markRow(store: Store): unknown {
+  return markOf(store.sqlite.prepare(MARK_SQL).pluck().get() as string | undefined);
+}
+
+describeStores('the latest-packet mark across settling and late JSON dumps', (stores) => {
   let feedDir: Awaited<ReturnType<typeof tempDir>>;
   let dataDir: Awaited<ReturnType<typeof tempDir>>;
   let feed: SampleFeed;
-  let ctx: Awaited<ReturnType<typeof syncContext>>;
+  let db: TestDatabase;
+  let ctx: SyncContext;
   const clock = new Date('2026-11-22T12:00:00Z');
 
   beforeEach(async () => {
     feedDir = await tempDir('feed-');
     dataDir = await tempDir();
     feed = await startSampleFeed({ root: feedDir.dir });
-    ctx = await syncContext({
+    db = await stores.create(dataDir.dir);
+    ctx = await syncContextOn(db.store, {
       feedRoot: feed.feedRoot,
       dataDir: dataDir.dir,
       entities: ['area', 'artist'],
@@ -64,18 +73,23 @@ describe('the latest-packet mark across settling and late JSON dumps', () => {
     });
   });
   afterEach(async () => {
-    ctx.store.close();
-    await feed.close();
-    await feedDir.cleanup();
-    await dataDir.cleanup();
+    await ctx?.feed.client.close();
+    await db?.close();
+    await feed?.close();
+    await feedDir?.cleanup();
+    await dataDir?.cleanup();
   });
 
-  const expectMark = (expected: number | undefined) => {
-    expect(latestPacketNumber(ctx.store)).toBe(expected);
-    expect(byDefinition(ctx.store)).toBe(expected);
-    expect(latestPacket(ctx.store)?.number).toBe(expected);
+  const mark = async () => markOf((await db.rows<{ value: string }>(MARK_SQL))[0]?.value);
+  /**
+   * The definition over every packet and `latestPacket` of the store's reads agree (a mark whose
+   * `from` is no longer the first packet is walked again by the read); on SQLite its mark read too.
+   */
+  const expectMark = async (expected: number | undefined) => {
+    if (db.store.kind === 'sqlite') expect(latestPacketNumber(db.store as unknown as Store)).toBe(expected);
+    expect(definedBy(await db.rows<PacketRows[number]>(PACKETS_SQL))).toBe(expected);
+    expect((await db.reads.latestPacket())?.number).toBe(expected);
   };
-
   it('moves with completion, a late dump, a later packet settling an earlier one, and a reopened packet', async () => {
     const fresh = pgText(new Date(clock.getTime() - 40 * 60_000));
     await writeJsonDump(feedDir.dir, {
@@ -85,8 +99,8 @@ describe('the latest-packet mark across settling and late JSON dumps', () => {
       timestamp: fresh,
     });
     await syncOnce(ctx, { from: 10 });
-    expectMark(undefined); // 10's area dump is PENDING: nothing complete yet
-    expect(markRow(ctx.store)).toEqual({ from: 10, number: null });
+    await expectMark(undefined); // 10's area dump is PENDING: nothing complete yet
+    expect(await mark()).toEqual({ from: 10, number: null });
 
     await writeJsonDump(feedDir.dir, {
       packet: 10,
@@ -101,8 +115,8 @@ describe('the latest-packet mark across settling and late JSON dumps', () => {
       timestamp: fresh,
     });
     await syncOnce(ctx);
-    expectMark(10); // the late dump completed 10; 11 waits for its area dump
-    expect(markRow(ctx.store)).toEqual({ from: 10, number: 10 });
+    await expectMark(10); // the late dump completed 10; 11 waits for its area dump
+    expect(await mark()).toEqual({ from: 10, number: 10 });
 
     await writeJsonDump(feedDir.dir, {
       packet: 12,
@@ -111,7 +125,7 @@ describe('the latest-packet mark across settling and late JSON dumps', () => {
       timestamp: fresh,
     });
     await syncOnce(ctx);
-    expectMark(11); // 12's dump settled 11's area as NO_CHANGES; 12 waits for its artist dump
+    await expectMark(11); // 12's dump settled 11's area as NO_CHANGES; 12 waits for its artist dump
 
     await writeJsonDump(feedDir.dir, {
       packet: 12,
@@ -120,13 +134,18 @@ describe('the latest-packet mark across settling and late JSON dumps', () => {
       timestamp: fresh,
     });
     await syncOnce(ctx);
-    expectMark(12);
+    await expectMark(12);
 
     // A packet that turns incomplete again moves the mark back before it, in its transaction.
-    reopenPacket(ctx.store, 11);
-    expectMark(10);
-    completePackets(ctx.store, { from: 11, to: 11 }, ['area', 'artist'], () => false, clock.toISOString());
-    expectMark(12);
+    await db.store.reopenPacket(11);
+    await expectMark(10);
+    await db.store.completePackets(
+      { from: 11, to: 11 },
+      ['area', 'artist'],
+      () => false,
+      clock.toISOString(),
+    );
+    await expectMark(12);
   });
 
   it('a packet stored below the first one is counted from the new first packet', async () => {
@@ -140,18 +159,25 @@ describe('the latest-packet mark across settling and late JSON dumps', () => {
       timestamp: fresh,
     });
     await syncOnce(ctx, { from: 20 });
-    expectMark(20);
+    await expectMark(20);
     // A sync --from further back stores packet 18 first, not yet complete: nothing is complete
     // from the first packet on, until the writer completes 18 and 19 (the gap) is still missing.
-    ensurePacket(ctx.store, 18, clock.toISOString());
-    expectMark(undefined);
-    ctx.store.sqlite.prepare('UPDATE packets SET synced_at = ? WHERE number = 18').run(clock.toISOString());
-    completePackets(ctx.store, { from: 18, to: 18 }, ['area', 'artist'], () => false, clock.toISOString());
-    expectMark(18);
-    expect(markRow(ctx.store)).toEqual({ from: 18, number: 18 });
+    await db.rows(FILE_RECORD_SQL.ensurePacket, 18, clock.toISOString());
+    await expectMark(undefined);
+    await db.rows('UPDATE packets SET synced_at = ? WHERE number = 18', clock.toISOString());
+    await db.store.completePackets(
+      { from: 18, to: 18 },
+      ['area', 'artist'],
+      () => false,
+      clock.toISOString(),
+    );
+    await expectMark(18);
+    expect(await mark()).toEqual({ from: 18, number: 18 });
   });
 });
 
+// SQLite only: its migration 0007 added the mark to databases made before it; PostgreSQL's schema
+// has held the mark from its first migration.
 describe('the migration fills the mark for a database made by an earlier version', () => {
   it('computes the packet before the first gap from the stored packets', async () => {
     const dir = await tempDir('lf-mark-');

@@ -1,25 +1,16 @@
 import { cp, rm } from 'node:fs/promises';
 import { join } from 'node:path';
-import Database from 'better-sqlite3';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, expect, it } from 'vitest';
 import { BUNDLED_FEED_ROOT, startSampleFeed } from '../../src/samplefeed/server.js';
 import { startSync } from '../support/cli.js';
 import { tempDir } from '../support/harness.js';
 import { readBundledManifest } from '../support/manifest.js';
 import { gidRedirectRow, writeReplicationPacket } from '../support/replicationArchives.js';
 import { type SyncedFeed, syncFeedFolder, writeDeploymentFeed } from '../support/replicationFeeds.js';
+import { describeStores, type TestDatabase } from '../support/stores.js';
 
 const manifest = readBundledManifest();
 const PACKET_FILE = /\/replication-\d+(-v2)?\.tar\.bz2(\.asc)?$/;
-
-function query<T>(dbPath: string, sql: string, ...params: unknown[]): T[] {
-  const db = new Database(dbPath, { readonly: true });
-  try {
-    return db.prepare(sql).all(...params) as T[];
-  } finally {
-    db.close();
-  }
-}
 
 const expectedRemovals = () =>
   manifest.packets.flatMap((packet) =>
@@ -27,12 +18,15 @@ const expectedRemovals = () =>
   );
 
 /** Checks that every packet's replication packet is stored as the manifest says. */
-function expectAllStored(synced: SyncedFeed, format: 'V1' | 'V2', names: (packet: number) => string): void {
+async function expectAllStored(
+  synced: SyncedFeed,
+  format: 'V1' | 'V2',
+  names: (packet: number) => string,
+): Promise<void> {
   expect(synced.report.problems).toEqual([]);
   expect(synced.report.completed).toEqual(manifest.packets.map((packet) => packet.number));
-  const stored = query<Record<string, unknown>>(
-    synced.dbPath,
-    `SELECT r.packet, r.status, r.format, r.row_count AS rowCount, r.file_name AS fileName, r.timestamp,
+  const stored = await synced.db.rows(
+    `SELECT r.packet, r.status, r.format, r.row_count AS "rowCount", r.file_name AS "fileName", r.timestamp,
             f.signature, f.fingerprint
      FROM replication_packets r JOIN feed_files f ON f.name = r.file_name ORDER BY r.packet`,
   );
@@ -57,23 +51,22 @@ function expectAllStored(synced: SyncedFeed, format: 'V1' | 'V2', names: (packet
     ]),
   );
   expect(
-    query(
-      synced.dbPath,
-      'SELECT packet, mbid, entity, kind, merged_into AS mergedInto FROM removals ORDER BY packet, mbid',
+    await synced.db.rows(
+      'SELECT packet, mbid, entity, kind, merged_into AS "mergedInto" FROM removals ORDER BY packet, mbid',
     ),
   ).toEqual(expectedRemovals());
 }
 
-describe('replication packets in both deployments', () => {
+describeStores('replication packets in both deployments', (stores) => {
   let production: SyncedFeed;
   let testDeployment: SyncedFeed;
   let v1Feed: Awaited<ReturnType<typeof tempDir>>;
 
   beforeAll(async () => {
-    production = await syncFeedFolder(BUNDLED_FEED_ROOT, { deployment: 'production' });
+    production = await syncFeedFolder(BUNDLED_FEED_ROOT, { deployment: 'production', stores });
     v1Feed = await tempDir('lf-v1-feed-');
     await writeDeploymentFeed(v1Feed.dir, manifest, { format: 'v1', deployment: 'test' });
-    testDeployment = await syncFeedFolder(v1Feed.dir, { deployment: 'test' });
+    testDeployment = await syncFeedFolder(v1Feed.dir, { deployment: 'test', stores });
   }, 60_000);
   afterAll(async () => {
     await production?.cleanup();
@@ -81,14 +74,13 @@ describe('replication packets in both deployments', () => {
     await v1Feed?.cleanup();
   });
 
-  it('production: fetches, verifies and stores every replication-N-v2.tar.bz2 of the bundled feed', () => {
-    expectAllStored(
+  it('production: fetches, verifies and stores every replication-N-v2.tar.bz2 of the bundled feed', async () => {
+    await expectAllStored(
       production,
       'V2',
       (packet) => manifest.packets.find((p) => p.number === packet)!.replication!.file,
     );
-    const files = query<{ name: string; size: number; sha256: string }>(
-      production.dbPath,
+    const files = await production.db.rows(
       `SELECT name, size, sha256 FROM feed_files WHERE name LIKE 'replication-%' ORDER BY name`,
     );
     expect(files).toEqual(
@@ -100,20 +92,20 @@ describe('replication packets in both deployments', () => {
     );
   });
 
-  it('test deployment: fetches replication-N.tar.bz2 (v1) and never a -v2 name', () => {
-    expectAllStored(testDeployment, 'V1', (packet) => `replication-${packet}.tar.bz2`);
+  it('test deployment: fetches replication-N.tar.bz2 (v1) and never a -v2 name', async () => {
+    await expectAllStored(testDeployment, 'V1', (packet) => `replication-${packet}.tar.bz2`);
     expect(testDeployment.requests.some((path) => path.includes('-v2'))).toBe(false);
   });
 
-  it('both store the same rows in the same apply order', () => {
+  it('both store the same rows in the same apply order', async () => {
     const shape = 'SELECT packet, ord, seqid, xid, table_name, op FROM row_changes ORDER BY packet, ord';
-    const rows = query(production.dbPath, shape);
+    const rows = await production.db.rows(shape);
     expect(rows).toHaveLength(manifest.packets.reduce((sum, p) => sum + p.replication!.rowCount, 0));
-    expect(query(testDeployment.dbPath, shape)).toEqual(rows);
+    expect(await testDeployment.db.rows(shape)).toEqual(rows);
   });
 });
 
-describe('replication packets that are missing, skipped or off', () => {
+describeStores('replication packets that are missing, skipped or off', (stores) => {
   let feed: Awaited<ReturnType<typeof tempDir>>;
   const missing = 186105;
   const missingFile = `replication-${missing}-v2.tar.bz2`;
@@ -128,14 +120,14 @@ describe('replication packets that are missing, skipped or off', () => {
 
   it('a 404 stays PENDING while no later packet is known; the packet waits and is asked again on the next pass', async () => {
     // The first pass ends at the missing packet, so no later packet is there: never MISSING.
-    const upTo = await syncFeedFolder(feed.dir, { deployment: 'production', passes: 2, to: missing });
+    const upTo = await syncFeedFolder(feed.dir, { deployment: 'production', passes: 2, to: missing, stores });
     try {
       for (const pass of upTo.passRequests) expect(pass).toContain(`/api/musicbrainz/${missingFile}`);
       expect(upTo.report.problems).toEqual([]);
       expect(
-        query(upTo.dbPath, 'SELECT status, attempts FROM replication_packets WHERE packet = ?', missing),
+        await upTo.db.rows('SELECT status, attempts FROM replication_packets WHERE packet = ?', missing),
       ).toEqual([{ status: 'PENDING', attempts: 2 }]);
-      expect(query(upTo.dbPath, 'SELECT synced_at FROM packets WHERE number = ?', missing)).toEqual([
+      expect(await upTo.db.rows('SELECT synced_at FROM packets WHERE number = ?', missing)).toEqual([
         { synced_at: null },
       ]);
     } finally {
@@ -144,13 +136,12 @@ describe('replication packets that are missing, skipped or off', () => {
   });
 
   it('the whole feed: the 404 is PENDING in the pass that met it, and its packet is not complete', async () => {
-    const synced = await syncFeedFolder(feed.dir, { deployment: 'production' });
+    const synced = await syncFeedFolder(feed.dir, { deployment: 'production', stores });
     try {
       expect(synced.report.problems).toEqual([]);
       expect(synced.report.completed).not.toContain(missing);
       expect(
-        query(
-          synced.dbPath,
+        await synced.db.rows(
           'SELECT status, row_count AS n FROM replication_packets WHERE packet = ?',
           missing,
         ),
@@ -166,6 +157,7 @@ describe('replication packets that are missing, skipped or off', () => {
     const synced = await syncFeedFolder(feed.dir, {
       deployment: 'production',
       skipPackets: [...skipped, missing],
+      stores,
     });
     try {
       expect(synced.report.problems).toEqual([]);
@@ -174,7 +166,7 @@ describe('replication packets that are missing, skipped or off', () => {
         expect(synced.requests.filter((path) => path.includes(`replication-${packet}`))).toEqual([]);
       }
       expect(synced.requests.filter((path) => PACKET_FILE.test(path))).toHaveLength(2 * 21);
-      const stored = query<{ packet: number }>(synced.dbPath, 'SELECT packet FROM replication_packets');
+      const stored = await synced.db.rows<{ packet: number }>('SELECT packet FROM replication_packets');
       expect(stored.map((row) => row.packet)).not.toContain(186110);
       expect(stored).toHaveLength(21);
     } finally {
@@ -185,26 +177,28 @@ describe('replication packets that are missing, skipped or off', () => {
   it('--no-replication-packets: the CLI fetches none', async () => {
     const served = await startSampleFeed({ root: BUNDLED_FEED_ROOT });
     const data = await tempDir('lf-cli-');
+    let db: TestDatabase | undefined;
     try {
-      const cli = startSync(served.feedRoot, data.dir, ['--once']);
+      db = await stores.create(data.dir);
+      const cli = startSync(served.feedRoot, data.dir, ['--once', '--db', db.db]);
       expect((await cli.exited).code, cli.stderr.join('\n')).toBe(0);
       const paths = served.requests.map((request) => request.path);
       expect(paths.filter((path) => path.includes('/json-dumps/')).length).toBeGreaterThan(0);
       expect(paths.filter((path) => PACKET_FILE.test(path))).toEqual([]);
-      const dbPath = join(data.dir, 'livefeed.db');
-      expect(query(dbPath, 'SELECT count(*) AS n FROM replication_packets')).toEqual([{ n: 0 }]);
+      expect(await db.rows('SELECT count(*) AS n FROM replication_packets')).toEqual([{ n: 0 }]);
       // Only the newest packet waits: its missing JSON dumps settle once a later packet's dumps appear.
-      expect(query(dbPath, 'SELECT number FROM packets WHERE synced_at IS NULL')).toEqual([
+      expect(await db.rows('SELECT number FROM packets WHERE synced_at IS NULL')).toEqual([
         { number: manifest.lastPacket },
       ]);
     } finally {
+      await db?.close();
       await served.close();
       await data.cleanup();
     }
   }, 60_000);
 });
 
-describe("the replication packet's TIMESTAMP settles missing JSON dumps", () => {
+describeStores("the replication packet's TIMESTAMP settles missing JSON dumps", (stores) => {
   const clock = new Date('2026-05-12T12:00:00Z');
   const packet = 40;
   let feed: Awaited<ReturnType<typeof tempDir>>;
@@ -232,15 +226,15 @@ describe("the replication packet's TIMESTAMP settles missing JSON dumps", () => 
   it('every dump of the packet is NO_CHANGES at once and the packet completes', async () => {
     const synced = await syncFeedFolder(
       feed.dir,
-      { deployment: 'production', verify: false, now: () => clock, entities: ['artist', 'label'] },
+      { deployment: 'production', verify: false, now: () => clock, entities: ['artist', 'label'], stores },
       packet,
     );
     try {
       expect(synced.report.completed).toEqual([packet]);
-      expect(query(synced.dbPath, 'SELECT timestamp FROM packets WHERE number = ?', packet)).toEqual([
+      expect(await synced.db.rows('SELECT timestamp FROM packets WHERE number = ?', packet)).toEqual([
         { timestamp: '2026-05-12T09:00:00.500000Z' },
       ]);
-      expect(query(synced.dbPath, 'SELECT entity, status FROM dumps ORDER BY entity')).toEqual([
+      expect(await synced.db.rows('SELECT entity, status FROM dumps ORDER BY entity')).toEqual([
         { entity: 'artist', status: 'NO_CHANGES' },
         { entity: 'label', status: 'NO_CHANGES' },
       ]);
@@ -258,12 +252,13 @@ describe("the replication packet's TIMESTAMP settles missing JSON dumps", () => 
         now: () => clock,
         entities: ['artist', 'label'],
         replicationPackets: false,
+        stores,
       },
       packet,
     );
     try {
       expect(synced.report.completed).toEqual([]);
-      expect(query(synced.dbPath, 'SELECT DISTINCT status FROM dumps')).toEqual([{ status: 'PENDING' }]);
+      expect(await synced.db.rows('SELECT DISTINCT status FROM dumps')).toEqual([{ status: 'PENDING' }]);
     } finally {
       await synced.cleanup();
     }

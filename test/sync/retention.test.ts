@@ -5,11 +5,12 @@ import { ConfigError, loadConfig, parseByteSize } from '../../src/config.js';
 import { DEFAULT_MAX_BYTES } from '../../src/feed/jsonDump.js';
 import { parseKeepFiles } from '../../src/files/retentionPolicy.js';
 import { BUNDLED_FEED_ROOT, type SampleFeed, startSampleFeed } from '../../src/samplefeed/server.js';
-import { applyRetention } from '../../src/sync/retention.js';
+import type { SyncContext } from '../../src/sync/context.js';
 import { syncOnce } from '../../src/sync/worker.js';
 import { pgTimestampSeconds } from '../support/archives.js';
-import { syncContext, tempDir } from '../support/harness.js';
+import { syncContextOn, tempDir } from '../support/harness.js';
 import { readBundledManifest } from '../support/manifest.js';
+import { describeStores, type TestDatabase } from '../support/stores.js';
 
 const manifest = readBundledManifest();
 const dumps = manifest.packets.flatMap((p) =>
@@ -54,44 +55,45 @@ describe('--keep-files and --max-dump-bytes (configuration)', () => {
   });
 });
 
-describe('retention of kept archives', () => {
+// The configuration above reads no store; retention itself runs on both (issue 17).
+describeStores('retention of kept archives', (stores) => {
   let feed: SampleFeed;
   let data: Awaited<ReturnType<typeof tempDir>>;
-  let ctx: Awaited<ReturnType<typeof syncContext>>;
+  let db: TestDatabase;
+  let ctx: SyncContext;
 
+  async function open(): Promise<void> {
+    data = await tempDir();
+    db = await stores.create(data.dir);
+    ctx = await syncContextOn(db.store, { feedRoot: feed.feedRoot, dataDir: data.dir });
+  }
   const kept = (name: string) => existsSync(join(data.dir, 'files', name));
-  const storedPath = (name: string) =>
-    (
-      ctx.store.sqlite.prepare('SELECT stored_path AS p FROM feed_files WHERE name = ?').get(name) as {
-        p: string | null;
-      }
-    ).p;
+  const storedPath = async (name: string) =>
+    (await db.rows<{ p: string | null }>('SELECT stored_path AS p FROM feed_files WHERE name = ?', name))[0]!
+      .p;
 
   beforeAll(async () => {
     feed = await startSampleFeed({ root: BUNDLED_FEED_ROOT });
   });
   afterAll(() => feed.close());
   afterEach(async () => {
-    ctx.store.close();
-    await ctx.feed.client.close();
-    await data.cleanup();
+    await ctx?.feed.client.close();
+    await db?.close();
+    await data?.cleanup();
   });
 
   it('by packet count: applied after each pass; signatures and records stay', async () => {
-    data = await tempDir();
-    ctx = await syncContext({ feedRoot: feed.feedRoot, dataDir: data.dir });
+    await open();
     ctx.policy.keepFiles = { kind: 'packets', count: 3 };
     const report = await syncOnce(ctx);
     expect(report.problems).toEqual([]);
     for (const dump of dumps) {
       const stays = dump.packet > manifest.lastPacket - 3;
       expect(kept(dump.file), dump.file).toBe(stays);
-      expect(storedPath(dump.file), dump.file).toBe(stays ? join('files', dump.file) : null);
+      expect(await storedPath(dump.file), dump.file).toBe(stays ? join('files', dump.file) : null);
       expect(kept(dump.signature), dump.signature).toBe(true);
     }
-    expect(ctx.store.sqlite.prepare('SELECT count(*) AS n FROM feed_files').get()).toEqual({
-      n: dumps.length,
-    });
+    expect(await db.rows('SELECT count(*) AS n FROM feed_files')).toEqual([{ n: dumps.length }]);
     // A later pass fetches nothing again and removes nothing more.
     const before = feed.requests.length;
     expect((await syncOnce(ctx)).dumpsStored).toBe(0);
@@ -99,21 +101,25 @@ describe('retention of kept archives', () => {
   });
 
   it('by age of the packet TIMESTAMP', async () => {
-    data = await tempDir();
-    ctx = await syncContext({ feedRoot: feed.feedRoot, dataDir: data.dir });
+    await open();
     await syncOnce(ctx);
     const now = new Date('2026-05-12T00:00:00Z');
     const cutoff = now.getTime() - 12 * 3_600_000;
-    const result = applyRetention(ctx.store, data.dir, { kind: 'age', maxAgeMs: 12 * 3_600_000 }, now);
+    const result = await db.store.applyRetention(data.dir, { kind: 'age', maxAgeMs: 12 * 3_600_000 }, now);
     const expired = dumps.filter((d) => pgTimestampSeconds(d.timestamp)! * 1000 < cutoff);
     expect(expired.length).toBeGreaterThan(0);
     expect(expired.length).toBeLessThan(dumps.length);
     expect(result).toEqual({ files: expired.length, bytes: expired.reduce((n, d) => n + d.bytes, 0) });
     for (const dump of dumps) expect(kept(dump.file), dump.file).toBe(!expired.includes(dump));
-    expect(applyRetention(ctx.store, data.dir, { kind: 'age', maxAgeMs: 12 * 3_600_000 }, now)).toEqual({
+    expect(await db.store.applyRetention(data.dir, { kind: 'age', maxAgeMs: 12 * 3_600_000 }, now)).toEqual({
       files: 0,
       bytes: 0,
     });
-    expect(applyRetention(ctx.store, data.dir, { kind: 'all' }, now)).toEqual({ files: 0, bytes: 0 });
+    expect(await db.store.applyRetention(data.dir, { kind: 'all' }, now)).toEqual({ files: 0, bytes: 0 });
+    // The records stay; only the expired archives' stored paths are forgotten.
+    for (const dump of dumps)
+      expect(await storedPath(dump.file), dump.file).toBe(
+        expired.includes(dump) ? null : join('files', dump.file),
+      );
   });
 });

@@ -2,7 +2,9 @@ import { randomBytes } from 'node:crypto';
 import { existsSync } from 'node:fs';
 import { copyFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
 import Database from 'better-sqlite3';
+import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { EntityType } from '../../src/feed/entities.js';
 import { jsonDumpPath } from '../../src/feed/protocol/urls.js';
@@ -11,12 +13,13 @@ import { Prefetcher } from '../../src/sync/prefetch.js';
 import { createVerifier } from '../../src/sync/verifier.js';
 import { syncOnce } from '../../src/sync/worker.js';
 import { createTestKeyHome, signFile, TEST_PUBLIC_KEY_FILE, writeJsonDump } from '../support/archives.js';
-import { syncContext, tempDir, testLogger } from '../support/harness.js';
+import { syncContext, syncContextOn, tempDir, testLogger } from '../support/harness.js';
+import { describeStores, type TestDatabase } from '../support/stores.js';
 
 /**
  * Issue 16, "overlap the stages": a JSON dump is stored while it downloads and its signature is
  * checked, and committed only once the signature verified; the next dumps download while one is
- * stored (prefetch), committed in file order.
+ * stored (prefetch), committed in file order. The store's part runs on both stores (issue 17).
  */
 
 const FIRST = 500;
@@ -69,11 +72,48 @@ afterAll(async () => {
   await work?.cleanup();
 });
 
-describe('streamed store', () => {
+/** The count of `changes` of (packet, entity) as another connection of the database sees it. */
+interface Watcher {
+  count(packet: number, entity: string): Promise<number>;
+  close(): Promise<void>;
+}
+
+/** A connection of its own, as a `serve` reading the database has: a read-only SQLite one, or a `pg.Client`. */
+async function watcherOf(db: TestDatabase): Promise<Watcher> {
+  const sql = 'SELECT count(*) AS n FROM changes WHERE packet = $1 AND entity = $2';
+  if (db.store.kind === 'sqlite') {
+    const reader = new Database(db.db, { readonly: true });
+    const visible = reader.prepare(sql.replace(/\$\d/g, '?'));
+    return {
+      count: async (packet, entity) => (visible.get(packet, entity) as { n: number }).n,
+      close: async () => {
+        reader.close();
+      },
+    };
+  }
+  const client = new pg.Client({ connectionString: db.db });
+  await client.connect();
+  return {
+    count: async (packet, entity) => Number((await client.query(sql, [packet, entity])).rows[0].n),
+    close: () => client.end(),
+  };
+}
+
+/**
+ * `feed_files` names in the order their rows were committed: SQLite's rowid; PostgreSQL's inserting
+ * transaction id (`xmin`): the writer commits one dump's transaction after the other.
+ */
+function inCommitOrder(db: TestDatabase): Promise<{ name: string }[]> {
+  const order = db.store.kind === 'sqlite' ? 'rowid' : 'xmin::text::bigint';
+  return db.rows(`SELECT name FROM feed_files ORDER BY ${order}`);
+}
+
+describeStores('streamed store', (stores) => {
   it('a big dump with a bad signature leaves nothing visible, at any time, and is recorded FAILED; the other dumps are stored in file order', async () => {
     const logger = testLogger();
-    const dataDir = join(work.dir, 'data');
-    const ctx = await syncContext({
+    const dataDir = join(work.dir, `data-${stores.kind}`);
+    const db = await stores.create(dataDir);
+    const ctx = await syncContextOn(db.store, {
       feedRoot: feed.feedRoot,
       dataDir,
       entities: ENTITIES,
@@ -81,24 +121,31 @@ describe('streamed store', () => {
       verifier: await createVerifier(TEST_PUBLIC_KEY_FILE, 'fail', logger),
     });
     // Another connection, as the GraphQL server has, watches while the sync stores the dump.
-    const reader = new Database(ctx.store.path, { readonly: true });
-    const visible = reader.prepare('SELECT count(*) FROM changes WHERE packet = ? AND entity = ?').pluck();
+    const watcher = await watcherOf(db);
     let seen = 0;
-    const watch = setInterval(() => {
-      seen = Math.max(seen, visible.get(FIRST, 'artist') as number);
-    }, 5);
+    let watching = true;
+    let reads = 0;
+    const watch = (async () => {
+      while (watching) {
+        seen = Math.max(seen, await watcher.count(FIRST, 'artist'));
+        reads++;
+        await sleep(5);
+      }
+    })();
     try {
       const report = await syncOnce(ctx, { from: FIRST, to: FIRST + 2 });
-      clearInterval(watch);
+      watching = false;
+      await watch;
+      expect(reads).toBeGreaterThan(0);
       expect(seen).toBe(0);
-      expect(visible.get(FIRST, 'artist')).toBe(0);
+      expect(await watcher.count(FIRST, 'artist')).toBe(0);
       expect(report.problems.map((p) => [p.file, p.reason])).toEqual([
         [BAD, `signature of ${BAD} is INVALID: file does not match signature`],
         [BAD_PREFETCHED, `signature of ${BAD_PREFETCHED} is INVALID: file does not match signature`],
       ]);
-      const failed = ctx.store.sqlite
-        .prepare("SELECT packet, entity, error FROM dumps WHERE status = 'FAILED' ORDER BY packet, entity")
-        .all();
+      const failed = await db.rows(
+        "SELECT packet, entity, error FROM dumps WHERE status = 'FAILED' ORDER BY packet, entity",
+      );
       expect(failed).toEqual([
         {
           packet: FIRST,
@@ -113,21 +160,27 @@ describe('streamed store', () => {
       ]);
       // Not kept, not recorded, no download left behind.
       expect(existsSync(join(dataDir, 'files', BAD))).toBe(false);
-      const files = ctx.store.sqlite.prepare('SELECT name FROM feed_files ORDER BY rowid').pluck().all();
       // feed_files rows are inserted at each COMMIT: their order is the order of commits.
+      const files = (await inCommitOrder(db)).map((f) => f.name);
       const stored = PACKETS.flatMap((p) => ENTITIES.map((e) => jsonDumpPath(p, e))).filter(
         (name) => name !== BAD && name !== BAD_PREFETCHED,
       );
       expect(files).toEqual(stored);
       for (const name of stored) expect(existsSync(join(dataDir, 'files', name))).toBe(true);
-      expect(ctx.store.sqlite.prepare('SELECT count(*) FROM changes').pluck().get()).toBe(stored.length);
+      expect(await db.rows('SELECT count(*) AS n FROM changes')).toEqual([{ n: stored.length }]);
+      expect(db.idle()).toBe(true);
     } finally {
-      clearInterval(watch);
-      reader.close();
-      ctx.store.close();
+      watching = false;
+      await watch;
+      await watcher.close();
+      await ctx.feed.client.close();
+      await db.close();
     }
   }, 120_000);
+});
 
+// The prefetcher downloads files and reads no store: SQLite alone.
+describe('prefetch', () => {
   it('prefetches at most two files ahead of the one taken, in plan order', async () => {
     const dir = await tempDir('lf-prefetch-');
     const ctx = await syncContext({ feedRoot: feed.feedRoot, dataDir: dir.dir, entities: ENTITIES });

@@ -6,20 +6,20 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { openStore } from '../../src/db/client.js';
+import { afterAll, beforeAll, expect, it } from 'vitest';
 import { FeedClient } from '../../src/feed/client.js';
 import { redactUrl } from '../../src/feed/protocol/urls.js';
 import { createApp } from '../../src/http/app.js';
 import { BUNDLED_FEED_ROOT, createSampleFeedHandler, startSampleFeed } from '../../src/samplefeed/server.js';
-import { applyRetention } from '../../src/sync/retention.js';
 import { createVerifier } from '../../src/sync/verifier.js';
 import { syncOnce } from '../../src/sync/worker.js';
 import { TEST_PUBLIC_KEY_FILE } from '../support/archives.js';
-import { gql, syncContext, tempDir, testLogger, testService } from '../support/harness.js';
+import { gql, syncContextOn, tempDir, testLogger, testService } from '../support/harness.js';
 import { readBundledManifest } from '../support/manifest.js';
+import { runAsCluster } from '../support/postgres.js';
 import { rawRequest } from '../support/rawHttp.js';
 import { serveApp } from '../support/serveApp.js';
+import { describeStores, type StoreKind, type TestDatabase } from '../support/stores.js';
 
 /** Recognisable tokens of upstream's shape (40 × [A-Za-z0-9]); neither may appear in any output. */
 const TOKEN = 'CanaryUpstreamTokenLeakCheck7Q3xZ9000042';
@@ -32,11 +32,6 @@ const dumps = manifest.packets.flatMap((p) => Object.values(p.jsonDumps));
 const badSignature = dumps.at(-1)!;
 const noSignature = dumps.at(-2)!;
 const cutConnection = dumps.at(-3)!;
-
-/** Every output of the run, by where it came from. */
-const outputs: { where: string; text: string }[] = [];
-const record = (where: string, value: unknown) =>
-  outputs.push({ where, text: typeof value === 'string' ? value : JSON.stringify(value) });
 
 function errorTexts(error: unknown): string {
   const e = error as Error & Record<string, unknown>;
@@ -54,6 +49,18 @@ async function filesUnder(dir: string): Promise<{ path: string; bytes: Buffer }[
     });
 }
 
+/**
+ * The bytes a database holds, as text: a SQLite file is among the data folder's files; a
+ * PostgreSQL database is read whole by `pg_dump` (every table's rows; its files belong to the
+ * cluster, not to the data folder).
+ */
+async function databaseText(db: TestDatabase): Promise<{ where: string; text: string }[]> {
+  if (db.store.kind === 'sqlite') return [];
+  return [
+    { where: `pg_dump of ${db.store.display}`, text: await runAsCluster('pg_dump', ['--dbname', db.db]) },
+  ];
+}
+
 /** Runs the CLI from source (tsx) with `env` added; resolves to exit code, stdout and stderr. */
 function cli(
   args: string[],
@@ -69,7 +76,18 @@ function cli(
   });
 }
 
-describe('token hygiene: the upstream token appears in no output (issue 4)', () => {
+describeStores('token hygiene: the upstream token appears in no output (issue 4)', (stores: StoreKind) => {
+  /** Every output of the run, by where it came from. */
+  const outputs: { where: string; text: string }[] = [];
+  const record = (where: string, value: unknown) =>
+    outputs.push({ where, text: typeof value === 'string' ? value : JSON.stringify(value) });
+  /** The databases of the run, read whole at the end. */
+  const databases: TestDatabase[] = [];
+  const open = async (dir: string) => {
+    const db = await stores.create(dir);
+    databases.push(db);
+    return db;
+  };
   let root: Awaited<ReturnType<typeof tempDir>>;
   let data: Awaited<ReturnType<typeof tempDir>>;
   let cliData: Awaited<ReturnType<typeof tempDir>>;
@@ -98,8 +116,9 @@ describe('token hygiene: the upstream token appears in no output (issue 4)', () 
     cliData = await tempDir();
   });
   afterAll(async () => {
-    server.closeAllConnections();
-    server.close();
+    for (const db of databases) await db.close();
+    server?.closeAllConnections();
+    server?.close();
     await root.cleanup();
     await data.cleanup();
     await cliData.cleanup();
@@ -107,7 +126,8 @@ describe('token hygiene: the upstream token appears in no output (issue 4)', () 
 
   it('a sync with 404s, a bad and a missing signature and a cut connection', async () => {
     const logger = testLogger(logLines);
-    const ctx = await syncContext({
+    const db = await open(data.dir);
+    const ctx = await syncContextOn(db.store, {
       feedRoot,
       token: TOKEN,
       dataDir: data.dir,
@@ -131,10 +151,9 @@ describe('token hygiene: the upstream token appears in no output (issue 4)', () 
       [badSignature.file, noSignature.file, cutConnection.file].sort(),
     );
     expect(logLines.some((l) => l.includes('"event":"retry"') && l.includes('token=***'))).toBe(true);
-    const errors = ctx.store.sqlite.prepare("SELECT error FROM dumps WHERE status = 'FAILED'").all();
+    const errors = await db.rows("SELECT error FROM dumps WHERE status = 'FAILED'");
     record('dumps.error', errors);
     expect(JSON.stringify(errors)).toContain('token=***');
-    ctx.store.close();
     await ctx.feed.client.close();
   });
 
@@ -142,11 +161,13 @@ describe('token hygiene: the upstream token appears in no output (issue 4)', () 
     for (const token of [WRONG, '']) {
       const wrongData = await tempDir();
       const logger = testLogger(logLines);
-      const ctx = await syncContext({ feedRoot, token, dataDir: wrongData.dir, logger });
+      const db = await open(wrongData.dir);
+      const ctx = await syncContextOn(db.store, { feedRoot, token, dataDir: wrongData.dir, logger });
       const error = await syncOnce(ctx).catch((e: unknown) => e);
       expect(error).toBeInstanceOf(Error);
       record(`error of a sync with token ${token ? 'WRONG' : '(none)'}`, errorTexts(error));
-      ctx.store.close();
+      await ctx.feed.client.close();
+      outputs.push(...(await databaseText(db)));
       for (const file of await filesUnder(wrongData.dir))
         outputs.push({ where: file.path, text: file.bytes.toString('latin1') });
       await wrongData.cleanup();
@@ -154,15 +175,16 @@ describe('token hygiene: the upstream token appears in no output (issue 4)', () 
   });
 
   it('GraphQL answers, file links (kept, fetched on demand, failing) and mirror downloads', async () => {
-    const store = openStore(join(data.dir, 'livefeed.db'));
-    applyRetention(store, data.dir, { kind: 'packets', count: 2 }, new Date());
+    const db = databases[0]!;
+    await db.store.applyRetention(data.dir, { kind: 'packets', count: 2 }, new Date());
     const upstream = new FeedClient({
       feedRoot,
       token: TOKEN,
       retry: { attempts: 2, baseDelayMs: 5, maxDelayMs: 10 },
     });
     const app = createApp({
-      store,
+      reads: db.reads,
+      display: db.store.display,
       service: testService({ feedRoot: redactUrl(`${feedRoot}?token=${TOKEN}`) }),
       logger: testLogger(logLines),
       dataDir: data.dir,
@@ -206,16 +228,18 @@ describe('token hygiene: the upstream token appears in no output (issue 4)', () 
     } finally {
       await served.close();
       await upstream.close();
-      store.close();
     }
   });
 
   it('the CLI: sync --once with failures (exit 1, naming file and signature) and with a wrong token (exit 3)', async () => {
     const plain = await startSampleFeed({ root: root.dir, tokens: [TOKEN] });
+    const cliDb = await open(cliData.dir);
     try {
       const args = [
         'sync',
         '--once',
+        '--db',
+        cliDb.db,
         '--feed-url',
         plain.feedRoot,
         '--data-dir',
@@ -246,8 +270,14 @@ describe('token hygiene: the upstream token appears in no output (issue 4)', () 
     for (const line of logLines) outputs.push({ where: 'log line', text: line });
     for (const dir of [data.dir, cliData.dir]) {
       const files = await filesUnder(dir);
-      expect(files.some((f) => f.path.endsWith('livefeed.db'))).toBe(true);
+      expect(files.some((f) => f.path.endsWith('livefeed.db'))).toBe(stores.kind === 'sqlite');
       for (const file of files) outputs.push({ where: file.path, text: file.bytes.toString('latin1') });
+    }
+    if (stores.kind === 'postgres') {
+      const [synced] = await databaseText(databases[0]!);
+      // The dump holds the rows: the failed dumps' errors, with the cut download's redacted URL.
+      expect(synced!.text).toContain('token=***');
+      outputs.push(synced!, ...(await databaseText(databases.at(-1)!)));
     }
     expect(outputs.length).toBeGreaterThan(100);
     const leaks = outputs.filter((o) => o.text.includes(TOKEN) || o.text.includes(WRONG)).map((o) => o.where);
