@@ -125,6 +125,13 @@ describeStores('livefeed status, serve and start as real processes', (stores) =>
         expect(answer.latestPacket.number).toBe(LATEST);
         const opened = serve.events().find((e) => e.event === 'database')!;
         expect(opened.replicas).toEqual([expect.stringMatching(REDACTED)]);
+        // /metrics counts the replica's reads, by its URL without the password.
+        const metrics = await (await fetch(`${origin}/metrics`)).text();
+        const reads = /livefeed_db_server_reads\{server="([^"]+)",role="replica"\} (\d+)/.exec(metrics);
+        expect(reads?.[1]).toMatch(REDACTED);
+        expect(Number(reads?.[2])).toBeGreaterThan(0);
+        expect(metrics).toMatch(/livefeed_db_server_skipped\{server="[^"]+",role="replica"\} 0/);
+        expect(metrics).not.toContain(POSTGRES_TEST_PASSWORD);
       } finally {
         await stop(serve);
       }
