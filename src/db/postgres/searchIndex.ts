@@ -47,11 +47,6 @@ const DROP_COPY = 'DELETE FROM search_index WHERE id BETWEEN $1 AND $2';
 const RESTORE_PREVIOUS = insertWhere(`c.id IN (SELECT p.id FROM (${PREVIOUS_OF_DUMP}) p
   WHERE p.id IS NOT NULL AND ${notRemovedSince('p.mbid', idPacketSql('p.id'))})`);
 
-// Once the dump's lines are written: the versions they replace go, they come in unless removed
-// by a packet of the dump's or later.
-const DROP_PREVIOUS = `DELETE FROM search_index s USING (${PREVIOUS_OF_DUMP}) p WHERE s.id = p.id`;
-const ADD_DUMP = insertWhere(`${NEWEST_IN_DUMP} AND ${notRemovedSince('c.mbid', '$3')}`);
-
 /**
  * Before an earlier copy of the JSON dump `range` is deleted (its lines still stored): removes
  * its entries and indexes again the versions its lines had replaced. Nothing for a dump stored
@@ -62,15 +57,38 @@ export async function unindexDumpCopy(client: pg.ClientBase, range: IndexedRange
   await client.query(RESTORE_PREVIOUS, [range.first, range.last]);
 }
 
+// Once the dump's lines are written, from their columns staged by the ingest (the TEMP table
+// SEARCH_STAGE, sync/postgres/searchStage.ts): the versions the dump's newest lines replace go,
+// they come in unless removed by a packet of the dump's or later ($1: the dump's first id for the
+// DELETE, its packet for the INSERTs).
+
+/** The TEMP table of the staged columns of one dump's lines (created by the ingest). */
+export const SEARCH_STAGE = 'livefeed_search_stage';
+const STAGE = `pg_temp.${SEARCH_STAGE}`;
+const STAGED_NEWEST = `s.id = ${newestOf('s.mbid')}`;
+const STAGED_INDEXED = `${STAGED_NEWEST} AND ${notRemovedSince('s.mbid', '$1')}`;
+const DROP_PREVIOUS = `DELETE FROM search_index x USING (
+    SELECT (SELECT id FROM changes WHERE mbid = s.mbid AND id < $1 ORDER BY id DESC LIMIT 1) AS id
+    FROM ${STAGE} s WHERE ${STAGED_NEWEST}
+  ) p WHERE x.id = p.id`;
+const ADD_STAGED = `${INSERT} SELECT s.id, s.name, s.sort_name, s.aliases, s.disambiguation
+  FROM ${STAGE} s WHERE NOT s.reparse AND ${STAGED_INDEXED}`;
+// The lines staged without columns: read from the stored line, as a dump's lines once all were.
+const ADD_REPARSED = insertWhere(
+  `c.id IN (SELECT s.id FROM ${STAGE} s WHERE s.reparse AND ${STAGED_INDEXED})`,
+);
+
 /**
- * After every line of the JSON dump `range` is written (before COMMIT): removes the entries of
- * the versions its lines replace and indexes the lines that are now the current version of an
- * entity not removed by a packet of the dump's or later. A dump of an older packet stored late
+ * After every line of the JSON dump `range` is written and staged (before COMMIT): removes the
+ * entries of the versions its lines replace and indexes the lines that are now the current
+ * version of an entity not removed by a packet of the dump's or later, with the columns staged
+ * (or, for a line staged without, read from the line). A dump of an older packet stored late
  * indexes nothing: its lines are not their MBID's newest.
  */
-export async function indexJsonDump(client: pg.ClientBase, range: IndexedRange): Promise<void> {
-  await client.query(DROP_PREVIOUS, [range.first, range.last]);
-  await client.query(ADD_DUMP, [range.first, range.last, range.packet]);
+export async function indexStagedDump(client: pg.ClientBase, range: IndexedRange): Promise<void> {
+  await client.query(DROP_PREVIOUS, [range.first]);
+  await client.query(ADD_STAGED, [range.packet]);
+  await client.query(ADD_REPARSED, [range.packet]);
 }
 
 // The newest lines of the MBIDs replication packet $1 removes that it removes from the current
@@ -88,7 +106,7 @@ const RESTORE_REMOVED = `${insertWhere(`c.id IN (${REMOVED_BY_PACKET})`)} ON CON
  * For the replication packet writer (docs/POSTGRES_PORT.md step 2), in the packet's transaction
  * once its `removals` rows are written: removes from the index the entities replication packet
  * `packet` deletes or merges away (their newest line is of `packet` or earlier). An entity that a
- * later JSON dump shows again is indexed by that dump ({@link indexJsonDump}). The twin of
+ * later JSON dump shows again is indexed by that dump ({@link indexStagedDump}). The twin of
  * db/searchIndex.ts `RemovalIndexWriter.applyRemovals`.
  */
 export async function unindexRemovals(client: pg.ClientBase, packet: number): Promise<void> {
@@ -110,7 +128,8 @@ export const INDEX_STATEMENTS = {
   DROP_COPY,
   RESTORE_PREVIOUS,
   DROP_PREVIOUS,
-  ADD_DUMP,
+  ADD_STAGED,
+  ADD_REPARSED,
   DROP_REMOVED,
   RESTORE_REMOVED,
 };
