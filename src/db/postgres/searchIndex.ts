@@ -60,35 +60,57 @@ export async function unindexDumpCopy(client: pg.ClientBase, range: IndexedRange
 // Once the dump's lines are written, from their columns staged by the ingest (the TEMP table
 // SEARCH_STAGE, sync/postgres/searchStage.ts): the versions the dump's newest lines replace go,
 // they come in unless removed by a packet of the dump's or later ($1: the dump's first id for the
-// DELETE, its packet for the INSERTs).
+// DELETE, its packet for the INSERTs). `newest` is the condition "staged line s is its MBID's
+// newest line".
 
 /** The TEMP table of the staged columns of one dump's lines (created by the ingest). */
 export const SEARCH_STAGE = 'livefeed_search_stage';
 const STAGE = `pg_temp.${SEARCH_STAGE}`;
-const STAGED_NEWEST = `s.id = ${newestOf('s.mbid')}`;
-const STAGED_INDEXED = `${STAGED_NEWEST} AND ${notRemovedSince('s.mbid', '$1')}`;
-const DROP_PREVIOUS = `DELETE FROM search_index x USING (
-    SELECT (SELECT id FROM changes WHERE mbid = s.mbid AND id < $1 ORDER BY id DESC LIMIT 1) AS id
-    FROM ${STAGE} s WHERE ${STAGED_NEWEST}
-  ) p WHERE x.id = p.id`;
-const ADD_STAGED = `${INSERT} SELECT s.id, s.name, s.sort_name, s.aliases, s.disambiguation
-  FROM ${STAGE} s WHERE NOT s.reparse AND ${STAGED_INDEXED}`;
-// The lines staged without columns: read from the stored line, as a dump's lines once all were.
-const ADD_REPARSED = insertWhere(
-  `c.id IN (SELECT s.id FROM ${STAGE} s WHERE s.reparse AND ${STAGED_INDEXED})`,
+const stagedStatements = (newest: string) => {
+  const indexed = `${newest} AND ${notRemovedSince('s.mbid', '$1')}`;
+  return {
+    dropPrevious: `DELETE FROM search_index x USING (
+        SELECT (SELECT id FROM changes WHERE mbid = s.mbid AND id < $1 ORDER BY id DESC LIMIT 1) AS id
+        FROM ${STAGE} s WHERE ${newest}
+      ) p WHERE x.id = p.id`,
+    addStaged: `${INSERT} SELECT s.id, s.name, s.sort_name, s.aliases, s.disambiguation
+      FROM ${STAGE} s WHERE NOT s.reparse AND ${indexed}`,
+    // The lines staged without columns: read from the stored line, as a dump's lines once all were.
+    addReparsed: insertWhere(`c.id IN (SELECT s.id FROM ${STAGE} s WHERE s.reparse AND ${indexed})`),
+  };
+};
+// Any MBID's newest line: one reverse seek in `changes_mbid` per staged line.
+const SEEKING = stagedStatements(`s.id = ${newestOf('s.mbid')}`);
+// When no change is stored past the dump's range (dumps stored in order, a first import), the
+// dump's lines are the newest of their MBIDs but where a later line of the dump has the same
+// MBID: the stage alone answers, with no seek in `changes` (a hashed anti-join).
+const WITHIN_STAGE = stagedStatements(
+  `NOT EXISTS (SELECT 1 FROM ${STAGE} t WHERE t.mbid = s.mbid AND t.id > s.id)`,
 );
+// Whether changes are stored before and after the dump's range [$1, $2] (two seeks in its key).
+const NEIGHBOURS = `SELECT EXISTS (SELECT 1 FROM changes WHERE id < $1) AS earlier,
+  EXISTS (SELECT 1 FROM changes WHERE id > $2) AS later`;
 
 /**
  * After every line of the JSON dump `range` is written and staged (before COMMIT): removes the
  * entries of the versions its lines replace and indexes the lines that are now the current
  * version of an entity not removed by a packet of the dump's or later, with the columns staged
  * (or, for a line staged without, read from the line). A dump of an older packet stored late
- * indexes nothing: its lines are not their MBID's newest.
+ * indexes nothing: its lines are not their MBID's newest. With no change stored before the dump,
+ * nothing is replaced; with none after it, the stage tells which lines are the newest.
  */
 export async function indexStagedDump(client: pg.ClientBase, range: IndexedRange): Promise<void> {
-  await client.query(DROP_PREVIOUS, [range.first]);
-  await client.query(ADD_STAGED, [range.packet]);
-  await client.query(ADD_REPARSED, [range.packet]);
+  const { rows } = await client.query<{ earlier: boolean; later: boolean }>(NEIGHBOURS, [
+    range.first,
+    range.last,
+  ]);
+  const { earlier, later } = rows[0]!;
+  // Statistics of the stage, so that the planner hashes its anti-join (a TEMP table has none).
+  if (!later) await client.query(`ANALYZE ${STAGE}`);
+  const statements = later ? SEEKING : WITHIN_STAGE;
+  if (earlier) await client.query(statements.dropPrevious, [range.first]);
+  await client.query(statements.addStaged, [range.packet]);
+  await client.query(statements.addReparsed, [range.packet]);
 }
 
 // The newest lines of the MBIDs replication packet $1 removes that it removes from the current
@@ -127,9 +149,13 @@ export async function reindexOldRemovals(client: pg.ClientBase, packet: number):
 export const INDEX_STATEMENTS = {
   DROP_COPY,
   RESTORE_PREVIOUS,
-  DROP_PREVIOUS,
-  ADD_STAGED,
-  ADD_REPARSED,
+  NEIGHBOURS,
+  DROP_PREVIOUS: SEEKING.dropPrevious,
+  ADD_STAGED: SEEKING.addStaged,
+  ADD_REPARSED: SEEKING.addReparsed,
+  DROP_PREVIOUS_WITHIN_STAGE: WITHIN_STAGE.dropPrevious,
+  ADD_STAGED_WITHIN_STAGE: WITHIN_STAGE.addStaged,
+  ADD_REPARSED_WITHIN_STAGE: WITHIN_STAGE.addReparsed,
   DROP_REMOVED,
   RESTORE_REMOVED,
 };

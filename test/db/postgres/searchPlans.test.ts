@@ -62,13 +62,23 @@ describePostgres('the plans of the PostgreSQL search index and reads (indexes on
     const cases = [
       [INDEX_STATEMENTS.DROP_COPY, range, ['search_index_pkey']],
       [INDEX_STATEMENTS.RESTORE_PREVIOUS, range, ['changes_mbid', 'changes_pkey', 'removals_mbid']],
-      [INDEX_STATEMENTS.DROP_PREVIOUS, [first], ['changes_mbid', 'changes_pkey', 'search_index_pkey', stage]],
+      // The versions a later dump (first id `last + 1`) replaces: every stored line is one.
+      [INDEX_STATEMENTS.DROP_PREVIOUS, [last + 1], ['changes_mbid', 'search_index_pkey', stage]],
       // The removals of the dump's packet or later, a range of their primary key, joined to the stage.
       [INDEX_STATEMENTS.ADD_STAGED, [100], ['changes_mbid', 'removals_packet_mbid_kind_pk', stage]],
       [
         INDEX_STATEMENTS.ADD_REPARSED,
         [100],
         ['changes_mbid', 'changes_pkey', 'removals_packet_mbid_kind_pk', stage],
+      ],
+      // No change stored after the dump: the stage alone tells the newest lines.
+      [INDEX_STATEMENTS.NEIGHBOURS, range, ['changes_pkey']],
+      [INDEX_STATEMENTS.DROP_PREVIOUS_WITHIN_STAGE, [last + 1], ['changes_mbid', 'search_index_pkey', stage]],
+      [INDEX_STATEMENTS.ADD_STAGED_WITHIN_STAGE, [100], ['removals_packet_mbid_kind_pk', stage]],
+      [
+        INDEX_STATEMENTS.ADD_REPARSED_WITHIN_STAGE,
+        [100],
+        ['changes_pkey', 'removals_packet_mbid_kind_pk', stage],
       ],
       [INDEX_STATEMENTS.DROP_REMOVED, [101], ['changes_mbid', 'removals_mbid', 'search_index_pkey']],
       [INDEX_STATEMENTS.RESTORE_REMOVED, [101], ['changes_mbid', 'changes_pkey', 'removals_mbid']],
