@@ -87,9 +87,11 @@ const SEEKING = stagedStatements(`s.id = ${newestOf('s.mbid')}`);
 const WITHIN_STAGE = stagedStatements(
   `NOT EXISTS (SELECT 1 FROM ${STAGE} t WHERE t.mbid = s.mbid AND t.id > s.id)`,
 );
-// Whether changes are stored before and after the dump's range [$1, $2] (two seeks in its key).
-const NEIGHBOURS = `SELECT EXISTS (SELECT 1 FROM changes WHERE id < $1) AS earlier,
-  EXISTS (SELECT 1 FROM changes WHERE id > $2) AS later`;
+// Whether changes are stored before and after the dump's range [$1, $2]: two seeks in its key
+// (ORDER BY ... LIMIT 1 keeps to the key even while the table has no statistics yet, where an
+// EXISTS was planned as a sequential scan of a first import's rows).
+const NEIGHBOURS = `SELECT (SELECT id FROM changes WHERE id < $1 ORDER BY id DESC LIMIT 1) IS NOT NULL AS earlier,
+  (SELECT id FROM changes WHERE id > $2 ORDER BY id LIMIT 1) IS NOT NULL AS later`;
 
 /**
  * After every line of the JSON dump `range` is written and staged (before COMMIT): removes the
