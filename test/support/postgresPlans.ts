@@ -34,16 +34,19 @@ export const planNodes = (node: PlanNode): PlanNode[] => [node, ...(node.Plans ?
 /**
  * The plan of `text` with `values`, every node depth first, on a connection of its own with
  * sequential scans off, so that the plan on a small test table is the plan on a large one (the
- * connection is dropped afterwards, setting and all).
+ * connection is dropped afterwards, setting and all). `before` runs first on that connection (a
+ * TEMP table the statement reads).
  */
 export async function explainPlan(
   store: PostgresStore,
   text: string,
   values: unknown[],
+  before?: string,
 ): Promise<PlanNode[]> {
   const client = await store.pool.connect();
   try {
     await client.query('SET enable_seqscan = off');
+    if (before) await client.query(before);
     const { rows } = await client.query<{ 'QUERY PLAN': [{ Plan: PlanNode }] }>(
       `EXPLAIN (FORMAT JSON) ${text}`,
       values,

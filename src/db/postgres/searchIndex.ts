@@ -47,11 +47,6 @@ const DROP_COPY = 'DELETE FROM search_index WHERE id BETWEEN $1 AND $2';
 const RESTORE_PREVIOUS = insertWhere(`c.id IN (SELECT p.id FROM (${PREVIOUS_OF_DUMP}) p
   WHERE p.id IS NOT NULL AND ${notRemovedSince('p.mbid', idPacketSql('p.id'))})`);
 
-// Once the dump's lines are written: the versions they replace go, they come in unless removed
-// by a packet of the dump's or later.
-const DROP_PREVIOUS = `DELETE FROM search_index s USING (${PREVIOUS_OF_DUMP}) p WHERE s.id = p.id`;
-const ADD_DUMP = insertWhere(`${NEWEST_IN_DUMP} AND ${notRemovedSince('c.mbid', '$3')}`);
-
 /**
  * Before an earlier copy of the JSON dump `range` is deleted (its lines still stored): removes
  * its entries and indexes again the versions its lines had replaced. Nothing for a dump stored
@@ -62,15 +57,109 @@ export async function unindexDumpCopy(client: pg.ClientBase, range: IndexedRange
   await client.query(RESTORE_PREVIOUS, [range.first, range.last]);
 }
 
+// Once the dump's lines are written, from their columns staged by the ingest (the TEMP table
+// SEARCH_STAGE, sync/postgres/searchStage.ts): the versions the dump's newest lines replace go,
+// they come in unless removed by a packet of the dump's or later ($1: the dump's first id for the
+// DELETE, its packet for the INSERTs). `newest` is the condition "staged line s is its MBID's
+// newest line".
+
+/** The TEMP table of the staged columns of one dump's lines (created by the ingest). */
+export const SEARCH_STAGE = 'livefeed_search_stage';
+/** The TEMP table of the (id, MBID) of the lines indexed batch by batch (created by the ingest). */
+export const SEARCH_KEYS = 'livefeed_search_keys';
+const STAGE = `pg_temp.${SEARCH_STAGE}`;
+const KEYS = `pg_temp.${SEARCH_KEYS}`;
+/** `newest`: the condition "line s of relation `lines` is its MBID's newest line". */
+const stagedStatements = (newest: string, lines = STAGE) => {
+  const indexed = `${newest} AND ${notRemovedSince('s.mbid', '$1')}`;
+  return {
+    dropPrevious: `DELETE FROM search_index x USING (
+        SELECT (SELECT id FROM changes WHERE mbid = s.mbid AND id < $1 ORDER BY id DESC LIMIT 1) AS id
+        FROM ${lines} s WHERE ${newest}
+      ) p WHERE x.id = p.id`,
+    addStaged: `${INSERT} SELECT s.id, s.name, s.sort_name, s.aliases, s.disambiguation
+      FROM ${lines} s WHERE NOT s.reparse AND ${indexed}`,
+    // The lines staged without columns: read from the stored line, as a dump's lines once all were.
+    addReparsed: insertWhere(`c.id IN (SELECT s.id FROM ${lines} s WHERE s.reparse AND ${indexed})`),
+  };
+};
+// Any MBID's newest line: one reverse seek in `changes_mbid` per staged line.
+const SEEKING = stagedStatements(`s.id = ${newestOf('s.mbid')}`);
+// When no change is stored past the dump's range (dumps stored in order, a first import), the
+// dump's lines are the newest of their MBIDs but where a later line of the dump has the same
+// MBID. Then each batch of the stage is indexed as it comes (BATCH: every line not removed), its
+// keys kept, and once the dump is whole the lines a later line of the dump replaces go
+// (SUPERSEDED, a hashed anti-join over the keys): no seek in `changes` per line.
+const BATCH = stagedStatements('true');
+const KEEP_KEYS = `INSERT INTO ${KEYS} (id, mbid) SELECT id, mbid FROM ${STAGE}`;
+const CLEAR_STAGE = `TRUNCATE ${STAGE}`;
+const NEWEST_IN_KEYS = `NOT EXISTS (SELECT 1 FROM ${KEYS} t WHERE t.mbid = s.mbid AND t.id > s.id)`;
+const WITHIN_KEYS = stagedStatements(NEWEST_IN_KEYS, KEYS);
+// EXISTS written out, not NOT (NOT EXISTS ...): the planner makes a semi-join only of the former.
+const DROP_SUPERSEDED = `DELETE FROM search_index WHERE id IN (SELECT s.id FROM ${KEYS} s
+  WHERE EXISTS (SELECT 1 FROM ${KEYS} t WHERE t.mbid = s.mbid AND t.id > s.id))`;
+// Whether changes are stored before and after the dump's range [$1, $2]: two seeks in its key
+// (ORDER BY ... LIMIT 1 keeps to the key even while the table has no statistics yet, where an
+// EXISTS was planned as a sequential scan of a first import's rows).
+const NEIGHBOURS = `SELECT (SELECT id FROM changes WHERE id < $1 ORDER BY id DESC LIMIT 1) IS NOT NULL AS earlier,
+  (SELECT id FROM changes WHERE id > $2 ORDER BY id LIMIT 1) IS NOT NULL AS later`;
+
+/** Whether `changes` holds rows before (`earlier`) and after (`later`) a dump's id range. */
+export interface Neighbours {
+  earlier: boolean;
+  later: boolean;
+}
+
+/** {@link Neighbours} of the JSON dump `range` (call it once its earlier copy is deleted). */
+export async function neighboursOf(client: pg.ClientBase, range: IndexedRange): Promise<Neighbours> {
+  const { rows } = await client.query<Neighbours>(NEIGHBOURS, [range.first, range.last]);
+  return rows[0]!;
+}
+
 /**
- * After every line of the JSON dump `range` is written (before COMMIT): removes the entries of
- * the versions its lines replace and indexes the lines that are now the current version of an
- * entity not removed by a packet of the dump's or later. A dump of an older packet stored late
- * indexes nothing: its lines are not their MBID's newest.
+ * With no change stored after the dump (`later` false), for each batch of staged lines as it is
+ * copied: indexes every line of the stage not removed by a packet of the dump's (`packet`) or
+ * later, keeps its key and empties the stage for the next batch. {@link completeBatches} then
+ * drops the lines a later line of the dump replaces.
  */
-export async function indexJsonDump(client: pg.ClientBase, range: IndexedRange): Promise<void> {
-  await client.query(DROP_PREVIOUS, [range.first, range.last]);
-  await client.query(ADD_DUMP, [range.first, range.last, range.packet]);
+export async function indexBatch(client: pg.ClientBase, packet: number): Promise<void> {
+  await client.query(BATCH.addStaged, [packet]);
+  await client.query(BATCH.addReparsed, [packet]);
+  await client.query(KEEP_KEYS);
+  await client.query(CLEAR_STAGE);
+}
+
+/**
+ * After the last {@link indexBatch} of the JSON dump `range`: removes the entries of lines that a
+ * later line of the dump replaces and, when changes are stored before the dump (`earlier`), those
+ * of the versions the dump's newest lines replace.
+ */
+export async function completeBatches(
+  client: pg.ClientBase,
+  range: IndexedRange,
+  earlier: boolean,
+): Promise<void> {
+  // Statistics of the keys, so that the planner hashes its anti-join (a TEMP table has none).
+  await client.query(`ANALYZE ${KEYS}`);
+  await client.query(DROP_SUPERSEDED);
+  if (earlier) await client.query(WITHIN_KEYS.dropPrevious, [range.first]);
+}
+
+/**
+ * When changes are stored after the dump (`later`), once every line of the JSON dump `range` is
+ * written and staged (before COMMIT): removes the entries of the versions its lines replace and
+ * indexes the lines that are now the current version of an entity not removed by a packet of the
+ * dump's or later, with the columns staged (or, for a line staged without, read from the line). A
+ * dump of an older packet stored late indexes nothing: its lines are not their MBID's newest.
+ */
+export async function indexStagedDump(
+  client: pg.ClientBase,
+  range: IndexedRange,
+  earlier: boolean,
+): Promise<void> {
+  if (earlier) await client.query(SEEKING.dropPrevious, [range.first]);
+  await client.query(SEEKING.addStaged, [range.packet]);
+  await client.query(SEEKING.addReparsed, [range.packet]);
 }
 
 // The newest lines of the MBIDs replication packet $1 removes that it removes from the current
@@ -88,7 +177,7 @@ const RESTORE_REMOVED = `${insertWhere(`c.id IN (${REMOVED_BY_PACKET})`)} ON CON
  * For the replication packet writer (docs/POSTGRES_PORT.md step 2), in the packet's transaction
  * once its `removals` rows are written: removes from the index the entities replication packet
  * `packet` deletes or merges away (their newest line is of `packet` or earlier). An entity that a
- * later JSON dump shows again is indexed by that dump ({@link indexJsonDump}). The twin of
+ * later JSON dump shows again is indexed by that dump ({@link indexStagedDump}). The twin of
  * db/searchIndex.ts `RemovalIndexWriter.applyRemovals`.
  */
 export async function unindexRemovals(client: pg.ClientBase, packet: number): Promise<void> {
@@ -109,8 +198,14 @@ export async function reindexOldRemovals(client: pg.ClientBase, packet: number):
 export const INDEX_STATEMENTS = {
   DROP_COPY,
   RESTORE_PREVIOUS,
-  DROP_PREVIOUS,
-  ADD_DUMP,
+  NEIGHBOURS,
+  DROP_PREVIOUS: SEEKING.dropPrevious,
+  ADD_STAGED: SEEKING.addStaged,
+  ADD_REPARSED: SEEKING.addReparsed,
+  ADD_BATCH: BATCH.addStaged,
+  ADD_BATCH_REPARSED: BATCH.addReparsed,
+  DROP_SUPERSEDED,
+  DROP_PREVIOUS_WITHIN_KEYS: WITHIN_KEYS.dropPrevious,
   DROP_REMOVED,
   RESTORE_REMOVED,
 };

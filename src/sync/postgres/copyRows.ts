@@ -1,4 +1,8 @@
-import type { Writable } from 'node:stream';
+/** Where {@link CopyRowWriter} sends its chunks: a COPY stream, or a queue while none is open. */
+export interface ChunkTarget {
+  /** @returns false when the sender should wait before sending more. */
+  write(chunk: Buffer): boolean;
+}
 
 /**
  * `COPY changes ... FROM STDIN` in CSV format whose quote and delimiter are the bytes 0x01 and 0x02:
@@ -34,7 +38,7 @@ export class CopyRowWriter {
 
   /** @param packet and @param entity are constants of the dump (entity checked by the caller). */
   constructor(
-    private readonly target: Writable,
+    private readonly target: ChunkTarget,
     packet: number,
     entity: string,
   ) {

@@ -5,43 +5,84 @@ import type pg from 'pg';
 import { from as copyFrom } from 'pg-copy-streams';
 import { changeId, dumpIdRange } from '../../db/keys.js';
 import type { PostgresStore } from '../../db/postgres/client.js';
-import { indexJsonDump, unindexDumpCopy } from '../../db/postgres/searchIndex.js';
+import {
+  completeBatches,
+  indexBatch,
+  indexStagedDump,
+  neighboursOf,
+  unindexDumpCopy,
+} from '../../db/postgres/searchIndex.js';
+import { TITLED_ENTITY_TYPES } from '../../db/searchIndex.js';
 import type { EntityType } from '../../feed/entities.js';
 import { readJsonDump } from '../../feed/jsonDump.js';
 import type { IngestJsonDumpOptions, IngestResult } from '../ingest.js';
-import { diagnoseLine, mbidOffset } from '../lines.js';
+import { diagnoseLine, MEMBER_SPANS, mbidOffset } from '../lines.js';
 import { COPY_CHANGES_SQL, CopyRowWriter, hasCopyControlByte } from './copyRows.js';
 import { deleteDumpCopy, insertQuarantine, type QuarantinedLine, recordDump } from './record.js';
+import { SearchStage, stagedFieldsOf } from './searchStage.js';
 
 /** Bytes of quarantined lines held before they are written (the COPY holds the connection until then). */
 const QUARANTINE_HELD_BYTES = 8 << 20;
+/** Bytes of staged search columns held before they are copied (the same reason). */
+const STAGE_HELD_BYTES = 4 << 20;
+/** Bytes of COPY rows queued while the held rows are written, before the reader waits. */
+const QUEUED_BYTES = 64 << 20;
 
 /**
  * One dump's lines on their way into `changes`: the same checks as the SQLite ingest (sync/lines.ts:
  * the one-pass `mbidOffset` and UTF-8, then `diagnoseLine` for what it refuses), the rows through
  * `COPY ... FROM STDIN` (copyRows.ts). Keys allow a straight COPY into `changes`: ids follow from
  * (packet, entity type, position), and the dump's earlier copy was deleted first. Quarantined lines
- * wait in memory, as the COPY holds the connection; past {@link QUARANTINE_HELD_BYTES} the COPY is
- * ended, they are written, and a new COPY goes on (a dump of bad lines stays bounded in memory).
+ * wait in memory, as the COPY holds the connection, and so do the search index's columns of each
+ * line, found in the same pass (searchStage.ts); past {@link QUARANTINE_HELD_BYTES} or
+ * {@link STAGE_HELD_BYTES} the COPY is ended, they are written, and a new COPY goes on (memory stays
+ * bounded, whatever the dump's size). With `batches`, each batch of staged columns is indexed as
+ * it is written (db/postgres/searchIndex.ts `indexBatch`), and meanwhile the reader goes on: its
+ * rows are queued (up to {@link QUEUED_BYTES}) and sent when the next COPY opens, so that the
+ * server's indexing overlaps the reading and checking of the lines.
  */
 class PostgresChangeWriter {
   changeCount = 0;
   quarantineCount = 0;
   private copy: ReturnType<typeof copyFrom> | undefined;
-  private rows: CopyRowWriter | undefined;
+  private readonly rows: CopyRowWriter;
+  /** Rows made while no COPY is open, sent first by the next one. */
+  private queued: Buffer[] = [];
+  private queuedBytes = 0;
   private held: QuarantinedLine[] = [];
   private heldBytes = 0;
   private draining = false;
+  /** The write of held rows under way, if any (see {@link finish}). */
+  private writing: Promise<void> | undefined;
   /** The COPY's error, reported to the reader at its next chunk (see {@link whenReady}). */
   private failure: Error | undefined;
   private readonly base: number;
+  /** Where the search index's members are in the line being added (see mbidOffset). */
+  private readonly spans = new Int32Array(MEMBER_SPANS);
+  private readonly titled: boolean;
 
   constructor(
     private readonly client: pg.ClientBase,
     private readonly dump: { packet: number; entity: EntityType },
+    private readonly stage: SearchStage,
   ) {
     if (!/^[a-z-]+$/.test(dump.entity)) throw new Error(`not an entity type: ${JSON.stringify(dump.entity)}`);
     this.base = changeId(dump.packet, dump.entity, 0);
+    this.titled = (TITLED_ENTITY_TYPES as readonly string[]).includes(dump.entity);
+    this.rows = new CopyRowWriter({ write: (chunk) => this.send(chunk) }, dump.packet, dump.entity);
+  }
+
+  /** Index each batch of staged columns as it is written (see the class's comment). */
+  batches = false;
+  /** Set by {@link abort}: no COPY is opened again. */
+  private stopped = false;
+
+  /** A chunk of rows to the open COPY, else to the queue. */
+  private send(chunk: Buffer): boolean {
+    if (this.copy) return this.copy.write(chunk);
+    this.queued.push(chunk);
+    this.queuedBytes += chunk.length;
+    return this.queuedBytes < QUEUED_BYTES;
   }
 
   /** Opens the COPY of the dump's rows. */
@@ -51,16 +92,20 @@ class PostgresChangeWriter {
       this.failure ??= error;
     });
     this.copy = copy;
-    this.rows = new CopyRowWriter(copy, this.dump.packet, this.dump.entity);
-    // A 'drain' owed by an ended COPY never comes from this one.
+    // A 'drain' owed by an ended COPY never comes from this one; the queue's bound is met.
     this.draining = false;
+    for (const chunk of this.queued) copy.write(chunk);
+    this.queued = [];
+    this.queuedBytes = 0;
   }
 
   /** Checks and stores line `position` (its bytes without `\n`, a view valid only during the call). */
   add(line: Buffer, position: number): void {
-    const at = mbidOffset(line);
+    const at = mbidOffset(line, this.spans);
     if (at >= 0 && isUtf8(line)) {
-      if (!this.rows!.add(this.base + position, position, line, at, line)) this.draining = true;
+      const id = this.base + position;
+      if (!this.rows.add(id, position, line, at, line)) this.draining = true;
+      this.stage.add(id, line.toString('latin1', at, at + 36), stagedFieldsOf(line, this.spans, this.titled));
       this.changeCount++;
       return;
     }
@@ -68,8 +113,10 @@ class PostgresChangeWriter {
     const diagnosis = diagnoseLine(text);
     const json = diagnosis.ok ? Buffer.from(diagnosis.json, 'utf8') : undefined;
     if (diagnosis.ok && json && !hasCopyControlByte(json)) {
-      if (!this.rows!.add(this.base + position, position, Buffer.from(diagnosis.mbid, 'latin1'), 0, json))
+      if (!this.rows.add(this.base + position, position, Buffer.from(diagnosis.mbid, 'latin1'), 0, json))
         this.draining = true;
+      // Re-escaped: no spans; SQL reads the columns from the stored line.
+      this.stage.add(this.base + position, diagnosis.mbid, undefined);
       this.changeCount++;
       return;
     }
@@ -83,29 +130,66 @@ class PostgresChangeWriter {
 
   /**
    * The reader's backpressure (readJsonDump `whenReady`): a promise while the COPY stream wants
-   * 'drain', or while quarantined lines pass their bound and are being written.
+   * 'drain', or while quarantined lines or staged columns pass their bound and are being written.
    */
   whenReady(): Promise<void> | undefined {
     if (this.failure) return Promise.reject(this.failure);
-    if (this.heldBytes >= QUARANTINE_HELD_BYTES) return this.writeHeld(true);
+    if (this.writing) {
+      if (!this.draining && this.heldBytes < QUARANTINE_HELD_BYTES) return undefined;
+      this.draining = false;
+      return this.writing.then(() => this.whenReady());
+    }
+    if (this.heldBytes >= QUARANTINE_HELD_BYTES || this.stage.heldBytes >= STAGE_HELD_BYTES) {
+      const writing = this.writeHeld(true).then(
+        () => {
+          this.writing = undefined;
+        },
+        (error: Error) => {
+          this.failure ??= error;
+          this.writing = undefined;
+        },
+      );
+      this.writing = writing;
+      // Without batches nothing is gained by reading on: wait, as the held rows are few.
+      return this.batches ? undefined : writing.then(() => this.whenReady());
+    }
     if (!this.draining) return undefined;
     this.draining = false;
     return once(this.copy!, 'drain').then(() => undefined);
   }
 
-  /** Ends the COPY and writes the quarantined lines held; with `resume`, opens a new COPY. */
-  async writeHeld(resume: boolean): Promise<void> {
+  /**
+   * After the last line: waits for a write of held rows still under way (the reader may end
+   * while the promise of its last chunk is pending), then ends the COPY and writes the rest.
+   */
+  async finish(): Promise<void> {
+    await this.settled();
+    if (this.failure) throw this.failure;
+    await this.writeHeld(false);
+  }
+
+  /** Waits until no write of held rows is under way (it never rejects: see {@link failure}). */
+  async settled(): Promise<void> {
+    while (this.writing) await this.writing;
+  }
+
+  /** Ends the COPY and writes the quarantined lines and staged columns held; with `resume`, opens a new COPY. */
+  private async writeHeld(resume: boolean): Promise<void> {
     await this.endCopy();
-    await insertQuarantine(this.client, this.dump, this.held);
+    // Taken first: lines added meanwhile wait for the next write.
+    const held = this.held;
     this.held = [];
     this.heldBytes = 0;
-    if (resume) this.start();
+    await this.stage.copy(this.client);
+    if (this.batches) await indexBatch(this.client, this.dump.packet);
+    await insertQuarantine(this.client, this.dump, held);
+    if (resume && !this.stopped) this.start();
   }
 
   /** Sends the last rows and waits until PostgreSQL accepted the COPY. */
   private async endCopy(): Promise<void> {
     const copy = this.copy!;
-    this.rows!.flush();
+    this.rows.flush();
     this.copy = undefined;
     copy.end();
     await finished(copy);
@@ -113,6 +197,7 @@ class PostgresChangeWriter {
 
   /** Stops a COPY in flight (PostgreSQL then fails it), so that the transaction can roll back. */
   abort(error: Error): void {
+    this.stopped = true;
     this.copy?.destroy(error);
     this.copy = undefined;
   }
@@ -141,11 +226,15 @@ export async function ingestJsonDumpPostgres(
   // end the process unheard; the next statement fails with it anyway, and that rolls back.
   const ignore = () => {};
   client.on('error', ignore);
-  const writer = new PostgresChangeWriter(client, { packet, entity });
+  const stage = new SearchStage();
+  const writer = new PostgresChangeWriter(client, { packet, entity }, stage);
   try {
     await client.query('BEGIN');
     await unindexDumpCopy(client, { first, last, packet });
     await deleteDumpCopy(client, { packet, entity, first, last });
+    await stage.create(client);
+    const neighbours = await neighboursOf(client, { first, last, packet });
+    writer.batches = !neighbours.later;
     writer.start();
     const summary = await readJsonDump(
       options.archive ?? options.archivePath,
@@ -163,8 +252,9 @@ export async function ingestJsonDumpPostgres(
       },
       (line, n) => writer.add(line, n),
     );
-    await writer.writeHeld(false);
-    await indexJsonDump(client, { first, last, packet });
+    await writer.finish();
+    if (writer.batches) await completeBatches(client, { first, last, packet }, neighbours.earlier);
+    else await indexStagedDump(client, { first, last, packet }, neighbours.earlier);
     const { changeCount, quarantineCount } = writer;
     const file = options.settle ? await options.settle() : options.file;
     await recordDump(client, {
@@ -194,6 +284,8 @@ export async function ingestJsonDumpPostgres(
 async function rollBack(client: pg.PoolClient, writer: PostgresChangeWriter, error: Error): Promise<void> {
   writer.abort(error);
   try {
+    // A write of held rows still under way would send its statements after the ROLLBACK.
+    await writer.settled();
     await client.query('ROLLBACK');
     client.release();
   } catch (rollbackError) {

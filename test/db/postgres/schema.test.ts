@@ -105,6 +105,26 @@ describePostgres('the PostgreSQL schema and migrations (drizzle/postgres)', () =
     expect(rows[0]!.definition).toMatch(/USING btree \(mbid, id\)/);
   });
 
+  it('compresses stored lines with lz4 where the server has it (drizzle/postgres/0003), and reads them back whole', async () => {
+    const { rows } = await store.pool.query<{ lz4: boolean; method: string }>(
+      `SELECT 'lz4' = ANY (s.enumvals) AS lz4, a.attcompression AS method
+       FROM pg_settings s, pg_attribute a
+       WHERE s.name = 'default_toast_compression' AND a.attrelid = 'changes'::regclass AND a.attname = 'data'`,
+    );
+    // 'l': lz4; '' the server's default (pglz).
+    expect(rows[0]!.method).toBe(rows[0]!.lz4 ? 'l' : '');
+    const line = JSON.stringify({ id: 'f0000000-0000-4000-8000-000000000001', text: 'ab'.repeat(20_000) });
+    await store.pool.query(
+      `INSERT INTO changes (id, packet, entity, position, mbid, data) VALUES (1, 1, 'artist', 1, 'f0000000-0000-4000-8000-000000000001', $1)`,
+      [line],
+    );
+    const stored = await store.pool.query<{ data: string; method: string | null }>(
+      'SELECT data, pg_column_compression(data) AS method FROM changes WHERE id = 1',
+    );
+    expect(stored.rows[0]).toEqual({ data: line, method: rows[0]!.lz4 ? 'lz4' : 'pglz' });
+    await store.pool.query('DELETE FROM changes WHERE id = 1');
+  });
+
   it('matches search terms without case or diacritics, a name match ranked above a disambiguation match', async () => {
     await store.pool.query(
       `INSERT INTO search_index (id, name, sort_name, aliases, disambiguation) VALUES
