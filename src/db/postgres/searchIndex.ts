@@ -65,101 +65,54 @@ export async function unindexDumpCopy(client: pg.ClientBase, range: IndexedRange
 
 /** The TEMP table of the staged columns of one dump's lines (created by the ingest). */
 export const SEARCH_STAGE = 'livefeed_search_stage';
-/** The TEMP table of the (id, MBID) of the lines indexed batch by batch (created by the ingest). */
-export const SEARCH_KEYS = 'livefeed_search_keys';
 const STAGE = `pg_temp.${SEARCH_STAGE}`;
-const KEYS = `pg_temp.${SEARCH_KEYS}`;
-/** `newest`: the condition "line s of relation `lines` is its MBID's newest line". */
-const stagedStatements = (newest: string, lines = STAGE) => {
+const stagedStatements = (newest: string) => {
   const indexed = `${newest} AND ${notRemovedSince('s.mbid', '$1')}`;
   return {
     dropPrevious: `DELETE FROM search_index x USING (
         SELECT (SELECT id FROM changes WHERE mbid = s.mbid AND id < $1 ORDER BY id DESC LIMIT 1) AS id
-        FROM ${lines} s WHERE ${newest}
+        FROM ${STAGE} s WHERE ${newest}
       ) p WHERE x.id = p.id`,
     addStaged: `${INSERT} SELECT s.id, s.name, s.sort_name, s.aliases, s.disambiguation
-      FROM ${lines} s WHERE NOT s.reparse AND ${indexed}`,
+      FROM ${STAGE} s WHERE NOT s.reparse AND ${indexed}`,
     // The lines staged without columns: read from the stored line, as a dump's lines once all were.
-    addReparsed: insertWhere(`c.id IN (SELECT s.id FROM ${lines} s WHERE s.reparse AND ${indexed})`),
+    addReparsed: insertWhere(`c.id IN (SELECT s.id FROM ${STAGE} s WHERE s.reparse AND ${indexed})`),
   };
 };
 // Any MBID's newest line: one reverse seek in `changes_mbid` per staged line.
 const SEEKING = stagedStatements(`s.id = ${newestOf('s.mbid')}`);
 // When no change is stored past the dump's range (dumps stored in order, a first import), the
 // dump's lines are the newest of their MBIDs but where a later line of the dump has the same
-// MBID. Then each batch of the stage is indexed as it comes (BATCH: every line not removed), its
-// keys kept, and once the dump is whole the lines a later line of the dump replaces go
-// (SUPERSEDED, a hashed anti-join over the keys): no seek in `changes` per line.
-const BATCH = stagedStatements('true');
-const KEEP_KEYS = `INSERT INTO ${KEYS} (id, mbid) SELECT id, mbid FROM ${STAGE}`;
-const CLEAR_STAGE = `TRUNCATE ${STAGE}`;
-const NEWEST_IN_KEYS = `NOT EXISTS (SELECT 1 FROM ${KEYS} t WHERE t.mbid = s.mbid AND t.id > s.id)`;
-const WITHIN_KEYS = stagedStatements(NEWEST_IN_KEYS, KEYS);
-// EXISTS written out, not NOT (NOT EXISTS ...): the planner makes a semi-join only of the former.
-const DROP_SUPERSEDED = `DELETE FROM search_index WHERE id IN (SELECT s.id FROM ${KEYS} s
-  WHERE EXISTS (SELECT 1 FROM ${KEYS} t WHERE t.mbid = s.mbid AND t.id > s.id))`;
+// MBID: the stage alone answers, with no seek in `changes` (a hashed anti-join).
+const WITHIN_STAGE = stagedStatements(
+  `NOT EXISTS (SELECT 1 FROM ${STAGE} t WHERE t.mbid = s.mbid AND t.id > s.id)`,
+);
 // Whether changes are stored before and after the dump's range [$1, $2]: two seeks in its key
 // (ORDER BY ... LIMIT 1 keeps to the key even while the table has no statistics yet, where an
 // EXISTS was planned as a sequential scan of a first import's rows).
 const NEIGHBOURS = `SELECT (SELECT id FROM changes WHERE id < $1 ORDER BY id DESC LIMIT 1) IS NOT NULL AS earlier,
   (SELECT id FROM changes WHERE id > $2 ORDER BY id LIMIT 1) IS NOT NULL AS later`;
 
-/** Whether `changes` holds rows before (`earlier`) and after (`later`) a dump's id range. */
-export interface Neighbours {
-  earlier: boolean;
-  later: boolean;
-}
-
-/** {@link Neighbours} of the JSON dump `range` (call it once its earlier copy is deleted). */
-export async function neighboursOf(client: pg.ClientBase, range: IndexedRange): Promise<Neighbours> {
-  const { rows } = await client.query<Neighbours>(NEIGHBOURS, [range.first, range.last]);
-  return rows[0]!;
-}
-
 /**
- * With no change stored after the dump (`later` false), for each batch of staged lines as it is
- * copied: indexes every line of the stage not removed by a packet of the dump's (`packet`) or
- * later, keeps its key and empties the stage for the next batch. {@link completeBatches} then
- * drops the lines a later line of the dump replaces.
+ * After every line of the JSON dump `range` is written and staged (before COMMIT): removes the
+ * entries of the versions its lines replace and indexes the lines that are now the current
+ * version of an entity not removed by a packet of the dump's or later, with the columns staged
+ * (or, for a line staged without, read from the line). A dump of an older packet stored late
+ * indexes nothing: its lines are not their MBID's newest. With no change stored before the dump,
+ * nothing is replaced; with none after it, the stage tells which lines are the newest.
  */
-export async function indexBatch(client: pg.ClientBase, packet: number): Promise<void> {
-  await client.query(BATCH.addStaged, [packet]);
-  await client.query(BATCH.addReparsed, [packet]);
-  await client.query(KEEP_KEYS);
-  await client.query(CLEAR_STAGE);
-}
-
-/**
- * After the last {@link indexBatch} of the JSON dump `range`: removes the entries of lines that a
- * later line of the dump replaces and, when changes are stored before the dump (`earlier`), those
- * of the versions the dump's newest lines replace.
- */
-export async function completeBatches(
-  client: pg.ClientBase,
-  range: IndexedRange,
-  earlier: boolean,
-): Promise<void> {
-  // Statistics of the keys, so that the planner hashes its anti-join (a TEMP table has none).
-  await client.query(`ANALYZE ${KEYS}`);
-  await client.query(DROP_SUPERSEDED);
-  if (earlier) await client.query(WITHIN_KEYS.dropPrevious, [range.first]);
-}
-
-/**
- * When changes are stored after the dump (`later`), once every line of the JSON dump `range` is
- * written and staged (before COMMIT): removes the entries of the versions its lines replace and
- * indexes the lines that are now the current version of an entity not removed by a packet of the
- * dump's or later, with the columns staged (or, for a line staged without, read from the line). A
- * dump of an older packet stored late indexes nothing: its lines are not their MBID's newest.
- */
-export async function indexStagedDump(
-  client: pg.ClientBase,
-  range: IndexedRange,
-  earlier: boolean,
-): Promise<void> {
-  if (earlier) await client.query(SEEKING.dropPrevious, [range.first]);
-  await client.query(SEEKING.addStaged, [range.packet]);
-  await client.query(SEEKING.addReparsed, [range.packet]);
+export async function indexStagedDump(client: pg.ClientBase, range: IndexedRange): Promise<void> {
+  const { rows } = await client.query<{ earlier: boolean; later: boolean }>(NEIGHBOURS, [
+    range.first,
+    range.last,
+  ]);
+  const { earlier, later } = rows[0]!;
+  // Statistics of the stage, so that the planner hashes its anti-join (a TEMP table has none).
+  if (!later) await client.query(`ANALYZE ${STAGE}`);
+  const statements = later ? SEEKING : WITHIN_STAGE;
+  if (earlier) await client.query(statements.dropPrevious, [range.first]);
+  await client.query(statements.addStaged, [range.packet]);
+  await client.query(statements.addReparsed, [range.packet]);
 }
 
 // The newest lines of the MBIDs replication packet $1 removes that it removes from the current
@@ -202,10 +155,9 @@ export const INDEX_STATEMENTS = {
   DROP_PREVIOUS: SEEKING.dropPrevious,
   ADD_STAGED: SEEKING.addStaged,
   ADD_REPARSED: SEEKING.addReparsed,
-  ADD_BATCH: BATCH.addStaged,
-  ADD_BATCH_REPARSED: BATCH.addReparsed,
-  DROP_SUPERSEDED,
-  DROP_PREVIOUS_WITHIN_KEYS: WITHIN_KEYS.dropPrevious,
+  DROP_PREVIOUS_WITHIN_STAGE: WITHIN_STAGE.dropPrevious,
+  ADD_STAGED_WITHIN_STAGE: WITHIN_STAGE.addStaged,
+  ADD_REPARSED_WITHIN_STAGE: WITHIN_STAGE.addReparsed,
   DROP_REMOVED,
   RESTORE_REMOVED,
 };

@@ -1,8 +1,4 @@
-/** Where {@link CopyRowWriter} sends its chunks: a COPY stream, or a queue while none is open. */
-export interface ChunkTarget {
-  /** @returns false when the sender should wait before sending more. */
-  write(chunk: Buffer): boolean;
-}
+import type { Writable } from 'node:stream';
 
 /**
  * `COPY changes ... FROM STDIN` in CSV format whose quote and delimiter are the bytes 0x01 and 0x02:
@@ -38,7 +34,7 @@ export class CopyRowWriter {
 
   /** @param packet and @param entity are constants of the dump (entity checked by the caller). */
   constructor(
-    private readonly target: ChunkTarget,
+    private readonly target: Writable,
     packet: number,
     entity: string,
   ) {

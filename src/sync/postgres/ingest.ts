@@ -5,13 +5,7 @@ import type pg from 'pg';
 import { from as copyFrom } from 'pg-copy-streams';
 import { changeId, dumpIdRange } from '../../db/keys.js';
 import type { PostgresStore } from '../../db/postgres/client.js';
-import {
-  completeBatches,
-  indexBatch,
-  indexStagedDump,
-  neighboursOf,
-  unindexDumpCopy,
-} from '../../db/postgres/searchIndex.js';
+import { indexStagedDump, unindexDumpCopy } from '../../db/postgres/searchIndex.js';
 import { TITLED_ENTITY_TYPES } from '../../db/searchIndex.js';
 import type { EntityType } from '../../feed/entities.js';
 import { readJsonDump } from '../../feed/jsonDump.js';
@@ -25,8 +19,6 @@ import { SearchStage, stagedFieldsOf } from './searchStage.js';
 const QUARANTINE_HELD_BYTES = 8 << 20;
 /** Bytes of staged search columns held before they are copied (the same reason). */
 const STAGE_HELD_BYTES = 4 << 20;
-/** Bytes of COPY rows queued while the held rows are written, before the reader waits. */
-const QUEUED_BYTES = 64 << 20;
 
 /**
  * One dump's lines on their way into `changes`: the same checks as the SQLite ingest (sync/lines.ts:
@@ -36,19 +28,13 @@ const QUEUED_BYTES = 64 << 20;
  * wait in memory, as the COPY holds the connection, and so do the search index's columns of each
  * line, found in the same pass (searchStage.ts); past {@link QUARANTINE_HELD_BYTES} or
  * {@link STAGE_HELD_BYTES} the COPY is ended, they are written, and a new COPY goes on (memory stays
- * bounded, whatever the dump's size). With `batches`, each batch of staged columns is indexed as
- * it is written (db/postgres/searchIndex.ts `indexBatch`), and meanwhile the reader goes on: its
- * rows are queued (up to {@link QUEUED_BYTES}) and sent when the next COPY opens, so that the
- * server's indexing overlaps the reading and checking of the lines.
+ * bounded, whatever the dump's size).
  */
 class PostgresChangeWriter {
   changeCount = 0;
   quarantineCount = 0;
   private copy: ReturnType<typeof copyFrom> | undefined;
-  private readonly rows: CopyRowWriter;
-  /** Rows made while no COPY is open, sent first by the next one. */
-  private queued: Buffer[] = [];
-  private queuedBytes = 0;
+  private rows: CopyRowWriter | undefined;
   private held: QuarantinedLine[] = [];
   private heldBytes = 0;
   private draining = false;
@@ -69,20 +55,6 @@ class PostgresChangeWriter {
     if (!/^[a-z-]+$/.test(dump.entity)) throw new Error(`not an entity type: ${JSON.stringify(dump.entity)}`);
     this.base = changeId(dump.packet, dump.entity, 0);
     this.titled = (TITLED_ENTITY_TYPES as readonly string[]).includes(dump.entity);
-    this.rows = new CopyRowWriter({ write: (chunk) => this.send(chunk) }, dump.packet, dump.entity);
-  }
-
-  /** Index each batch of staged columns as it is written (see the class's comment). */
-  batches = false;
-  /** Set by {@link abort}: no COPY is opened again. */
-  private stopped = false;
-
-  /** A chunk of rows to the open COPY, else to the queue. */
-  private send(chunk: Buffer): boolean {
-    if (this.copy) return this.copy.write(chunk);
-    this.queued.push(chunk);
-    this.queuedBytes += chunk.length;
-    return this.queuedBytes < QUEUED_BYTES;
   }
 
   /** Opens the COPY of the dump's rows. */
@@ -92,11 +64,9 @@ class PostgresChangeWriter {
       this.failure ??= error;
     });
     this.copy = copy;
-    // A 'drain' owed by an ended COPY never comes from this one; the queue's bound is met.
+    this.rows = new CopyRowWriter(copy, this.dump.packet, this.dump.entity);
+    // A 'drain' owed by an ended COPY never comes from this one.
     this.draining = false;
-    for (const chunk of this.queued) copy.write(chunk);
-    this.queued = [];
-    this.queuedBytes = 0;
   }
 
   /** Checks and stores line `position` (its bytes without `\n`, a view valid only during the call). */
@@ -104,7 +74,7 @@ class PostgresChangeWriter {
     const at = mbidOffset(line, this.spans);
     if (at >= 0 && isUtf8(line)) {
       const id = this.base + position;
-      if (!this.rows.add(id, position, line, at, line)) this.draining = true;
+      if (!this.rows!.add(id, position, line, at, line)) this.draining = true;
       this.stage.add(id, line.toString('latin1', at, at + 36), stagedFieldsOf(line, this.spans, this.titled));
       this.changeCount++;
       return;
@@ -113,7 +83,7 @@ class PostgresChangeWriter {
     const diagnosis = diagnoseLine(text);
     const json = diagnosis.ok ? Buffer.from(diagnosis.json, 'utf8') : undefined;
     if (diagnosis.ok && json && !hasCopyControlByte(json)) {
-      if (!this.rows.add(this.base + position, position, Buffer.from(diagnosis.mbid, 'latin1'), 0, json))
+      if (!this.rows!.add(this.base + position, position, Buffer.from(diagnosis.mbid, 'latin1'), 0, json))
         this.draining = true;
       // Re-escaped: no spans; SQL reads the columns from the stored line.
       this.stage.add(this.base + position, diagnosis.mbid, undefined);
@@ -134,24 +104,9 @@ class PostgresChangeWriter {
    */
   whenReady(): Promise<void> | undefined {
     if (this.failure) return Promise.reject(this.failure);
-    if (this.writing) {
-      if (!this.draining && this.heldBytes < QUARANTINE_HELD_BYTES) return undefined;
-      this.draining = false;
-      return this.writing.then(() => this.whenReady());
-    }
     if (this.heldBytes >= QUARANTINE_HELD_BYTES || this.stage.heldBytes >= STAGE_HELD_BYTES) {
-      const writing = this.writeHeld(true).then(
-        () => {
-          this.writing = undefined;
-        },
-        (error: Error) => {
-          this.failure ??= error;
-          this.writing = undefined;
-        },
-      );
-      this.writing = writing;
-      // Without batches nothing is gained by reading on: wait, as the held rows are few.
-      return this.batches ? undefined : writing.then(() => this.whenReady());
+      this.writing = this.writeHeld(true);
+      return this.writing;
     }
     if (!this.draining) return undefined;
     this.draining = false;
@@ -163,33 +118,24 @@ class PostgresChangeWriter {
    * while the promise of its last chunk is pending), then ends the COPY and writes the rest.
    */
   async finish(): Promise<void> {
-    await this.settled();
-    if (this.failure) throw this.failure;
+    await this.writing;
     await this.writeHeld(false);
-  }
-
-  /** Waits until no write of held rows is under way (it never rejects: see {@link failure}). */
-  async settled(): Promise<void> {
-    while (this.writing) await this.writing;
   }
 
   /** Ends the COPY and writes the quarantined lines and staged columns held; with `resume`, opens a new COPY. */
   private async writeHeld(resume: boolean): Promise<void> {
     await this.endCopy();
-    // Taken first: lines added meanwhile wait for the next write.
-    const held = this.held;
+    await this.stage.copy(this.client);
+    await insertQuarantine(this.client, this.dump, this.held);
     this.held = [];
     this.heldBytes = 0;
-    await this.stage.copy(this.client);
-    if (this.batches) await indexBatch(this.client, this.dump.packet);
-    await insertQuarantine(this.client, this.dump, held);
-    if (resume && !this.stopped) this.start();
+    if (resume) this.start();
   }
 
   /** Sends the last rows and waits until PostgreSQL accepted the COPY. */
   private async endCopy(): Promise<void> {
     const copy = this.copy!;
-    this.rows.flush();
+    this.rows!.flush();
     this.copy = undefined;
     copy.end();
     await finished(copy);
@@ -197,7 +143,6 @@ class PostgresChangeWriter {
 
   /** Stops a COPY in flight (PostgreSQL then fails it), so that the transaction can roll back. */
   abort(error: Error): void {
-    this.stopped = true;
     this.copy?.destroy(error);
     this.copy = undefined;
   }
@@ -233,8 +178,6 @@ export async function ingestJsonDumpPostgres(
     await unindexDumpCopy(client, { first, last, packet });
     await deleteDumpCopy(client, { packet, entity, first, last });
     await stage.create(client);
-    const neighbours = await neighboursOf(client, { first, last, packet });
-    writer.batches = !neighbours.later;
     writer.start();
     const summary = await readJsonDump(
       options.archive ?? options.archivePath,
@@ -253,8 +196,7 @@ export async function ingestJsonDumpPostgres(
       (line, n) => writer.add(line, n),
     );
     await writer.finish();
-    if (writer.batches) await completeBatches(client, { first, last, packet }, neighbours.earlier);
-    else await indexStagedDump(client, { first, last, packet }, neighbours.earlier);
+    await indexStagedDump(client, { first, last, packet });
     const { changeCount, quarantineCount } = writer;
     const file = options.settle ? await options.settle() : options.file;
     await recordDump(client, {
@@ -284,8 +226,6 @@ export async function ingestJsonDumpPostgres(
 async function rollBack(client: pg.PoolClient, writer: PostgresChangeWriter, error: Error): Promise<void> {
   writer.abort(error);
   try {
-    // A write of held rows still under way would send its statements after the ROLLBACK.
-    await writer.settled();
     await client.query('ROLLBACK');
     client.release();
   } catch (rollbackError) {

@@ -1,7 +1,7 @@
 import { pipeline } from 'node:stream/promises';
 import type pg from 'pg';
 import { from as copyFrom } from 'pg-copy-streams';
-import { SEARCH_KEYS, SEARCH_STAGE } from '../../db/postgres/searchIndex.js';
+import { SEARCH_STAGE } from '../../db/postgres/searchIndex.js';
 import type { SearchFields } from '../../db/searchIndex.js';
 import { searchFieldsOf } from '../searchFields.js';
 
@@ -17,8 +17,7 @@ import { searchFieldsOf } from '../searchFields.js';
  */
 
 const CREATE_STAGE = `CREATE TEMP TABLE ${SEARCH_STAGE} (id bigint NOT NULL, mbid text NOT NULL,
-  name text, sort_name text, aliases text, disambiguation text, reparse boolean NOT NULL) ON COMMIT DROP;
-  CREATE TEMP TABLE ${SEARCH_KEYS} (id bigint NOT NULL, mbid text NOT NULL) ON COMMIT DROP`;
+  name text, sort_name text, aliases text, disambiguation text, reparse boolean NOT NULL) ON COMMIT DROP`;
 
 // COPY's text format: a value holds no delimiter or end of row once escaped (see field), whereas
 // a CSV value could hold a line reading `\.`, COPY's end of data.
@@ -68,7 +67,7 @@ export class SearchStage {
   private text = '';
   private bytes = 0;
 
-  /** Creates the stage's tables in `client`'s transaction (once per dump, before any {@link copy}). */
+  /** Creates the stage's table in `client`'s transaction (once per dump, before any {@link copy}). */
   async create(client: pg.ClientBase): Promise<void> {
     await client.query(CREATE_STAGE);
   }

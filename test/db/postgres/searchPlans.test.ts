@@ -1,12 +1,7 @@
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { dumpIdRange } from '../../../src/db/keys.js';
 import { openPostgresStore, type PostgresStore } from '../../../src/db/postgres/client.js';
-import {
-  INDEX_STATEMENTS,
-  indexStagedDump,
-  SEARCH_KEYS,
-  SEARCH_STAGE,
-} from '../../../src/db/postgres/searchIndex.js';
+import { INDEX_STATEMENTS, indexStagedDump, SEARCH_STAGE } from '../../../src/db/postgres/searchIndex.js';
 import { SEARCH_STATEMENTS } from '../../../src/db/postgres/searchReads.js';
 import { SearchStage } from '../../../src/sync/postgres/searchStage.js';
 import { describePostgres, type PostgresCluster, startPostgres } from '../../support/postgres.js';
@@ -48,7 +43,7 @@ describePostgres('the plans of the PostgreSQL search index and reads (indexes on
       `INSERT INTO pg_temp.${SEARCH_STAGE} (id, mbid, reparse) SELECT id, mbid, true FROM changes WHERE id BETWEEN $1 AND $2`,
       [first, last],
     );
-    await indexStagedDump(client, { first, last, packet: 100 }, false);
+    await indexStagedDump(client, { first, last, packet: 100 });
     await client.query('COMMIT');
     client.release();
     await store.pool.query('ANALYZE changes; ANALYZE removals; ANALYZE search_index');
@@ -64,8 +59,6 @@ describePostgres('the plans of the PostgreSQL search index and reads (indexes on
     const stage = `${SEARCH_STAGE}:Seq Scan`;
     const staged = `CREATE TEMP TABLE ${SEARCH_STAGE} AS SELECT id, mbid, NULL::text AS name,
       NULL::text AS sort_name, NULL::text AS aliases, NULL::text AS disambiguation, false AS reparse FROM changes`;
-    const keys = `${SEARCH_KEYS}:Seq Scan`;
-    const keyed = `CREATE TEMP TABLE ${SEARCH_KEYS} AS SELECT id, mbid FROM changes`;
     const cases = [
       [INDEX_STATEMENTS.DROP_COPY, range, ['search_index_pkey']],
       [INDEX_STATEMENTS.RESTORE_PREVIOUS, range, ['changes_mbid', 'changes_pkey', 'removals_mbid']],
@@ -78,19 +71,21 @@ describePostgres('the plans of the PostgreSQL search index and reads (indexes on
         [100],
         ['changes_mbid', 'changes_pkey', 'removals_packet_mbid_kind_pk', stage],
       ],
-      // No change stored after the dump: each batch indexed as it comes, then the keys alone tell
-      // which lines a later line of the dump replaces.
+      // No change stored after the dump: the stage alone tells the newest lines.
       [INDEX_STATEMENTS.NEIGHBOURS, range, ['changes_pkey']],
-      [INDEX_STATEMENTS.ADD_BATCH, [100], ['removals_packet_mbid_kind_pk', stage]],
-      [INDEX_STATEMENTS.ADD_BATCH_REPARSED, [100], ['changes_pkey', 'removals_packet_mbid_kind_pk', stage]],
-      [INDEX_STATEMENTS.DROP_SUPERSEDED, [], ['search_index_pkey', keys]],
-      [INDEX_STATEMENTS.DROP_PREVIOUS_WITHIN_KEYS, [last + 1], ['changes_mbid', 'search_index_pkey', keys]],
+      [INDEX_STATEMENTS.DROP_PREVIOUS_WITHIN_STAGE, [last + 1], ['changes_mbid', 'search_index_pkey', stage]],
+      [INDEX_STATEMENTS.ADD_STAGED_WITHIN_STAGE, [100], ['removals_packet_mbid_kind_pk', stage]],
+      [
+        INDEX_STATEMENTS.ADD_REPARSED_WITHIN_STAGE,
+        [100],
+        ['changes_pkey', 'removals_packet_mbid_kind_pk', stage],
+      ],
       [INDEX_STATEMENTS.DROP_REMOVED, [101], ['changes_mbid', 'removals_mbid', 'search_index_pkey']],
       [INDEX_STATEMENTS.RESTORE_REMOVED, [101], ['changes_mbid', 'changes_pkey', 'removals_mbid']],
     ] as const;
     const found = [];
     for (const [text, values] of cases) {
-      const before = text.includes(SEARCH_STAGE) ? staged : text.includes(SEARCH_KEYS) ? keyed : undefined;
+      const before = text.includes(SEARCH_STAGE) ? staged : undefined;
       found.push(scans(await plan(text, [...values], before)));
     }
     expect(found).toEqual(cases.map(([, , expected]) => [...expected].sort()));

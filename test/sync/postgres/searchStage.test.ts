@@ -1,4 +1,3 @@
-import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { changeId, dumpIdRange } from '../../../src/db/keys.js';
 import { openPostgresStore, type PostgresStore } from '../../../src/db/postgres/client.js';
@@ -140,48 +139,6 @@ describePostgres('the search columns staged by the PostgreSQL ingest', () => {
     expect(await columnsOf(30, 'work', 9)).toEqual(['42', 'Number title', null, null]);
     expect(await columnsOf(30, 'work', 15)).toEqual(['1', '0', null, '1.5']);
     expect((await columnsOf(30, 'work', 18))?.[0]).toBe('raw\u0001control');
-  });
-
-  it('an abort while a batch of staged columns is being indexed stores nothing, and the pool goes on', async () => {
-    // 80 lines with about 110 KB of aliases each: two batches of staged columns, each indexed
-    // while the reader goes on; the abort comes after the first batch began.
-    const lines = Array.from({ length: 80 }, (_, i) =>
-      line(1000 + i, {
-        title: `Aborted ${i}`,
-        aliases: Array.from({ length: 1500 }, (_, j) => ({ name: `alias ${j} ${'w'.repeat(60)}` })),
-        // Random bytes, not indexed: the archive does not shrink to a few compressed chunks, so
-        // that progress is reported (and the abort comes) while the lines are read.
-        padding: randomBytes(20_000).toString('hex'),
-      }),
-    );
-    const { path } = await writeJsonDump(dir.dir, { packet: 31, entity: 'work', lines });
-    const abort = new AbortController();
-    const ingested = ingestJsonDumpPostgres(store, {
-      packet: 31,
-      entity: 'work',
-      archivePath: path,
-      file: null,
-      signal: abort.signal,
-      onProgress: (_bytes, stored) => {
-        if (stored >= 50) abort.abort(new Error('stop here'));
-      },
-    });
-    // The reader's AbortError, or the reason where the check before COMMIT sees it.
-    await expect(ingested).rejects.toThrow(/stop here|aborted/);
-    const [first, last] = dumpIdRange(31, 'work');
-    const { rows } = await store.pool.query(
-      `SELECT (SELECT count(*) FROM changes WHERE id BETWEEN $1 AND $2)::int AS changes,
-        (SELECT count(*) FROM search_index WHERE id BETWEEN $1 AND $2)::int AS indexed,
-        (SELECT count(*) FROM dumps WHERE packet = 31)::int AS dumps`,
-      [first, last],
-    );
-    expect(rows[0]).toEqual({ changes: 0, indexed: 0, dumps: 0 });
-    await ingestJsonDumpPostgres(store, { packet: 31, entity: 'work', archivePath: path, file: null });
-    const indexed = await store.pool.query(
-      'SELECT count(*)::int AS n, min(name) AS first FROM search_index WHERE id BETWEEN $1 AND $2',
-      [first, last],
-    );
-    expect(indexed.rows[0]).toEqual({ n: lines.length, first: 'Aborted 0' });
   });
 
   it('stores the dump again with the same index', async () => {
