@@ -1,4 +1,5 @@
 import type { Database, Statement } from 'better-sqlite3';
+import type { EntityType } from '../feed/entities.js';
 import type { Store } from './client.js';
 import { newestChangeIdSql } from './currentQueries.js';
 import { idPacketSql } from './keys.js';
@@ -22,6 +23,11 @@ import { cachedStatement } from './statements.js';
 
 /** Entity types whose JSON dump lines name the entity in `title` (the others use `name`). */
 export const TITLED_ENTITY_TYPES = ['recording', 'release', 'release-group', 'work'] as const;
+
+/** True when the JSON dump lines of `entity` name the entity in `title` ({@link TITLED_ENTITY_TYPES}). */
+export function isTitled(entity: EntityType): boolean {
+  return (TITLED_ENTITY_TYPES as readonly string[]).includes(entity);
+}
 
 const TITLED = TITLED_ENTITY_TYPES.map((entity) => `'${entity}'`).join(', ');
 

@@ -4,7 +4,7 @@ import type { Database, Statement } from 'better-sqlite3';
 import type { Store } from '../db/client.js';
 import { changeId, dumpIdRange } from '../db/keys.js';
 import { suspendMbidIndex } from '../db/mbidIndex.js';
-import { SearchIndexWriter, TITLED_ENTITY_TYPES } from '../db/searchIndex.js';
+import { isTitled, SearchIndexWriter } from '../db/searchIndex.js';
 import type { EntityType } from '../feed/entities.js';
 import { type JsonDumpMetadata, readJsonDump } from '../feed/jsonDump.js';
 import type { XzDecoder } from '../feed/xz.js';
@@ -105,7 +105,7 @@ class ChangeWriter {
     private readonly entity: EntityType,
     private readonly search: SearchIndexWriter,
   ) {
-    this.titled = (TITLED_ENTITY_TYPES as readonly string[]).includes(entity);
+    this.titled = isTitled(entity);
     if (!/^[a-z-]+$/.test(entity)) throw new Error(`not an entity type: ${JSON.stringify(entity)}`);
     this.base = changeId(packet, entity, 0);
     // Packet (an integer) and entity type (checked above) are constants of the dump; written into

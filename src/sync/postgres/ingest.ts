@@ -6,7 +6,7 @@ import { from as copyFrom } from 'pg-copy-streams';
 import { changeId, dumpIdRange } from '../../db/keys.js';
 import type { PostgresStore } from '../../db/postgres/client.js';
 import { indexStagedDump, unindexDumpCopy } from '../../db/postgres/searchIndex.js';
-import { TITLED_ENTITY_TYPES } from '../../db/searchIndex.js';
+import { isTitled } from '../../db/searchIndex.js';
 import type { EntityType } from '../../feed/entities.js';
 import { readJsonDump } from '../../feed/jsonDump.js';
 import type { IngestJsonDumpOptions, IngestResult } from '../ingest.js';
@@ -54,7 +54,7 @@ class PostgresChangeWriter {
   ) {
     if (!/^[a-z-]+$/.test(dump.entity)) throw new Error(`not an entity type: ${JSON.stringify(dump.entity)}`);
     this.base = changeId(dump.packet, dump.entity, 0);
-    this.titled = (TITLED_ENTITY_TYPES as readonly string[]).includes(dump.entity);
+    this.titled = isTitled(dump.entity);
   }
 
   /** Opens the COPY of the dump's rows. */
