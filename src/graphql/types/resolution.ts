@@ -1,6 +1,7 @@
 import type { CurrentRow } from '../../db/currentQueries.js';
 import { type Awaitable, type SnapshotReads, thenAwaitable } from '../../db/reads.js';
 import type { EntityType } from '../../feed/entities.js';
+import { isLowerCaseMbid } from '../../feed/mbid.js';
 import { builder } from '../builder.js';
 import { userError } from '../errors.js';
 import { checkMbid } from '../validate.js';
@@ -22,7 +23,7 @@ export function checkMbids(mbids: readonly (string | number)[]): readonly string
     });
   }
   // Nearly every list is of MBIDs in lower case already: taken as they are after one test each.
-  if (mbids.every(isLowerMbid)) return mbids as readonly string[];
+  if (mbids.every(isLowerCaseMbid)) return mbids as readonly string[];
   return mbids.map((mbid, index) => {
     try {
       return checkMbid(String(mbid));
@@ -31,12 +32,6 @@ export function checkMbids(mbids: readonly (string | number)[]): readonly string
       throw error;
     }
   });
-}
-
-const LOWER_MBID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
-
-function isLowerMbid(mbid: string | number): boolean {
-  return typeof mbid === 'string' && LOWER_MBID.test(mbid);
 }
 
 /** CURRENT | MERGED | DELETED | UNKNOWN, see {@link ResolutionStatusEnum}. */
