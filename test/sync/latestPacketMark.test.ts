@@ -90,6 +90,9 @@ describeStores('the latest-packet mark across settling and late JSON dumps', (st
     expect(definedBy(await db.rows<PacketRows[number]>(PACKETS_SQL))).toBe(expected);
     expect((await db.reads.latestPacket())?.number).toBe(expected);
   };
+  /** The writer completes packet `n` (its artist and area dumps stored, nothing settled by time). */
+  const completePacket = (n: number) =>
+    db.store.completePackets({ from: n, to: n }, ['area', 'artist'], () => false, clock.toISOString());
   it('moves with completion, a late dump, a later packet settling an earlier one, and a reopened packet', async () => {
     const fresh = pgText(new Date(clock.getTime() - 40 * 60_000));
     await writeJsonDump(feedDir.dir, {
@@ -139,12 +142,7 @@ describeStores('the latest-packet mark across settling and late JSON dumps', (st
     // A packet that turns incomplete again moves the mark back before it, in its transaction.
     await db.store.reopenPacket(11);
     await expectMark(10);
-    await db.store.completePackets(
-      { from: 11, to: 11 },
-      ['area', 'artist'],
-      () => false,
-      clock.toISOString(),
-    );
+    await completePacket(11);
     await expectMark(12);
   });
 
@@ -165,12 +163,7 @@ describeStores('the latest-packet mark across settling and late JSON dumps', (st
     await db.rows(FILE_RECORD_SQL.ensurePacket, 18, clock.toISOString());
     await expectMark(undefined);
     await db.rows('UPDATE packets SET synced_at = ? WHERE number = 18', clock.toISOString());
-    await db.store.completePackets(
-      { from: 18, to: 18 },
-      ['area', 'artist'],
-      () => false,
-      clock.toISOString(),
-    );
+    await completePacket(18);
     await expectMark(18);
     expect(await mark()).toEqual({ from: 18, number: 18 });
   });
