@@ -3,14 +3,14 @@ import { join } from 'node:path';
 import { REPO_ROOT } from './cli.js';
 
 /**
- * The `when` of the drizzle migration whose tag ends in `_<name>` (drizzle/sqlite/meta/_journal.json), as
- * recorded in `__drizzle_migrations.created_at`: tests delete the records from there to make a
+ * The `when` of the drizzle migration whose tag ends in `_<name>` (drizzle/<dialect>/meta/_journal.json),
+ * as recorded in `__drizzle_migrations.created_at`: tests delete the records from there to make a
  * database look as an earlier version left it.
  * @throws Error when no migration has that name.
  */
-export function migrationTime(name: string): number {
+export function migrationTime(name: string, dialect: 'sqlite' | 'postgres' = 'sqlite'): number {
   const journal = JSON.parse(
-    readFileSync(join(REPO_ROOT, 'drizzle', 'sqlite', 'meta', '_journal.json'), 'utf8'),
+    readFileSync(join(REPO_ROOT, 'drizzle', dialect, 'meta', '_journal.json'), 'utf8'),
   ) as {
     entries: { tag: string; when: number }[];
   };

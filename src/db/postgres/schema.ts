@@ -17,7 +17,7 @@
  * - JSON documents that livefeed itself writes (row changes' keys and data, a webhook's entity
  *   types and MBIDs) are `jsonb`.
  * The search index and the row changes' expression index are a custom migration
- * (drizzle/postgres/0001_search_and_entity_row.sql), as in SQLite.
+ * (drizzle/postgres/0001_search_and_entity_row.sql; the document's expression made again by 0004), as in SQLite.
  */
 
 import { bigint, customType, index, integer, jsonb, pgTable, primaryKey, text } from 'drizzle-orm/pg-core';

@@ -8,7 +8,8 @@ import { FIELD_COLUMNS_PG, PARSED_LINE } from './searchFields.js';
  * holds one row per CURRENT entity, `id` its newest change id: an MBID's line is indexed when it is
  * the MBID's newest line (largest id in `changes_mbid`) and no removal of the same or a later packet
  * exists (`removals_mbid`; a removal wins over a JSON dump line of its packet). Its columns are
- * read from the stored line in SQL (postgres/searchFields.ts); `document` is generated from them.
+ * read from the stored line in SQL (postgres/searchFields.ts); `document` is generated from them
+ * (its expression since drizzle/postgres/0004_search_document_skips_empty.sql).
  * Every function runs set-based statements on `client`, inside the caller's transaction (the dump's
  * or the packet's), so the index never drifts from the rows the current state is read from.
  * Unlike SQLite's contentless FTS5 table, deleting an entry that is not there is harmless here, so
