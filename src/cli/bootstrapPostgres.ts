@@ -1,5 +1,5 @@
-import { openPostgresStore } from '../db/postgres/client.js';
 import { pgRows } from '../db/postgres/sql.js';
+import { openPostgresWriterStore } from '../db/postgres/writerSession.js';
 import { PUT_META } from '../db/status.js';
 import type { Logger } from '../logger.js';
 import { postgresBootstrapStore } from '../sync/postgres/bootstrap.js';
@@ -16,11 +16,7 @@ import type { PostgresChoice } from './targets.js';
  * @throws Error naming the database (never its password) when it cannot be opened.
  */
 export async function postgresBootstrapTarget(choice: PostgresChoice, log: Logger): Promise<BootstrapTarget> {
-  const store = await openPostgresStore(choice.connection, {
-    applicationName: 'livefeed bootstrap',
-    onIdleError: (error) =>
-      log.warn({ event: 'database-connection-lost', err: error.message }, 'a database connection broke'),
-  });
+  const store = await openPostgresWriterStore(choice.connection, 'bootstrap', log);
   log.info({ event: 'database', database: store.display }, `bootstrapping into PostgreSQL ${store.display}`);
   return {
     store: postgresBootstrapStore(store),

@@ -1,4 +1,4 @@
-import { openPostgresStore } from '../db/postgres/client.js';
+import { openPostgresWriterStore } from '../db/postgres/writerSession.js';
 import type { Logger } from '../logger.js';
 import { importJsonDumpPostgres } from '../sync/postgres/import.js';
 import { acquirePostgresWriterLock } from '../sync/postgres/lock.js';
@@ -13,11 +13,7 @@ import type { PostgresChoice } from './targets.js';
  * @throws Error naming the database (never its password) when it cannot be opened.
  */
 export async function postgresImportTarget(choice: PostgresChoice, log: Logger): Promise<ImportTarget> {
-  const store = await openPostgresStore(choice.connection, {
-    applicationName: 'livefeed import',
-    onIdleError: (error) =>
-      log.warn({ event: 'database-connection-lost', err: error.message }, 'a database connection broke'),
-  });
+  const store = await openPostgresWriterStore(choice.connection, 'import', log);
   log.info({ event: 'database', database: store.display }, `importing into PostgreSQL ${store.display}`);
   return {
     withLock: (stopMessage, work) =>

@@ -1,5 +1,5 @@
-import { openPostgresStore } from '../db/postgres/client.js';
 import { postgresWebhookStore } from '../db/postgres/webhooks.js';
+import { openPostgresWriterStore } from '../db/postgres/writerSession.js';
 import { acquirePostgresWriterLock } from '../sync/postgres/lock.js';
 import { postgresSyncStore } from '../sync/postgres/syncStore.js';
 import { syncWebhooks } from '../webhooks/wiring.js';
@@ -22,11 +22,7 @@ import { VERSION } from './version.js';
  */
 export async function postgresSyncWriter(session: Session, choice: PostgresChoice): Promise<SyncWriter> {
   const { config, logger } = session;
-  const store = await openPostgresStore(choice.connection, {
-    applicationName: 'livefeed sync',
-    onIdleError: (error) =>
-      logger.warn({ event: 'database-connection-lost', err: error.message }, 'a database connection broke'),
-  });
+  const store = await openPostgresWriterStore(choice.connection, 'sync', logger);
   try {
     const lock = await acquirePostgresWriterLock(store, {
       wait: config.wait,

@@ -2,7 +2,8 @@ import { afterAll, beforeAll, expect, it } from 'vitest';
 import type { FeedEvent, FeedPage, FeedQuery } from '../../src/db/changeFeedQueries.js';
 import type { Store } from '../../src/db/client.js';
 import { HistoryPrunedError } from '../../src/db/feedWindow.js';
-import { recordHistoryFrom } from '../../src/db/historyQueries.js';
+import { RECORD_HISTORY_FROM_SQL, recordHistoryFrom } from '../../src/db/historyQueries.js';
+import { pgRows } from '../../src/db/postgres/sql.js';
 import { type Reads, sqliteReads } from '../../src/db/reads.js';
 import type { RowChangeRow } from '../../src/db/replicationQueries.js';
 import { fillBundledFeed } from '../support/feedStores.js';
@@ -200,9 +201,10 @@ describeReadStores('replication packet and change stream reads', (kind, store) =
 
   it('a cursor or since before the pruned history is refused with where it starts now', async () => {
     const { sqlite, postgres } = store();
-    // The cutoff as the pruning writer records it (sync/prune.ts is not ported to PostgreSQL yet).
+    // The cutoff as both pruning writers record it (the prunes themselves: test/sync/prune.test.ts,
+    // and through GraphQL test/graphql/types/changeFeedPruned.test.ts).
     if (sqlite) recordHistoryFrom(sqlite, 186105);
-    else await postgres!.pool.query("INSERT INTO meta (key, value) VALUES ('history_from', '186105')");
+    else await pgRows(postgres!.pool, RECORD_HISTORY_FROM_SQL, ['186105']);
     const old = { at: 'packetEnd', packet: 186103 } as const;
     for (const read of [
       () => reads().readFeedEvents({ after: old, first: 5 }),

@@ -1,8 +1,9 @@
 import { expect, it } from 'vitest';
 import { type CurrentRow, currentCounts, HELD_MBIDS_SQL } from '../../src/db/currentQueries.js';
-import { recordHistoryFrom } from '../../src/db/historyQueries.js';
+import { RECORD_HISTORY_FROM_SQL, recordHistoryFrom } from '../../src/db/historyQueries.js';
 import { changeId } from '../../src/db/keys.js';
 import { currentCountsPostgres } from '../../src/db/postgres/currentReads.js';
+import { pgRows } from '../../src/db/postgres/sql.js';
 import type { ChangeRow } from '../../src/db/queries.js';
 import { type Awaitable, type Reads, sqliteReads } from '../../src/db/reads.js';
 import { artistLine, MBID } from '../support/currentStateFeed.js';
@@ -228,9 +229,10 @@ describeReadStores('current state and history reads', (kind, store) => {
     expect(await reads().historyFrom()).toBe(10);
     expect(await reads().prunedBefore()).toBeUndefined();
     const { sqlite, postgres } = store();
-    // The cutoff as the pruning writer records it (sync/prune.ts is not ported to PostgreSQL yet).
+    // The cutoff as both pruning writers record it (the prunes themselves: test/sync/prune.test.ts,
+    // and through GraphQL test/graphql/types/changeFeedPruned.test.ts).
     if (sqlite) recordHistoryFrom(sqlite, 11);
-    else await postgres!.pool.query("INSERT INTO meta (key, value) VALUES ('history_from', '11')");
+    else await pgRows(postgres!.pool, RECORD_HISTORY_FROM_SQL, ['11']);
     expect(await reads().prunedBefore()).toBe(11);
     expect(await reads().historyFrom()).toBe(11);
   });

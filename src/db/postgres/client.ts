@@ -52,6 +52,11 @@ export interface OpenPostgresOptions {
   onIdleError?: (error: Error) => void;
   /** Milliseconds a new connection may take before it fails. Default 30,000. */
   connectTimeoutMs?: number;
+  /**
+   * Runs on every new connection before its first use (session settings, e.g. writerSession.ts);
+   * a rejection ends that connection and fails the query or `connect()` that wanted it.
+   */
+  onConnect?: (client: pg.ClientBase) => Promise<void>;
 }
 
 /**
@@ -74,7 +79,7 @@ export const PG_TYPES = {
 
 /**
  * A pool on `connection` as every livefeed pool is made (int8 as safe numbers, the application
- * name, a 30 s connect timeout), connecting on first use; an idle connection's error goes to
+ * name, a 30 s connect timeout, `options.onConnect` on each new connection), connecting on first use; an idle connection's error goes to
  * `options.onIdleError` (an unhandled pool 'error' would end the process).
  */
 export function postgresPool(connection: PostgresConnection, options: OpenPostgresOptions = {}): pg.Pool {
@@ -84,6 +89,7 @@ export function postgresPool(connection: PostgresConnection, options: OpenPostgr
     application_name: options.applicationName ?? 'livefeed',
     types: PG_TYPES,
     connectionTimeoutMillis: options.connectTimeoutMs ?? 30_000,
+    onConnect: options.onConnect,
   });
   pool.on('error', (error) => options.onIdleError?.(error));
   return pool;

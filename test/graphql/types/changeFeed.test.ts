@@ -1,52 +1,14 @@
 import { join } from 'node:path';
 import { afterAll, expect, it } from 'vitest';
-import { openStore } from '../../../src/db/client.js';
 import { type SampleFeed, startSampleFeed } from '../../../src/samplefeed/server.js';
-import { pruneHistory } from '../../../src/sync/prune.js';
 import type { SyncStore } from '../../../src/sync/syncStore.js';
 import { syncOnce } from '../../../src/sync/worker.js';
-import { describeAppStores, type GraphqlApp } from '../../support/appStores.js';
+import { describeAppStores } from '../../support/appStores.js';
+import { FEED, follow, label } from '../../support/changeFeedGql.js';
 import { GrowingFeed } from '../../support/growingFeed.js';
-import { type GqlResult, gql, syncContextOn, testLogger } from '../../support/harness.js';
+import { gql, syncContextOn } from '../../support/harness.js';
 
-type App = GraphqlApp;
-
-const FEED = `query($after: String, $first: Int, $entities: [EntityType!], $mbids: [ID!], $since: DateTime, $until: DateTime) {
-  changeFeed(after: $after, first: $first, entities: $entities, mbids: $mbids, since: $since, until: $until) {
-    edges { cursor }
-    nodes {
-      __typename
-      ... on EntityChange { mbid type packet position timestamp }
-      ... on EntityRemoval { mbid type packet kind mergedInto timestamp }
-    }
-    pageInfo { hasNextPage hasPreviousPage endCursor }
-  }
-}`;
-
-interface FeedNode {
-  __typename: 'EntityChange' | 'EntityRemoval';
-  mbid: string;
-  packet: number;
-  kind?: string;
-  timestamp: string | null;
-}
-
-const label = (n: FeedNode) => `${n.packet} ${n.__typename === 'EntityChange' ? 'change' : n.kind} ${n.mbid}`;
-
-/** A client following the stream with a stored cursor, a page of `first` at a time. */
-async function follow(app: App, stored: string | null, variables: Record<string, unknown> = {}, first = 4) {
-  let cursor = stored;
-  const seen: FeedNode[] = [];
-  for (;;) {
-    const answer: GqlResult = await gql(app, FEED, { ...variables, first, after: cursor });
-    expect(answer.errors).toBeUndefined();
-    const page = answer.data!.changeFeed;
-    seen.push(...page.nodes);
-    expect(page.edges).toHaveLength(page.nodes.length);
-    cursor = page.pageInfo.endCursor ?? cursor;
-    if (!page.pageInfo.hasNextPage) return { seen, cursor };
-  }
-}
+/** `changeFeed` on both stores; `--keep-history` and HISTORY_PRUNED: changeFeedPruned.test.ts. */
 
 /** The growing feed and its server of one run (one per store), made by {@link build}. */
 const feeds = new Map<SyncStore['kind'], { growing: GrowingFeed; feed: SampleFeed; dir: string }>();
@@ -185,41 +147,6 @@ describeAppStores(
         expect(answer.data!.changeFeed.nodes).toHaveLength(expected);
         expect(answer.data!.changeFeed.pageInfo.hasNextPage).toBe(false);
       }
-    });
-
-    it('a cursor before pruned history gets HISTORY_PRUNED, never a silent gap', async () => {
-      const { firstPacket } = growing().manifest;
-      const early = await gql(app(), FEED, { first: 1 });
-      const earlyCursor = early.data!.changeFeed.pageInfo.endCursor as string;
-      const late = await follow(app(), null, { until: undefined }, 500);
-      if (kind === 'sqlite') {
-        const store = openStore(run().db.db);
-        try {
-          await pruneHistory(store, { kind: 'packets', count: 10 }, new Date(), testLogger());
-        } finally {
-          store.close();
-        }
-      } else {
-        // The cutoff as the pruning writer records it (sync/prune.ts is not ported to PostgreSQL yet).
-        await run().db.rows(
-          "INSERT INTO meta (key, value) VALUES ('history_from', ?)",
-          String(firstPacket + 10),
-        );
-      }
-      const meta = await run().db.rows<{ value: string }>(
-        "SELECT value FROM meta WHERE key = 'history_from'",
-      );
-      const historyFrom = Number(meta[0]!.value);
-      expect(historyFrom).toBeGreaterThan(firstPacket);
-      const pruned = await gql(app(), FEED, { after: earlyCursor });
-      expect(pruned.errors?.[0]?.extensions).toMatchObject({ code: 'HISTORY_PRUNED', historyFrom });
-      expect(pruned.errors?.[0]?.message).toContain('README');
-      // A cursor at the head is unaffected; a new client starts at the oldest packet held.
-      expect((await follow(app(), late.cursor)).seen).toEqual([]);
-      const fresh = await follow(app(), null, {}, 500);
-      expect(fresh.seen[0]!.packet).toBeGreaterThanOrEqual(historyFrom);
-      const beforeHistory = await gql(app(), FEED, { since: '2000-01-01T00:00:00Z' });
-      expect(beforeHistory.errors?.[0]?.extensions?.code).toBe('HISTORY_PRUNED');
     });
   },
 );
