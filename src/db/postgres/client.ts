@@ -79,8 +79,9 @@ export const PG_TYPES = {
 
 /**
  * A pool on `connection` as every livefeed pool is made (int8 as safe numbers, the application
- * name, a 30 s connect timeout, `options.onConnect` on each new connection), connecting on first use; an idle connection's error goes to
- * `options.onIdleError` (an unhandled pool 'error' would end the process).
+ * name, a 30 s connect timeout, `options.onConnect` on each new connection), connecting on first
+ * use; an idle connection's error goes to `options.onIdleError` (an unhandled pool 'error' would
+ * end the process).
  */
 export function postgresPool(connection: PostgresConnection, options: OpenPostgresOptions = {}): pg.Pool {
   const pool = new pg.Pool({
