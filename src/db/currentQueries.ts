@@ -1,6 +1,7 @@
 import type { EntityType } from '../feed/entities.js';
 import type { Store } from './client.js';
 import { changeKey } from './keys.js';
+import { LazyChange } from './lazyChange.js';
 import type { ChangeRow } from './queries.js';
 import { removalFilter } from './removalFilter.js';
 import { readSnapshot } from './snapshot.js';
@@ -82,36 +83,6 @@ type RawCurrentRow = [
   removedPacket: number | null,
   mergedInto: string | null,
 ];
-
-const DATA_OF = 'SELECT CAST(data AS BLOB) AS data FROM changes WHERE id = ?';
-
-/**
- * A change whose `data` is read on first use (one rowid seek), for reads that may not need it. A
- * class, so that every instance shares one shape and its getter (an object literal with a spread
- * and a getter per row cost `resolve` of 100 about 80 µs).
- */
-class LazyChange implements ChangeRow {
-  readonly packet: number;
-  readonly entity: EntityType;
-  readonly position: number;
-  #data: Buffer | undefined;
-
-  constructor(
-    private readonly store: Store,
-    readonly id: number,
-    readonly mbid: string,
-  ) {
-    const key = changeKey(id);
-    this.packet = key.packet;
-    this.entity = key.entity;
-    this.position = key.position;
-  }
-
-  get data(): Buffer {
-    this.#data ??= (cachedStatement(this.store, DATA_OF).get(this.id) as { data: Buffer }).data;
-    return this.#data;
-  }
-}
 
 /** The newest line of `mbid` from its id and, when read, its bytes (else read on first use). */
 function latestOf(

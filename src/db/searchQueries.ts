@@ -1,5 +1,6 @@
 import type { Store } from './client.js';
-import { changeKey, idSlotSql } from './keys.js';
+import { idSlotSql } from './keys.js';
+import { LazyChange } from './lazyChange.js';
 import type { ChangeRow } from './queries.js';
 import { rankingPhrases } from './searchCommon.js';
 import { cachedStatement, limitClause } from './statements.js';
@@ -59,8 +60,11 @@ const LINE_NAME = `CASE WHEN json_type(c.data, '$.name') = 'text' THEN c.data ->
   WHEN coalesce(json_type(c.data, '$.name'), 'null') = 'null' AND json_type(c.data, '$.title') = 'text'
   THEN c.data ->> '$.title' END`;
 
-/** Page rows joined to their lines, in page order; `page` selects `id` and `bm25`. */
-const withLines = (page: string) => `SELECT p.id, p.bm25, c.mbid, CAST(c.data AS BLOB) AS data,
+/**
+ * Page rows joined to their lines, in page order; `page` selects `id` and `bm25`. The lines stay in
+ * SQLite (db/lazyChange.ts): a search box reads the names alone.
+ */
+const withLines = (page: string) => `SELECT p.id, p.bm25, c.mbid,
   ${LINE_NAME} AS name FROM (${page}) p JOIN changes c ON c.id = p.id ORDER BY p.bm25, p.id DESC`;
 
 // After the cursor's hit: a higher bm25, or the same and an older change.
@@ -128,13 +132,9 @@ export function searchHits(
     id: number;
     bm25: number;
     mbid: string;
-    data: Buffer;
     name: string | null;
   }[];
-  return rows.map(({ id, bm25, mbid, data, name }) => ({
-    bm25,
-    change: { id, ...changeKey(id), mbid, data, name },
-  }));
+  return rows.map(({ id, bm25, mbid, name }) => ({ bm25, change: new LazyChange(store, id, mbid, name) }));
 }
 
 /** Number of entities `filter` matches (every one: a pass over all of them). */

@@ -149,4 +149,20 @@ describe('searchHits: what ranks, and the order of what does not (real SQLite fi
     expect(nameOf(['"nameless"'])).toEqual(['Odd Title']);
     expect(nameOf(['"numeric"'])).toEqual([null]);
   });
+
+  it('hits read their lines only when asked: the stored bytes, once; a line gone since is named', () => {
+    const [hit] = searchHits(store, filter(['"tide"', '"again"']), undefined, 10);
+    const stored = store.sqlite.prepare('SELECT CAST(data AS BLOB) FROM changes WHERE id = ?').pluck();
+    expect(hit!.change.data).toEqual(stored.get(hit!.change.id));
+    expect(JSON.parse(hit!.change.data.toString()).name).toBe('Tide Again');
+    expect(hit!.change.data).toBe(hit!.change.data);
+    // A hit whose line was pruned between the search and the read of its bytes: a clear error.
+    const [gone] = searchHits(store, filter(['"tide"', '"pool"', '"rare"']), undefined, 10);
+    const id = gone!.change.id;
+    store.sqlite.transaction(() => {
+      store.sqlite.prepare('DELETE FROM search_index WHERE rowid = ?').run(id);
+      store.sqlite.prepare('DELETE FROM changes WHERE id = ?').run(id);
+    })();
+    expect(() => gone!.change.data).toThrow(`change ${id} of ${mbid(2)} is no longer held`);
+  });
 });
