@@ -53,12 +53,15 @@ const matchOf = (phrases: readonly string[]) => phrases.join(' ');
 // `slots` as a JSON array (one statement for every filter); the slot is read from the change id.
 const SLOTS = `(@slots IS NULL OR ${idSlotSql('rowid')} IN (SELECT value FROM json_each(@slots)))`;
 
-// The line's name as `EntityChange.name` reads it (`name ?? title`, a string or null): SQLite takes
-// it out of the line it reads anyway in a fifth of the time of a JSON.parse of the line in Node
-// (a page of 20 recordings of 3 KB: 0.1 against 0.5 ms), and a search box shows only names.
-const LINE_NAME = `CASE WHEN json_type(c.data, '$.name') = 'text' THEN c.data ->> '$.name'
-  WHEN coalesce(json_type(c.data, '$.name'), 'null') = 'null' AND json_type(c.data, '$.title') = 'text'
-  THEN c.data ->> '$.title' END`;
+// The line's name as `EntityChange.name` reads it (`name ?? title`, a string or null): stored by the
+// ingest (`changes.name`, db/schema.ts: the text, or an empty BLOB for none), else (a line stored before
+// migration 0011) taken out of the line by SQLite, which costs a parse of the line: about 5 µs for
+// 3 KB, 0.1 ms of a page of 20 (bench/RESULTS.md), still a fifth of a JSON.parse in Node.
+const LINE_NAME = `CASE WHEN c.name IS NULL THEN
+    CASE WHEN json_type(c.data, '$.name') = 'text' THEN c.data ->> '$.name'
+    WHEN coalesce(json_type(c.data, '$.name'), 'null') = 'null' AND json_type(c.data, '$.title') = 'text'
+    THEN c.data ->> '$.title' END
+  WHEN typeof(c.name) = 'text' THEN c.name END`;
 
 /**
  * Page rows joined to their lines, in page order; `page` selects `id` and `bm25`. The lines stay in

@@ -10,7 +10,7 @@ import { type JsonDumpMetadata, readJsonDump } from '../feed/jsonDump.js';
 import type { XzDecoder } from '../feed/xz.js';
 import { diagnoseLine, MEMBER_SPANS, mbidOffset } from './lines.js';
 import { recordJsonDumpSchemaNumber, recordPacketFacts } from './packetFacts.js';
-import { searchFieldsOf } from './searchFields.js';
+import { lineNameOf, searchFieldsOf } from './searchFields.js';
 import { inTransaction } from './transaction.js';
 
 /** A feed file as recorded in `feed_files` (FEED.md: upstream serves no checksums; we compute them). */
@@ -72,6 +72,10 @@ export interface IngestResult {
 
 /** Rows per multi-row INSERT of the fast path (fewer calls from JS into SQLite). */
 const BATCH_ROWS = 64;
+/** `changes.name` of a line that has none, as opposed to NULL, not known (db/schema.ts). */
+const NO_NAME = Buffer.alloc(0);
+/** Bound values per row: id, position, MBID, line, name. */
+const ROW_ARGS = 5;
 /** Line bytes after which a batch is written early, so that long lines are not held in numbers. */
 const BATCH_BYTES = 1 << 20;
 
@@ -110,15 +114,16 @@ class ChangeWriter {
     this.base = changeId(packet, entity, 0);
     // Packet (an integer) and entity type (checked above) are constants of the dump; written into
     // the statement, they need no binding per row.
-    const row = `(?, ${Math.trunc(packet)}, '${entity}', ?, ?, CAST(? AS TEXT))`;
+    const row = `(?, ${Math.trunc(packet)}, '${entity}', ?, ?, CAST(? AS TEXT), ?)`;
     // OR FAIL: a failing row ends the statement without undoing the rows before it, so SQLite
     // keeps no statement journal. With the random-UUID MBID index, each 64-row INSERT touches
     // dozens of index pages, and the journal of their old contents (written to a temp file) took
     // half the ingest's system time (bench/RESULTS.md). Any error still rolls back the whole dump.
-    const insert = 'INSERT OR FAIL INTO changes (id, packet, entity, position, mbid, data) VALUES ';
+    const insert = 'INSERT OR FAIL INTO changes (id, packet, entity, position, mbid, data, name) VALUES ';
     this.many = db.prepare(insert + Array.from({ length: BATCH_ROWS }, () => row).join(', '));
     this.one = db.prepare(insert + row);
-    this.checked = db.prepare(`${insert}(?, ${Math.trunc(packet)}, '${entity}', ?, ?, ?)`);
+    // A re-escaped line's name is left unknown (NULL): readers take it from the line.
+    this.checked = db.prepare(`${insert}(?, ${Math.trunc(packet)}, '${entity}', ?, ?, ?, NULL)`);
     this.quarantine = db.prepare(
       'INSERT INTO quarantine (packet, entity, line, raw, reason) VALUES (?, ?, ?, ?, ?)',
     );
@@ -131,12 +136,12 @@ class ChangeWriter {
       const args = this.args;
       const id = this.base + position;
       const mbid = line.toString('latin1', at, at + 36);
-      args.push(id, position, mbid, line);
+      args.push(id, position, mbid, line, lineNameOf(line, this.spans) ?? NO_NAME);
       const fields = searchFieldsOf(line, this.spans, this.titled);
       if (fields) this.search.stage(id, mbid, fields);
       else this.search.stageLine(id, mbid, line);
       this.heldBytes += line.length;
-      if (args.length === BATCH_ROWS * 4 || this.heldBytes >= BATCH_BYTES) this.flush();
+      if (args.length === BATCH_ROWS * ROW_ARGS || this.heldBytes >= BATCH_BYTES) this.flush();
       return;
     }
     this.slowPath(line, position);
@@ -145,10 +150,9 @@ class ChangeWriter {
   /** Writes the rows held for the batch. */
   flush(): void {
     const args = this.args;
-    if (args.length === BATCH_ROWS * 4) this.many.run(args);
-    else
-      for (let i = 0; i < args.length; i += 4) this.one.run(args[i], args[i + 1], args[i + 2], args[i + 3]);
-    this.changeCount += args.length / 4;
+    if (args.length === BATCH_ROWS * ROW_ARGS) this.many.run(args);
+    else for (let i = 0; i < args.length; i += ROW_ARGS) this.one.run(args.slice(i, i + ROW_ARGS));
+    this.changeCount += args.length / ROW_ARGS;
     args.length = 0;
     this.heldBytes = 0;
   }

@@ -35,6 +35,19 @@ export function searchFieldsOf(line: Buffer, spans: Int32Array, titled: boolean)
   return [name, sortName, aliases, disambiguation];
 }
 
+/**
+ * The line's name as `EntityChange.name` and SQL's LINE_NAME give it (db/searchQueries.ts): `name`
+ * when a string, else `title` when `name` is null or absent and `title` a string, else null. For
+ * the `changes.name` column (drizzle/sqlite/0011_change_names.sql).
+ */
+export function lineNameOf(line: Buffer, spans: Int32Array): string | null {
+  const name = stringMember(line, spans, NAME);
+  if (typeof name === 'string') return name;
+  if (name === UNREAD) return null;
+  const title = stringMember(line, spans, TITLE);
+  return typeof title === 'string' ? title : null;
+}
+
 /** The string value of the member at span `k`: null when absent or JSON null. */
 function stringMember(line: Buffer, spans: Int32Array, k: number): string | null | typeof UNREAD {
   const start = spans[k]!;

@@ -150,6 +150,26 @@ describe('searchHits: what ranks, and the order of what does not (real SQLite fi
     expect(nameOf(['"numeric"'])).toEqual([null]);
   });
 
+  it('names come from the column the ingest fills, and from the line where it is not known', () => {
+    const stored = store.sqlite.prepare('SELECT name FROM changes WHERE id = ?').pluck();
+    expect([1, 4, 5, 6].map((n) => stored.get(id(n)))).toEqual([
+      'Tide Pool',
+      'Tide Again',
+      'Odd Title',
+      Buffer.alloc(0),
+    ]);
+    const nameOf = (phrases: string[]) =>
+      searchHits(store, filter(phrases), undefined, 10).map((hit) => hit.change.name);
+    const before = [nameOf(['"tide"', '"again"']), nameOf(['"nameless"']), nameOf(['"numeric"'])];
+    // A line stored before migration 0011 (NULL: not known) is named from its JSON.
+    store.sqlite.prepare("UPDATE changes SET name = NULL WHERE entity = 'artist'").run();
+    expect([nameOf(['"tide"', '"again"']), nameOf(['"nameless"']), nameOf(['"numeric"'])]).toEqual(before);
+    expect(before).toEqual([['Tide Again'], ['Odd Title'], [null]]);
+    // The column is what is read when known: a name the line does not hold shows.
+    store.sqlite.prepare('UPDATE changes SET name = ? WHERE id = ?').run('From the column', id(4));
+    expect(nameOf(['"tide"', '"again"'])).toEqual(['From the column']);
+  });
+
   it('hits read their lines only when asked: the stored bytes, once; a line gone since is named', () => {
     const [hit] = searchHits(store, filter(['"tide"', '"again"']), undefined, 10);
     const stored = store.sqlite.prepare('SELECT CAST(data AS BLOB) FROM changes WHERE id = ?').pluck();

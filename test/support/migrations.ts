@@ -18,3 +18,10 @@ export function migrationTime(name: string, dialect: 'sqlite' | 'postgres' = 'sq
   if (!entry) throw new Error(`no drizzle migration named ${name}`);
   return entry.when;
 }
+
+/**
+ * SQL that takes `changes.name` away (drizzle/sqlite/0011_change_names.sql), for tests that make a
+ * SQLite database look as a version before that migration left it: the migration adds the column
+ * again when it runs.
+ */
+export const DROP_CHANGE_NAMES = 'ALTER TABLE changes DROP COLUMN name';

@@ -4,7 +4,7 @@ import Database from 'better-sqlite3';
 import { afterAll, describe, expect, it } from 'vitest';
 import { FIELD_COLUMNS, TITLED_ENTITY_TYPES } from '../../src/db/searchIndex.js';
 import { MEMBER_SPANS, mbidOffset, SPANNED_MEMBERS } from '../../src/sync/lines.js';
-import { searchFieldsOf } from '../../src/sync/searchFields.js';
+import { lineNameOf, searchFieldsOf } from '../../src/sync/searchFields.js';
 
 const SAMPLES = fileURLToPath(new URL('../../fixtures/samples/', import.meta.url));
 const ID = '0383dadf-2a4e-4d10-a46a-e9e041da8eb3';
@@ -110,4 +110,51 @@ describe('search index columns read in JS during the ingest', () => {
     // Without spans, a repeated member is JSON.parse's business: the fast path accepts it.
     expect(mbidOffset(Buffer.from(`{"id":"${ID}","name":"a","name":"b"}`))).toBeGreaterThan(0);
   });
+});
+
+describe('lineNameOf: the name stored with each line (changes.name)', () => {
+  // The contract: EntityChange.name, `name ?? title` when that is a string, else null.
+  const byParse = (text: string) => {
+    const json = JSON.parse(text) as { name?: unknown; title?: unknown };
+    const name = json.name ?? json.title;
+    return typeof name === 'string' ? name : null;
+  };
+  const byJs = (text: string) => {
+    const line = Buffer.from(text);
+    const spans = new Int32Array(MEMBER_SPANS);
+    expect(mbidOffset(line, spans)).toBeGreaterThanOrEqual(0);
+    return lineNameOf(line, spans);
+  };
+
+  it('equals EntityChange.name for every sample line', () => {
+    const files = readdirSync(SAMPLES).filter((f) => f.endsWith('.jsonl'));
+    const names = new Set<string | null>();
+    for (const file of files) {
+      for (const text of readFileSync(SAMPLES + file, 'utf8')
+        .split('\n')
+        .filter(Boolean)) {
+        expect(byJs(text), file).toBe(byParse(text));
+        names.add(byJs(text));
+      }
+    }
+    expect(names.size).toBeGreaterThan(20);
+    expect(names.has(null)).toBe(false);
+  });
+
+  const cases: [string, Record<string, unknown>, string | null][] = [
+    ['a name', { name: 'Gro\u00dfe "Bo\u00eete"\\n', title: 'T' }, 'Große "Boîte"\\n'],
+    ['a title', { title: 'Only a title' }, 'Only a title'],
+    ['a null name, then the title', { name: null, title: 'Odd Title' }, 'Odd Title'],
+    ['an empty name', { name: '', title: 'T' }, ''],
+    ['a number as name: no name, the title is not used', { name: 42, title: 'T' }, null],
+    ['a title that is no string', { title: ['x'] }, null],
+    ['neither', { disambiguation: 'd' }, null],
+  ];
+  for (const [what, members, expected] of cases) {
+    it(`equals EntityChange.name for ${what}`, () => {
+      const text = JSON.stringify({ id: ID, ...members }).replaceAll('\\\\u', '\\u');
+      expect(byJs(text)).toBe(expected);
+      expect(byParse(text)).toBe(expected);
+    });
+  }
 });

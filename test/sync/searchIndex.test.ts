@@ -9,7 +9,7 @@ import { ingestJsonDump } from '../../src/sync/ingest.js';
 import { pruneHistory } from '../../src/sync/prune.js';
 import { writeJsonDump } from '../support/archives.js';
 import { tempDir, testLogger } from '../support/harness.js';
-import { migrationTime } from '../support/migrations.js';
+import { DROP_CHANGE_NAMES, migrationTime } from '../support/migrations.js';
 import {
   buildSearchStory,
   currentIds,
@@ -177,6 +177,7 @@ describe('the search index follows the current state in the writers’ transacti
     // Back to the state before the migration: no index, the migration not recorded.
     const old = new Database(path);
     old.exec('DROP TABLE search_index');
+    old.exec(DROP_CHANGE_NAMES);
     old.prepare('DELETE FROM __drizzle_migrations WHERE created_at >= ?').run(migrationTime('search'));
     old.close();
     store = openStore(path);
@@ -196,6 +197,7 @@ describe('the search index follows the current state in the writers’ transacti
     old.exec(
       `INSERT INTO search_index (rowid, name) VALUES ${expected.map((id) => `(${id}, 'stale')`).join(', ')}`,
     );
+    old.exec(DROP_CHANGE_NAMES);
     old
       .prepare('DELETE FROM __drizzle_migrations WHERE created_at >= ?')
       .run(migrationTime('search_prefixes'));
