@@ -77,21 +77,8 @@ export async function bootstrapFromFullDumps(
       result.skipped.push(entity);
       continue;
     }
-    const archive = await fetchVerified(options, dump, entity);
-    const head = await readDumpHead(archive.path);
-    agree(entity, head.replicationSequence);
-    const stored = await store.importFullDump({
-      dump,
-      archiveBytes: archive.size,
-      packet: head.replicationSequence,
-      entity,
-      archivePath: archive.path,
-      signal,
-      maxBytes: options.maxBytes,
-      now: options.now,
-      onProgress: (readBytes, lines) =>
-        options.onProgress?.({ entity, readBytes, totalBytes: archive.size, lines }),
-    });
+    const archive = await fetchArchive(options, dump, entity);
+    const { head, stored } = await importVerified(store, options, { dump, entity, ...archive }, agree);
     await rm(archive.path, { force: true });
     options.logger.info(
       {
@@ -117,6 +104,50 @@ export async function bootstrapFromFullDumps(
   return result;
 }
 
+/**
+ * Imports one downloaded archive while its signature is checked on the same bytes: the import's
+ * transaction commits only once the signature verified, and rolls back when it did not (the
+ * verifier's work no longer waits for the whole file before the import starts). A refused
+ * signature is the error reported even when reading the archive failed first, as it explains a
+ * bad archive best (and the archive is not kept then).
+ * @throws SignatureError; the errors of `agree`, of reading the archive's head and of the import
+ */
+async function importVerified(
+  store: BootstrapStore,
+  options: BootstrapOptions,
+  archive: { dump: string; entity: EntityType; path: string; size: number },
+  agree: (entity: EntityType, packet: number) => void,
+) {
+  const { dump, entity } = archive;
+  const verified = verifyArchive(options, dump, entity, archive.path);
+  // Awaited below either way; without it, a refusal while the import fails would be unhandled.
+  verified.catch(() => {});
+  try {
+    const head = await readDumpHead(archive.path);
+    agree(entity, head.replicationSequence);
+    const stored = await store.importFullDump({
+      dump,
+      archiveBytes: archive.size,
+      packet: head.replicationSequence,
+      entity,
+      archivePath: archive.path,
+      signal: options.signal,
+      maxBytes: options.maxBytes,
+      now: options.now,
+      settle: async () => {
+        await verified;
+        return null;
+      },
+      onProgress: (readBytes, lines) =>
+        options.onProgress?.({ entity, readBytes, totalBytes: archive.size, lines }),
+    });
+    return { head, stored };
+  } catch (error) {
+    await verified;
+    throw error;
+  }
+}
+
 async function latestDump(dumps: FeedClient, signal?: AbortSignal): Promise<string> {
   const body = await dumps.text('LATEST', signal);
   if (body === null) throw new Error(`no full JSON dump: ${dumps.displayUrl('LATEST')} answered 404`);
@@ -124,11 +155,11 @@ async function latestDump(dumps: FeedClient, signal?: AbortSignal): Promise<stri
 }
 
 /**
- * Downloads (or finds, from an interrupted run) and verifies one archive; returns its local path
- * and size. A whole download is kept as `<workDir>/<dump>/<entity>.tar.xz` until imported, so a
- * run killed during the import does not download it again; partial bytes resume with Range.
+ * Downloads (or finds, from an interrupted run) one archive; returns its local path and size. A
+ * whole download is kept as `<workDir>/<dump>/<entity>.tar.xz` until imported, so a run killed
+ * during the import does not download it again; partial bytes resume with Range.
  */
-async function fetchVerified(
+async function fetchArchive(
   options: BootstrapOptions,
   dump: string,
   entity: EntityType,
@@ -148,6 +179,22 @@ async function fetchVerified(
     await rename(downloaded.path, kept);
     size = downloaded.size;
   }
+  return { path: kept, size };
+}
+
+/**
+ * Checks the signature of the archive kept at `kept` (FEED.md, Signatures) and logs the verdict; a
+ * refused archive is removed, so that the next run fetches it again.
+ * @throws SignatureError when refused; the feed client's errors and the abort reason
+ */
+async function verifyArchive(
+  options: BootstrapOptions,
+  dump: string,
+  entity: EntityType,
+  kept: string,
+): Promise<void> {
+  const { dumps, signal } = options;
+  const name = fullDumpArchivePath(dump, entity);
   try {
     const signature = await dumps.text(signaturePath(name), signal);
     const verdict = await options.verifier.check(kept, name, signature, signal);
@@ -165,5 +212,4 @@ async function fetchVerified(
     if (error instanceof SignatureError) await rm(kept, { force: true });
     throw error;
   }
-  return { path: kept, size };
 }

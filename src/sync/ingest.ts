@@ -39,11 +39,12 @@ export interface IngestJsonDumpOptions {
   /** The file's record, written in the same transaction; null for a local import. */
   file: FeedFileRecord | null;
   /**
-   * Awaited after the last line, before anything is recorded: the streamed archive's signature
-   * check (issue 16). It gives the file's record (replacing `file`); when it rejects, the dump is
-   * rolled back and nothing of it is visible.
+   * Awaited after the last line, before anything is recorded: the signature check of a streamed
+   * archive (issue 16) or of a full dump's archive being imported (sync/bootstrap.ts). It gives the
+   * file's record (replacing `file`; null for none); when it rejects, the dump is rolled back and
+   * nothing of it is visible.
    */
-  settle?: () => Promise<FeedFileRecord>;
+  settle?: () => Promise<FeedFileRecord | null>;
   signal?: AbortSignal;
   now?: () => Date;
   /** Called in the transaction just before COMMIT (e.g. to move the archive into place). */
