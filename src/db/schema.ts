@@ -73,9 +73,9 @@ export const changes = sqliteTable(
     /**
      * The line's name as `EntityChange.name` gives it (`name`, else `title`), taken from the
      * ingest's one-pass check, so that a page of search hits needs no JSON parse of its lines
-     * (db/searchQueries.ts): the text; an empty BLOB when the line has none (a
-     * number would become text: the column's affinity); NULL when not known
-     * (a line stored before migration 0011, or one the ingest re-escaped), read from `data` then.
+     * (db/searchQueries.ts): the text; an empty BLOB when the line has none (a number would
+     * become text: the column's affinity); NULL when not known (a line stored before migration
+     * 0011, or one the ingest re-escaped), read from `data` then.
      */
     name: text('name'),
   },
