@@ -1,3 +1,4 @@
+import { isBulkLoad, withBulkJournal } from '../db/bulkJournal.js';
 import { checkpoint, deferCheckpoints, MAX_DEFERRED_WAL_BYTES, walBytes } from '../db/checkpoint.js';
 import type { Store } from '../db/client.js';
 import { missingReplicationPackets, storedReplicationPacket } from '../db/replicationQueries.js';
@@ -5,7 +6,7 @@ import { markDemo, packetPosition, recordUpstream } from '../db/status.js';
 import { safeMessage } from '../feed/errors.js';
 import type { Logger } from '../logger.js';
 import { markPending, recordFailure, recordNotThere, retryDeferred } from './fileRecords.js';
-import { ingestJsonDump } from './ingest.js';
+import { type IngestJsonDumpOptions, type IngestResult, ingestJsonDump } from './ingest.js';
 import { historyCutoff, pruneHistory } from './prune.js';
 import { storeReplicationPacket } from './replication.js';
 import { applyRetention } from './retention.js';
@@ -32,17 +33,52 @@ function runCheckpoint(store: Store, logger: Logger): void {
 }
 
 /**
+ * Smallest archive the sync stores as a bulk load. Below it, the switch of journal mode (which
+ * first copies the WAL of the pass so far into the database file) costs more than the second write
+ * it saves: a day of 264 dumps of 350 KB, the first ones bulk loads into a new database, took
+ * 12.2–12.4 s against 11.4–11.5 s without (bench/RESULTS.md, issue 16).
+ */
+const MIN_BULK_ARCHIVE_BYTES = 4 << 20;
+
+/**
+ * Stores one JSON dump of the feed (sync/ingest.ts). A dump that adds about as much as the database
+ * holds (a large dump synced into a new database, `isBulkLoad`, from {@link MIN_BULK_ARCHIVE_BYTES}) is written once, with a
+ * rollback journal and the MBID index built after its lines, as `import` and `bootstrap` do
+ * (db/bulkJournal.ts): in WAL mode its pages would be written twice, to the WAL at COMMIT and to
+ * the database file by the checkpoint (bench/RESULTS.md, issue 16). With another connection open
+ * (`start` serving, a `serve` process reading) the journal stays WAL and the dump is stored as any
+ * other; so is a dump whose size the feed did not say.
+ * @throws as ingestJsonDump.
+ */
+async function ingestDump(
+  store: Store,
+  options: IngestJsonDumpOptions,
+  minBulkBytes: number,
+): Promise<IngestResult> {
+  const bytes = options.archiveBytes;
+  if (bytes === undefined || bytes === null || bytes < minBulkBytes || !isBulkLoad(store, bytes))
+    return ingestJsonDump(store, options);
+  const bulk = await withBulkJournal(store, () => ingestJsonDump(store, { ...options, bulk: true }));
+  return bulk.result;
+}
+
+/**
  * The sync's operations on the SQLite `store` (syncStore.ts): today's synchronous functions, each
  * called as it is and its result handed back in a resolved promise, so the ingest's fast path and
  * every statement stay as measured (bench/RESULTS.md). The returned object is `store` too: code
  * not ported yet takes it as a {@link Store}; closing stays with whoever opened `store`.
+ * `tuning.minBulkArchiveBytes` replaces {@link MIN_BULK_ARCHIVE_BYTES} (tests, with small archives).
  */
-export function sqliteSyncStore(store: Store): SqliteSyncStore {
+export function sqliteSyncStore(
+  store: Store,
+  tuning: { minBulkArchiveBytes?: number } = {},
+): SqliteSyncStore {
+  const minBulkBytes = tuning.minBulkArchiveBytes ?? MIN_BULK_ARCHIVE_BYTES;
   return {
     ...store,
     kind: 'sqlite',
     display: store.path,
-    ingestDump: (options) => ingestJsonDump(store, options),
+    ingestDump: (options) => ingestDump(store, options, minBulkBytes),
     markPending: async (packet, entity, now) => markPending(store, packet, entity, now),
     recordFailure: async (file, reason, now, error) => recordFailure(store, file, reason, now, error),
     retryDeferred: async (file, now) => retryDeferred(store, file, now),
