@@ -5,6 +5,7 @@ import { changeId } from '../../../src/db/keys.js';
 import { openPostgresStore, type PostgresStore } from '../../../src/db/postgres/client.js';
 import { importJsonDump } from '../../../src/sync/import.js';
 import { importJsonDumpPostgres } from '../../../src/sync/postgres/import.js';
+import { ingestJsonDumpPostgres } from '../../../src/sync/postgres/ingest.js';
 import { writeJsonDump } from '../../support/archives.js';
 import { tempDir } from '../../support/harness.js';
 import { describePostgres, type PostgresCluster, startPostgres } from '../../support/postgres.js';
@@ -159,6 +160,33 @@ describePostgres('the PostgreSQL ingest of a JSON dump (COPY, one transaction)',
     expect(dumps.rows).toEqual([]);
     await importJsonDumpPostgres(store, { path: other, packet: 778 });
     expect(await rows(778)).toHaveLength(lines.length - 4);
+  });
+
+  it('an abort at any moment, or a signature refused while awaited, rejects and stores nothing (never a silent end)', async () => {
+    const other = (await writeJsonDump(join(dir.dir, 'timing'), { packet: 780, entity: 'artist', lines }))
+      .path;
+    const base = { packet: 780, entity: 'artist' as const, archivePath: other, file: null };
+    // Before the first line, at once, after the first turn of the event loop, and a little later.
+    for (const when of ['before', 'at once', 'next turn', '20 ms']) {
+      const abort = new AbortController();
+      const stop = () => abort.abort(new Error(`stopped ${when}`));
+      if (when === 'before') stop();
+      const attempt = ingestJsonDumpPostgres(store, { ...base, signal: abort.signal });
+      if (when === 'at once') stop();
+      if (when === 'next turn') setImmediate(stop);
+      if (when === '20 ms') setTimeout(stop, 20);
+      await expect(attempt, when).rejects.toThrow();
+      expect(await rows(780), when).toEqual([]);
+    }
+    // The bootstrap's way: the signature check settles after the last line and refuses.
+    const refused = ingestJsonDumpPostgres(store, {
+      ...base,
+      settle: () => Promise.reject(new Error('signature refused')),
+    });
+    await expect(refused).rejects.toThrow('signature refused');
+    expect(await rows(780)).toEqual([]);
+    const dumps = await store.pool.query('SELECT * FROM dumps WHERE packet = 780');
+    expect(dumps.rows).toEqual([]);
   });
 
   it('bounds the quarantined lines held during the COPY: more than 8 MiB of them all stored, in order, while the COPY waits for drain', async () => {
