@@ -96,6 +96,10 @@ const deleteOf = (ids: string) => `DELETE FROM search_index WHERE rowid IN (${id
 
 type Range = { first: number; last: number; packet: number };
 
+// True when some MBID has more than one change: one ordered pass over `changes_mbid`, stopped at
+// the first repeat (0.12–0.16 s for 1M lines, bench/RESULTS.md).
+const HAS_REPEATED_MBID = 'SELECT EXISTS (SELECT 1 FROM changes GROUP BY mbid HAVING count(*) > 1)';
+
 /**
  * Keeps the search index for one JSON dump of `packet`, whose changes are the rowid range
  * [first, last] (db/keys.ts, dumpIdRange), inside the dump's transaction:
@@ -109,7 +113,7 @@ export class SearchIndexWriter {
   private readonly statements: Record<
     'dropOld' | 'restorePrevious' | 'dropPrevious' | 'add',
     Statement<[Range]>
-  >;
+  > & { addUnique: Statement<[Range]>; hasRepeatedMbid: Statement };
   private readonly stageMany: Statement;
   private readonly stageOne: Statement;
   private readonly fieldsOfLine: Statement;
@@ -135,6 +139,11 @@ export class SearchIndexWriter {
         `${INSERT} SELECT c.id, c.name, c.sort_name, c.aliases, c.disambiguation FROM ${STAGE} c
          WHERE ${STAGED_NEWEST} AND ${notRemovedSince('c.mbid', '@packet')} ORDER BY c.id`,
       ),
+      addUnique: prepared(
+        `${INSERT} SELECT c.id, c.name, c.sort_name, c.aliases, c.disambiguation FROM ${STAGE} c
+         WHERE ${notRemovedSince('c.mbid', '@packet')} ORDER BY c.id`,
+      ),
+      hasRepeatedMbid: prepared(HAS_REPEATED_MBID).pluck(),
     };
     const insert = `INSERT INTO ${STAGE} (id, mbid, name, sort_name, aliases, disambiguation) VALUES `;
     this.stageMany = prepared(insert + Array.from({ length: STAGE_BATCH }, () => STAGE_ROW).join(', '));
@@ -174,13 +183,22 @@ export class SearchIndexWriter {
   /**
    * After the dump's lines are written and staged: removes the entries of the versions they
    * replace and indexes the lines that are now the current version of an entity not removed.
+   * Each staged line costs two seeks in `changes_mbid` (its newest version, the one it replaces),
+   * in random order: 10 s of a 1M-line full dump's 44 s bootstrap (bench/RESULTS.md). For a
+   * `bulk` load (a dump that outweighs the database, the MBID index just rebuilt), one ordered
+   * pass over that index first asks whether any MBID has two changes; when none has, every staged
+   * line is its MBID's newest and replaces nothing, so only the removal check is left.
    */
-  indexDump(range: Range): void {
+  indexDump(range: Range, options: { bulk?: boolean } = {}): void {
     const staged = this.staged;
     for (let i = 0; i < staged.length; i += 6) this.stageOne.run(staged.slice(i, i + 6));
     staged.length = 0;
-    this.statements.dropPrevious.run(range);
-    this.statements.add.run(range);
+    if (options.bulk && this.statements.hasRepeatedMbid.get() === 0) {
+      this.statements.addUnique.run(range);
+    } else {
+      this.statements.dropPrevious.run(range);
+      this.statements.add.run(range);
+    }
     this.clearStage.run();
   }
 }

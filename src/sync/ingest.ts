@@ -209,7 +209,7 @@ export async function ingestJsonDump(store: Store, options: IngestJsonDumpOption
     );
     writer.flush();
     rebuildMbidIndex?.();
-    search.indexDump({ first, last, packet });
+    search.indexDump({ first, last, packet }, { bulk: options.bulk });
     const { changeCount, quarantineCount } = writer;
     const file = options.settle ? await options.settle() : options.file;
     recordDump(
