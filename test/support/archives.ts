@@ -12,6 +12,7 @@ export {
   createTestKeyHome,
   type SignOptions,
   signFile,
+  signOtherBytes,
   TEST_KEY_FINGERPRINT,
   TEST_PUBLIC_KEY_FILE,
   TEST_SECRET_KEY_FILE,

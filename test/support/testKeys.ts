@@ -1,3 +1,5 @@
+import { copyFile, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { createGpgHome, type GpgHome } from './gpg.js';
 import { run } from './processes.js';
@@ -63,6 +65,23 @@ export async function signFile(
     ],
   });
   return out;
+}
+
+/**
+ * Writes `path + '.asc'` for each of `paths`: a well-formed signature by the key in `keyHome` over
+ * other bytes, so one that can never verify (the bad-signature cases of the sync's tests). The
+ * other bytes are written in `scratch` (a folder).
+ * @throws as {@link signFile}.
+ */
+export async function signOtherBytes(
+  paths: readonly string[],
+  keyHome: { dir: string; fingerprint: string },
+  scratch: string,
+): Promise<void> {
+  const other = join(scratch, 'other.bin');
+  await writeFile(other, 'not the archive');
+  await signFile(other, keyHome, { fingerprint: keyHome.fingerprint });
+  for (const path of paths) await copyFile(`${other}.asc`, `${path}.asc`);
 }
 
 /**

@@ -1,5 +1,4 @@
 import { randomBytes } from 'node:crypto';
-import { copyFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openStore } from '../../src/db/client.js';
@@ -10,7 +9,13 @@ import { type SampleFeed, startSampleFeed } from '../../src/samplefeed/server.js
 import { sqliteSyncStore } from '../../src/sync/sqliteSyncStore.js';
 import { createVerifier } from '../../src/sync/verifier.js';
 import { syncOnce } from '../../src/sync/worker.js';
-import { createTestKeyHome, signFile, TEST_PUBLIC_KEY_FILE, writeJsonDump } from '../support/archives.js';
+import {
+  createTestKeyHome,
+  signFile,
+  signOtherBytes,
+  TEST_PUBLIC_KEY_FILE,
+  writeJsonDump,
+} from '../support/archives.js';
 import { syncContextOn, tempDir, testLogger } from '../support/harness.js';
 
 /**
@@ -43,10 +48,7 @@ beforeAll(async () => {
       if (jsonDumpPath(packet, 'artist') !== BAD)
         await signFile(built.path, keyHome, { fingerprint: keyHome.fingerprint });
     }
-    const other = join(work.dir, 'other.bin');
-    await writeFile(other, 'not the archive');
-    await signFile(other, keyHome, { fingerprint: keyHome.fingerprint });
-    await copyFile(`${other}.asc`, join(root, `${BAD}.asc`));
+    await signOtherBytes([join(root, BAD)], keyHome, work.dir);
   } finally {
     await keyHome.close();
   }

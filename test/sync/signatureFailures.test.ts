@@ -1,4 +1,4 @@
-import { copyFile, rm, writeFile } from 'node:fs/promises';
+import { rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, expect, it } from 'vitest';
 import type { EntityType } from '../../src/feed/entities.js';
@@ -6,7 +6,13 @@ import { jsonDumpPath } from '../../src/feed/protocol/urls.js';
 import { type SampleFeed, startSampleFeed } from '../../src/samplefeed/server.js';
 import { createVerifier } from '../../src/sync/verifier.js';
 import { syncOnce } from '../../src/sync/worker.js';
-import { createTestKeyHome, signFile, TEST_PUBLIC_KEY_FILE, writeJsonDump } from '../support/archives.js';
+import {
+  createTestKeyHome,
+  signFile,
+  signOtherBytes,
+  TEST_PUBLIC_KEY_FILE,
+  writeJsonDump,
+} from '../support/archives.js';
 import { syncContextOn, tempDir, testLogger } from '../support/harness.js';
 import { describeStores, type TestDatabase } from '../support/stores.js';
 
@@ -37,10 +43,7 @@ beforeAll(async () => {
       if (entity !== 'label') await signFile(built.path, keyHome, { fingerprint: keyHome.fingerprint });
     }
     // A well-formed signature by the right key, over other bytes: it can never verify.
-    const other = join(work.dir, 'other.bin');
-    await writeFile(other, 'not the archive');
-    await signFile(other, keyHome, { fingerprint: keyHome.fingerprint });
-    await copyFile(`${other}.asc`, join(root, `${BAD}.asc`));
+    await signOtherBytes([join(root, BAD)], keyHome, work.dir);
   } finally {
     await keyHome.close();
   }

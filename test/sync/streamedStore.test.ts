@@ -1,6 +1,5 @@
 import { randomBytes } from 'node:crypto';
 import { existsSync } from 'node:fs';
-import { copyFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import Database from 'better-sqlite3';
@@ -12,7 +11,13 @@ import { type SampleFeed, startSampleFeed } from '../../src/samplefeed/server.js
 import { Prefetcher } from '../../src/sync/prefetch.js';
 import { createVerifier } from '../../src/sync/verifier.js';
 import { syncOnce } from '../../src/sync/worker.js';
-import { createTestKeyHome, signFile, TEST_PUBLIC_KEY_FILE, writeJsonDump } from '../support/archives.js';
+import {
+  createTestKeyHome,
+  signFile,
+  signOtherBytes,
+  TEST_PUBLIC_KEY_FILE,
+  writeJsonDump,
+} from '../support/archives.js';
 import { syncContext, syncContextOn, tempDir, testLogger } from '../support/harness.js';
 import { describeStores, type TestDatabase } from '../support/stores.js';
 
@@ -57,11 +62,7 @@ beforeAll(async () => {
           await signFile(built.path, keyHome, { fingerprint: keyHome.fingerprint });
       }
     }
-    const other = join(work.dir, 'other.bin');
-    await writeFile(other, 'not the archive');
-    await signFile(other, keyHome, { fingerprint: keyHome.fingerprint });
-    await copyFile(`${other}.asc`, join(root, `${BAD}.asc`));
-    await copyFile(`${other}.asc`, join(root, `${BAD_PREFETCHED}.asc`));
+    await signOtherBytes([join(root, BAD), join(root, BAD_PREFETCHED)], keyHome, work.dir);
   } finally {
     await keyHome.close();
   }
