@@ -5,18 +5,13 @@ import { openStore } from '../../src/db/client.js';
 import { currentOfMbid } from '../../src/db/currentQueries.js';
 import { openForServing } from '../../src/db/readOnly.js';
 import { jsonDumpPath } from '../../src/feed/protocol/urls.js';
-import { type SampleFeed, startSampleFeed } from '../../src/samplefeed/server.js';
+import type { SampleFeed } from '../../src/samplefeed/server.js';
 import { sqliteSyncStore } from '../../src/sync/sqliteSyncStore.js';
 import { createVerifier } from '../../src/sync/verifier.js';
 import { syncOnce } from '../../src/sync/worker.js';
-import {
-  createTestKeyHome,
-  signFile,
-  signOtherBytes,
-  TEST_PUBLIC_KEY_FILE,
-  writeJsonDump,
-} from '../support/archives.js';
-import { syncContextOn, tempDir, testLogger } from '../support/harness.js';
+import { TEST_PUBLIC_KEY_FILE } from '../support/archives.js';
+import { syncContextOn, type tempDir, testLogger } from '../support/harness.js';
+import { signedDumpFeed } from '../support/signedDumpFeed.js';
 
 /**
  * Issue 16: a JSON dump that adds about as much as the database holds (the first packets synced
@@ -38,21 +33,15 @@ let work: Awaited<ReturnType<typeof tempDir>>;
 let feed: SampleFeed;
 
 beforeAll(async () => {
-  work = await tempDir('lf-bulk-sync-');
-  const root = join(work.dir, 'feed');
-  const keyHome = await createTestKeyHome();
-  try {
-    for (const packet of [FIRST, FIRST + 1]) {
-      const lines = Array.from({ length: LINES }, (_, i) => line((packet - FIRST) * LINES + i + 1));
-      const built = await writeJsonDump(root, { packet, entity: 'artist', lines });
-      if (jsonDumpPath(packet, 'artist') !== BAD)
-        await signFile(built.path, keyHome, { fingerprint: keyHome.fingerprint });
-    }
-    await signOtherBytes([join(root, BAD)], keyHome, work.dir);
-  } finally {
-    await keyHome.close();
-  }
-  feed = await startSampleFeed({ root });
+  ({ feed, work } = await signedDumpFeed(
+    'lf-bulk-sync-',
+    [FIRST, FIRST + 1].map((packet) => ({
+      packet,
+      entity: 'artist',
+      lines: Array.from({ length: LINES }, (_, i) => line((packet - FIRST) * LINES + i + 1)),
+      signature: jsonDumpPath(packet, 'artist') === BAD ? 'other bytes' : 'good',
+    })),
+  ));
 }, 120_000);
 afterAll(async () => {
   await feed?.close();

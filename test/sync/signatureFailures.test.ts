@@ -3,17 +3,12 @@ import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, expect, it } from 'vitest';
 import type { EntityType } from '../../src/feed/entities.js';
 import { jsonDumpPath } from '../../src/feed/protocol/urls.js';
-import { type SampleFeed, startSampleFeed } from '../../src/samplefeed/server.js';
+import type { SampleFeed } from '../../src/samplefeed/server.js';
 import { createVerifier } from '../../src/sync/verifier.js';
 import { syncOnce } from '../../src/sync/worker.js';
-import {
-  createTestKeyHome,
-  signFile,
-  signOtherBytes,
-  TEST_PUBLIC_KEY_FILE,
-  writeJsonDump,
-} from '../support/archives.js';
-import { syncContextOn, tempDir, testLogger } from '../support/harness.js';
+import { createTestKeyHome, signFile, TEST_PUBLIC_KEY_FILE } from '../support/archives.js';
+import { syncContextOn, type tempDir, testLogger } from '../support/harness.js';
+import { signedDumpFeed } from '../support/signedDumpFeed.js';
 import { describeStores, type TestDatabase } from '../support/stores.js';
 
 /**
@@ -34,20 +29,15 @@ let work: Awaited<ReturnType<typeof tempDir>>;
 let feed: SampleFeed;
 
 beforeAll(async () => {
-  work = await tempDir('lf-sigfail-');
-  const root = join(work.dir, 'feed');
-  const keyHome = await createTestKeyHome();
-  try {
-    for (const [i, entity] of ENTITIES.entries()) {
-      const built = await writeJsonDump(root, { packet: PACKET, entity, lines: [line(i + 1)] });
-      if (entity !== 'label') await signFile(built.path, keyHome, { fingerprint: keyHome.fingerprint });
-    }
-    // A well-formed signature by the right key, over other bytes: it can never verify.
-    await signOtherBytes([join(root, BAD)], keyHome, work.dir);
-  } finally {
-    await keyHome.close();
-  }
-  feed = await startSampleFeed({ root });
+  ({ feed, work } = await signedDumpFeed(
+    'lf-sigfail-',
+    ENTITIES.map((entity, i) => ({
+      packet: PACKET,
+      entity,
+      lines: [line(i + 1)],
+      signature: entity === 'label' ? 'none' : jsonDumpPath(PACKET, entity) === BAD ? 'other bytes' : 'good',
+    })),
+  ));
 }, 60_000);
 afterAll(async () => {
   await feed?.close();

@@ -7,18 +7,13 @@ import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { EntityType } from '../../src/feed/entities.js';
 import { jsonDumpPath } from '../../src/feed/protocol/urls.js';
-import { type SampleFeed, startSampleFeed } from '../../src/samplefeed/server.js';
+import type { SampleFeed } from '../../src/samplefeed/server.js';
 import { Prefetcher } from '../../src/sync/prefetch.js';
 import { createVerifier } from '../../src/sync/verifier.js';
 import { syncOnce } from '../../src/sync/worker.js';
-import {
-  createTestKeyHome,
-  signFile,
-  signOtherBytes,
-  TEST_PUBLIC_KEY_FILE,
-  writeJsonDump,
-} from '../support/archives.js';
+import { TEST_PUBLIC_KEY_FILE } from '../support/archives.js';
 import { syncContext, syncContextOn, tempDir, testLogger } from '../support/harness.js';
+import { type SignedDump, signedDumpFeed } from '../support/signedDumpFeed.js';
 import { describeStores, type TestDatabase } from '../support/stores.js';
 
 /**
@@ -45,28 +40,23 @@ let work: Awaited<ReturnType<typeof tempDir>>;
 let feed: SampleFeed;
 
 beforeAll(async () => {
-  work = await tempDir('lf-streamed-');
-  const root = join(work.dir, 'feed');
-  const keyHome = await createTestKeyHome();
-  try {
-    let n = 1;
-    for (const packet of PACKETS) {
-      for (const entity of ENTITIES) {
-        const name = jsonDumpPath(packet, entity);
-        const lines =
-          name === BAD
-            ? Array.from({ length: BIG_LINES }, () => bigLine(n++))
-            : [JSON.stringify({ id: mbid(n++) })];
-        const built = await writeJsonDump(root, { packet, entity, lines });
-        if (name !== BAD && name !== BAD_PREFETCHED)
-          await signFile(built.path, keyHome, { fingerprint: keyHome.fingerprint });
-      }
-    }
-    await signOtherBytes([join(root, BAD), join(root, BAD_PREFETCHED)], keyHome, work.dir);
-  } finally {
-    await keyHome.close();
-  }
-  feed = await startSampleFeed({ root });
+  let n = 1;
+  const dumps = PACKETS.flatMap((packet) =>
+    ENTITIES.map((entity): SignedDump => {
+      const name = jsonDumpPath(packet, entity);
+      const lines =
+        name === BAD
+          ? Array.from({ length: BIG_LINES }, () => bigLine(n++))
+          : [JSON.stringify({ id: mbid(n++) })];
+      return {
+        packet,
+        entity,
+        lines,
+        signature: name === BAD || name === BAD_PREFETCHED ? 'other bytes' : 'good',
+      };
+    }),
+  );
+  ({ feed, work } = await signedDumpFeed('lf-streamed-', dumps));
 }, 120_000);
 afterAll(async () => {
   await feed?.close();
