@@ -19,7 +19,7 @@ export interface PostgresStandby {
   urlOf(database: string): string;
   /** Runs SQL on the standby (read only) through psql; returns its unaligned, tuples-only output. */
   psql(database: string, sql: string): Promise<string>;
-  /** Resolves once the standby has replayed everything the primary had written when called. */
+  /** Resolves once the standby has replayed every WAL record the primary had inserted when called (commits included). */
   waitForReplay(timeoutMs?: number): Promise<void>;
   /** `pg_wal_replay_pause()`: WAL still arrives, nothing of it becomes visible until resumed. */
   pauseReplay(): Promise<void>;
@@ -62,7 +62,11 @@ function standbyOf(primary: PostgresCluster, dir: string, data: string, port: nu
       `postgres://${POSTGRES_TEST_USER}:${POSTGRES_TEST_PASSWORD}@127.0.0.1:${port}/${database}`,
     psql,
     async waitForReplay(timeoutMs = 60_000) {
-      const lsn = (await primary.psql('postgres', 'SELECT pg_current_wal_lsn()')).trim();
+      // The insert position, not the write position (pg_current_wal_lsn): test clusters run with
+      // synchronous_commit=off, so a commit just made may still be in the WAL buffers, past the
+      // write position; waiting for the write position let a replica answer without it (seen once
+      // in CI: `latestPacket` four packets behind right after this wait).
+      const lsn = (await primary.psql('postgres', 'SELECT pg_current_wal_insert_lsn()')).trim();
       const deadline = Date.now() + timeoutMs;
       for (;;) {
         const caughtUp = await psql('postgres', `SELECT pg_last_wal_replay_lsn() >= '${lsn}'::pg_lsn`);
