@@ -33,21 +33,22 @@ function runCheckpoint(store: Store, logger: Logger): void {
 }
 
 /**
- * Smallest archive the sync stores as a bulk load. Below it, the switch of journal mode (which
- * first copies the WAL of the pass so far into the database file) costs more than the second write
- * it saves: a day of 264 dumps of 350 KB, the first ones bulk loads into a new database, took
- * 12.2–12.4 s against 11.4–11.5 s without (bench/RESULTS.md, issue 16).
+ * Smallest archive the sync stores as a bulk load. Each switch of journal mode first copies the
+ * pass's WAL so far into the database file, and a small dump's second write is small: a day of 264
+ * dumps of 350 KB, the first ones bulk loads into a new database, showed no gain (12.2–12.4 s
+ * against 11.4–13.2 s without, bench/RESULTS.md, issue 16), so only large dumps switch.
  */
 const MIN_BULK_ARCHIVE_BYTES = 4 << 20;
 
 /**
- * Stores one JSON dump of the feed (sync/ingest.ts). A dump that adds about as much as the database
- * holds (a large dump synced into a new database, `isBulkLoad`, from {@link MIN_BULK_ARCHIVE_BYTES}) is written once, with a
- * rollback journal and the MBID index built after its lines, as `import` and `bootstrap` do
- * (db/bulkJournal.ts): in WAL mode its pages would be written twice, to the WAL at COMMIT and to
- * the database file by the checkpoint (bench/RESULTS.md, issue 16). With another connection open
- * (`start` serving, a `serve` process reading) the journal stays WAL and the dump is stored as any
- * other; so is a dump whose size the feed did not say.
+ * Stores one JSON dump of the feed (sync/ingest.ts). A dump that adds about as much as the
+ * database holds (`isBulkLoad`: a large dump synced into a new database, its archive at least
+ * {@link MIN_BULK_ARCHIVE_BYTES}) is written once, with a rollback journal and the MBID index built
+ * after its lines, as `import` and `bootstrap` do (db/bulkJournal.ts): in WAL mode its pages would
+ * be written twice, to the WAL at COMMIT and to the database file by the checkpoint
+ * (bench/RESULTS.md, issue 16). With another connection open (`start` serving, a `serve` process
+ * reading) the journal stays WAL and the dump is stored as any other; so is a dump whose size the
+ * feed did not say.
  * @throws as ingestJsonDump.
  */
 async function ingestDump(
