@@ -90,6 +90,10 @@ const STAGE_BATCH = 64;
 
 // In rowid order: FTS5 appends in order; out of order it flushes a segment per row.
 const INSERT = 'INSERT INTO search_index (rowid, name, sort_name, aliases, disambiguation)';
+// The staged lines that `where` keeps (columns as the ingest read them), in rowid order.
+const addStaged = (where: string) =>
+  `${INSERT} SELECT c.id, c.name, c.sort_name, c.aliases, c.disambiguation FROM ${STAGE} c
+   WHERE ${where} ORDER BY c.id`;
 const insertWhere = (where: string) =>
   `${INSERT} SELECT ${INDEX_COLUMNS} FROM changes c WHERE ${where} ORDER BY c.id`;
 const deleteOf = (ids: string) => `DELETE FROM search_index WHERE rowid IN (${ids})`;
@@ -135,14 +139,8 @@ export class SearchIndexWriter {
       dropOld: prepared(deleteOf(`SELECT c.id FROM changes c WHERE ${DUMP_INDEXED}`)),
       restorePrevious: prepared(insertWhere(`c.id IN (${PREVIOUS_INDEXED})`)),
       dropPrevious: prepared(deleteOf(previousIndexed(STAGE, STAGED_NEWEST))),
-      add: prepared(
-        `${INSERT} SELECT c.id, c.name, c.sort_name, c.aliases, c.disambiguation FROM ${STAGE} c
-         WHERE ${STAGED_NEWEST} AND ${notRemovedSince('c.mbid', '@packet')} ORDER BY c.id`,
-      ),
-      addUnique: prepared(
-        `${INSERT} SELECT c.id, c.name, c.sort_name, c.aliases, c.disambiguation FROM ${STAGE} c
-         WHERE ${notRemovedSince('c.mbid', '@packet')} ORDER BY c.id`,
-      ),
+      add: prepared(addStaged(`${STAGED_NEWEST} AND ${notRemovedSince('c.mbid', '@packet')}`)),
+      addUnique: prepared(addStaged(notRemovedSince('c.mbid', '@packet'))),
       hasRepeatedMbid: prepared(HAS_REPEATED_MBID).pluck(),
     };
     const insert = `INSERT INTO ${STAGE} (id, mbid, name, sort_name, aliases, disambiguation) VALUES `;

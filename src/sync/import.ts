@@ -79,11 +79,27 @@ export async function dumpEntityOf(path: string, decoder: XzDecoder = 'auto'): P
  *   Nothing is stored then.
  */
 export async function importJsonDump(store: Store, options: ImportJsonDumpOptions): Promise<ImportResult> {
-  return importJsonDumpWith(async (ingest) => {
-    // A full dump into a new or small database loads as `bootstrap` does (db/bulkJournal.ts).
-    if (!isBulkLoad(store, statSync(ingest.archivePath).size)) return ingestJsonDump(store, ingest);
-    return (await withBulkJournal(store, () => ingestJsonDump(store, { ...ingest, bulk: true }))).result;
-  }, options);
+  return importJsonDumpWith(
+    (ingest) => ingestSizedDump(store, ingest, statSync(ingest.archivePath).size),
+    options,
+  );
+}
+
+/**
+ * Stores one JSON dump through {@link ingestJsonDump}, as a bulk load when its archive of
+ * `archiveBytes` adds about as much as the database holds (`isBulkLoad`: a full dump into a new or
+ * small database, the first large dumps synced into a new one), as `bootstrap` does
+ * (db/bulkJournal.ts): a rollback journal while the connection is alone, and the MBID index built
+ * after the lines. Used by `import` and by the sync (sqliteSyncStore.ts).
+ * @throws as ingestJsonDump.
+ */
+export async function ingestSizedDump(
+  store: Store,
+  options: IngestJsonDumpOptions,
+  archiveBytes: number,
+): Promise<IngestResult> {
+  if (!isBulkLoad(store, archiveBytes)) return ingestJsonDump(store, options);
+  return (await withBulkJournal(store, () => ingestJsonDump(store, { ...options, bulk: true }))).result;
 }
 
 /**

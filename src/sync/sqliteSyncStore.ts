@@ -1,4 +1,3 @@
-import { isBulkLoad, withBulkJournal } from '../db/bulkJournal.js';
 import { checkpoint, deferCheckpoints, MAX_DEFERRED_WAL_BYTES, walBytes } from '../db/checkpoint.js';
 import type { Store } from '../db/client.js';
 import { missingReplicationPackets, storedReplicationPacket } from '../db/replicationQueries.js';
@@ -6,6 +5,7 @@ import { markDemo, packetPosition, recordUpstream } from '../db/status.js';
 import { safeMessage } from '../feed/errors.js';
 import type { Logger } from '../logger.js';
 import { markPending, recordFailure, recordNotThere, retryDeferred } from './fileRecords.js';
+import { ingestSizedDump } from './import.js';
 import { type IngestJsonDumpOptions, type IngestResult, ingestJsonDump } from './ingest.js';
 import { historyCutoff, pruneHistory } from './prune.js';
 import { storeReplicationPacket } from './replication.js';
@@ -44,23 +44,21 @@ const MIN_BULK_ARCHIVE_BYTES = 4 << 20;
  * Stores one JSON dump of the feed (sync/ingest.ts). A dump that adds about as much as the
  * database holds (`isBulkLoad`: a large dump synced into a new database, its archive at least
  * {@link MIN_BULK_ARCHIVE_BYTES}) is written once, with a rollback journal and the MBID index built
- * after its lines, as `import` and `bootstrap` do (db/bulkJournal.ts): in WAL mode its pages would
+ * after its lines, as `import` does (import.ts `ingestSizedDump`): in WAL mode its pages would
  * be written twice, to the WAL at COMMIT and to the database file by the checkpoint
  * (bench/RESULTS.md, issue 16). With another connection open (`start` serving, a `serve` process
  * reading) the journal stays WAL and the dump is stored as any other; so is a dump whose size the
  * feed did not say.
  * @throws as ingestJsonDump.
  */
-async function ingestDump(
+function ingestDump(
   store: Store,
   options: IngestJsonDumpOptions,
   minBulkBytes: number,
 ): Promise<IngestResult> {
   const bytes = options.archiveBytes;
-  if (bytes === undefined || bytes === null || bytes < minBulkBytes || !isBulkLoad(store, bytes))
-    return ingestJsonDump(store, options);
-  const bulk = await withBulkJournal(store, () => ingestJsonDump(store, { ...options, bulk: true }));
-  return bulk.result;
+  if (bytes === undefined || bytes === null || bytes < minBulkBytes) return ingestJsonDump(store, options);
+  return ingestSizedDump(store, options, bytes);
 }
 
 /**
