@@ -1,3 +1,4 @@
+import { mbidHead32 } from '../feed/mbid.js';
 import type { Store } from './client.js';
 import { cachedStatement } from './statements.js';
 
@@ -43,7 +44,9 @@ class BitSetFilter implements RemovalFilter {
   }
 
   #bit(mbid: string): number {
-    return parseInt(mbid.slice(0, 8), 16) & this.#mask;
+    // -1 (not an MBID's head) & mask is the last bit: a text that is no MBID cannot have a removal,
+    // and costs no more than a seek.
+    return mbidHead32(mbid) & this.#mask;
   }
 
   add(mbid: string): void {
@@ -53,7 +56,6 @@ class BitSetFilter implements RemovalFilter {
 
   mayHave(mbid: string): boolean {
     const bit = this.#bit(mbid);
-    // NaN & mask is 0: a text that is no MBID cannot have a removal, and costs no more than a seek.
     return (this.#words[bit >>> 5]! & (1 << (bit & 31))) !== 0;
   }
 }
