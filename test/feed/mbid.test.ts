@@ -22,18 +22,26 @@ describe('isLowerCaseMbid', () => {
     const mbid = randomUUID();
     const cases = mutants(mbid);
     expect(cases.length).toBe(36 * PROBES.length);
-    for (const value of cases) expect([value, isLowerCaseMbid(value)]).toEqual([value, LOWER_CASE_MBID.test(value)]);
+    for (const value of cases)
+      expect([value, isLowerCaseMbid(value)]).toEqual([value, LOWER_CASE_MBID.test(value)]);
     expect(cases.filter(isLowerCaseMbid).length).toBeGreaterThan(36 * 3);
   });
 
   it('takes lower-case MBIDs and refuses other lengths, cases and types', () => {
     for (let i = 0; i < 200; i++) expect(isLowerCaseMbid(randomUUID())).toBe(true);
     const mbid = randomUUID();
-    for (const value of [mbid.toUpperCase(), `${mbid}0`, mbid.slice(1), ` ${mbid.slice(1)}`, mbid.replaceAll('-', '')]) {
+    for (const value of [
+      mbid.toUpperCase(),
+      `${mbid}0`,
+      mbid.slice(1),
+      ` ${mbid.slice(1)}`,
+      mbid.replaceAll('-', ''),
+    ]) {
       expect(isLowerCaseMbid(value)).toBe(false);
     }
     expect(isMbid(mbid.toUpperCase())).toBe(true);
-    for (const value of [undefined, null, 42, { length: 36 }, [mbid]]) expect(isLowerCaseMbid(value)).toBe(false);
+    for (const value of [undefined, null, 42, { length: 36 }, [mbid]])
+      expect(isLowerCaseMbid(value)).toBe(false);
   });
 });
 
