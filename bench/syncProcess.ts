@@ -44,9 +44,19 @@ export interface SyncCaseResult {
 const best = (values: number[]) => Math.min(...values);
 const secs = (ms: number) => `${(ms / 1000).toFixed(2)} s`;
 
+/**
+ * Writes every dirty page to disk (coreutils `sync`) before a timed step, so that no step pays for
+ * the writeback of the one before it: the sync, the floor and the plain script each leave about
+ * 300 MB to be written, and whichever ran next shared the disk with that writeback.
+ */
+function flushDisk(): void {
+  execFileSync('sync');
+}
+
 /** Runs the built CLI's `sync --once` of the feed's packets into a fresh data directory. */
 async function syncOnce(feedRoot: string, feed: SyncFeed, dataDir: string): Promise<SyncRun> {
   rmSync(dataDir, { recursive: true, force: true });
+  flushDisk();
   const args = [
     ...LIVEFEED_CLI,
     'sync',
@@ -68,6 +78,7 @@ async function syncOnce(feedRoot: string, feed: SyncFeed, dataDir: string): Prom
  */
 async function floor(feed: SyncFeed, db: string): Promise<number> {
   for (const suffix of ['', '-wal', '-shm', '-journal']) rmSync(db + suffix, { force: true });
+  flushDisk();
   const load = `sqlite3 "$DB" "CREATE TABLE IF NOT EXISTS t(line TEXT)" ".mode ascii" '.separator "\x1f" "\\n"' ".import /dev/stdin t"`;
   const steps = [
     ...feed.dumps.map((d) => `xz -dc '${d.path}' | tar -xO 'mbdump/${d.entity}' | ${load}`),
@@ -79,6 +90,7 @@ async function floor(feed: SyncFeed, db: string): Promise<number> {
 /** bench/plain.py over the feed's one JSON dump. */
 async function plain(feed: SyncFeed, db: string): Promise<number> {
   rmSync(db, { force: true });
+  flushDisk();
   const [dump] = feed.dumps;
   const slot = String(entitySlot(dump!.entity));
   return (
