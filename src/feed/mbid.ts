@@ -32,11 +32,11 @@ function hexRun(text: string, from: number, to: number): number {
  */
 export function isLowerCaseMbid(value: unknown): value is string {
   if (typeof value !== 'string' || value.length !== 36) return false;
-  const v = value;
-  if (v.charCodeAt(8) !== HYPHEN || v.charCodeAt(13) !== HYPHEN) return false;
-  if (v.charCodeAt(18) !== HYPHEN || v.charCodeAt(23) !== HYPHEN) return false;
-  const seen = hexRun(v, 0, 8) | hexRun(v, 9, 13) | hexRun(v, 14, 18) | hexRun(v, 19, 23) | hexRun(v, 24, 36);
-  return seen >= 0;
+  if (value.charCodeAt(8) !== HYPHEN || value.charCodeAt(13) !== HYPHEN) return false;
+  if (value.charCodeAt(18) !== HYPHEN || value.charCodeAt(23) !== HYPHEN) return false;
+  // The five groups of hex digits between the hyphens, OR-ed: negative when any char is not one.
+  const firstThree = hexRun(value, 0, 8) | hexRun(value, 9, 13) | hexRun(value, 14, 18);
+  return (firstThree | hexRun(value, 19, 23) | hexRun(value, 24, 36)) >= 0;
 }
 
 /**
