@@ -70,7 +70,7 @@ export async function signFile(
 /**
  * Writes `path + '.asc'` for each of `paths`: a well-formed signature by the key in `keyHome` over
  * other bytes, so one that can never verify (the bad-signature cases of the sync's tests). The
- * other bytes are written in `scratch` (a folder).
+ * other bytes are written in `scratch` (a folder); nothing is signed when `paths` is empty.
  * @throws as {@link signFile}.
  */
 export async function signOtherBytes(
@@ -78,6 +78,7 @@ export async function signOtherBytes(
   keyHome: { dir: string; fingerprint: string },
   scratch: string,
 ): Promise<void> {
+  if (paths.length === 0) return;
   const other = join(scratch, 'other.bin');
   await writeFile(other, 'not the archive');
   await signFile(other, keyHome, { fingerprint: keyHome.fingerprint });
