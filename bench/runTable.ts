@@ -68,10 +68,11 @@ export function ingestTargets(f: {
       ? []
       : [
           {
-            target: '50-item page ≥ 0.5 × { __typename } throughput',
+            // Issue 16: the page of real-sized lines (the first round's 0.5 was for 1.5 KB lines).
+            target: '50-item page of real-sized lines ≥ 0.6 × { __typename } throughput',
             value: pageRatio,
-            limit: 0.5,
-            pass: pageRatio >= 0.5,
+            limit: 0.6,
+            pass: pageRatio >= 0.6,
           },
         ]),
   ];
@@ -199,9 +200,11 @@ export function runTable(f: RunFigures): string {
       );
     }
     add();
-    const roundRatios = graphqlRounds.map((round) =>
-      ratio(round[0]!.requestsPerSecond, round[2]!.requestsPerSecond),
-    );
+    // By name: the rounds also hold `entity` and `changeFeed`, in the order bench/graphqlLoad.ts loads them.
+    const roundRatios = graphqlRounds.flatMap((round) => {
+      const base = round.find((r) => r.query === '{ __typename }');
+      return base ? [ratio(round[0]!.requestsPerSecond, base.requestsPerSecond)] : [];
+    });
     add(`Page ÷ \`__typename\` within each round: ${roundRatios.join(', ')}.`);
     add();
   }
