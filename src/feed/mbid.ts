@@ -1,5 +1,4 @@
-const MBID_SOURCE = '^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$';
-const MBID_PATTERN = new RegExp(MBID_SOURCE, 'i');
+const MBID_PATTERN = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
 /**
  * True when `value` is an MBID (a UUID in canonical text form, either case of hex digits). Used by
