@@ -30,12 +30,10 @@ import {
 } from 'node:fs';
 import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
-import { dirname, join, relative, resolve, sep } from 'node:path';
-import { fileURLToPath } from 'node:url';
-import { build, type Plugin } from 'esbuild';
+import { dirname, join, relative, resolve } from 'node:path';
+import type { Plugin } from 'esbuild';
+import { bundleCli, ROOT } from './bundle.js';
 
-const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..');
-const SRC = join(ROOT, 'src');
 const require = createRequire(import.meta.url);
 /** postject's sentinel for Node's single executable applications (Node 20 docs). */
 const SEA_FUSE = 'NODE_SEA_FUSE_fce680ab2cc467b6e072b8b5df1996b2';
@@ -64,22 +62,6 @@ function listFiles(dir: string, keep: (rel: string) => boolean = () => true): st
   return out;
 }
 
-/** `import.meta.url` of each source module → its URL under `dist/` of the extraction folder. */
-const moduleUrlPlugin: Plugin = {
-  name: 'livefeed-module-url',
-  setup(b) {
-    b.onLoad({ filter: /\.ts$/ }, (args) => {
-      if (!args.path.startsWith(SRC + sep)) return undefined;
-      const rel = `dist/${relative(SRC, args.path).split(sep).join('/').replace(/\.ts$/, '.js')}`;
-      const text = readFileSync(args.path, 'utf8').replaceAll(
-        'import.meta.url',
-        `__livefeedModuleUrl(${JSON.stringify(rel)})`,
-      );
-      return { contents: text, loader: 'ts' };
-    });
-  },
-};
-
 /**
  * `bindings` (better-sqlite3) and lzma-native's `node-gyp-build` call → the embedded addons. Any
  * other `node-gyp-build` user fails loudly: its addon is not embedded.
@@ -107,18 +89,9 @@ const nativePlugin: Plugin = {
   },
 };
 
-// Every output file starts with this: CommonJS globals for bundled CommonJS packages, and the
-// helpers the plugins above call. Output files sit in <root>/dist/, so the root is one level up.
-// NODE_ENV as bin/livefeed.js sets it, before any chunk's graphql code runs.
-const BANNER = `process.env.NODE_ENV ??= 'production';
-import { createRequire as __lfCreateRequire } from 'node:module';
-import { fileURLToPath as __lfFileURLToPath } from 'node:url';
-import { dirname as __lfDirname } from 'node:path';
-const require = __lfCreateRequire(import.meta.url);
-const __filename = __lfFileURLToPath(import.meta.url);
-const __dirname = __lfDirname(__filename);
-const __livefeedModuleUrl = (rel) => new URL(rel, new URL('../', import.meta.url)).href;
-globalThis.__livefeedNative ??= (name) => require(__lfFileURLToPath(new URL('../native/' + name + '.node', import.meta.url)));`;
+// After the bundle's own helpers (scripts/bundle.ts): the loader of the embedded native addons,
+// which the extraction puts in <root>/native/.
+const NATIVE_BANNER = `globalThis.__livefeedNative ??= (name) => require(__lfFileURLToPath(new URL('../native/' + name + '.node', import.meta.url)));`;
 
 function run(cmd: string, args: string[]): void {
   execFileSync(cmd, args, { stdio: ['ignore', 'inherit', 'inherit'] });
@@ -131,22 +104,14 @@ async function main(): Promise<void> {
   const stage = join(work, 'stage');
   try {
     const started = Date.now();
-    await build({
-      entryPoints: { livefeed: join(SRC, 'cli', 'main.ts') },
+    // Output files sit in <stage>/dist/, so the root is one level up.
+    await bundleCli({
       outdir: join(stage, 'dist'),
-      outExtension: { '.js': '.mjs' },
-      chunkNames: '[name]-[hash]',
-      bundle: true,
-      splitting: true,
-      platform: 'node',
-      format: 'esm',
-      target: 'node20',
-      minify: true,
-      keepNames: true,
-      legalComments: 'none',
-      banner: { js: BANNER },
-      plugins: [moduleUrlPlugin, nativePlugin],
-      logLevel: 'warning',
+      rootFromOut: '../',
+      externalNatives: false,
+      plugins: [nativePlugin],
+      banner: NATIVE_BANNER,
+      sourcemap: false,
     });
     const pkg = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as {
       name: string;
