@@ -91,7 +91,7 @@ export async function storeReplicationPacket(
       options.beforeCommit?.();
       return stored;
     } finally {
-      staging.drop();
+      staging.clear();
     }
   });
 }

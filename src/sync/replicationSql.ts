@@ -62,7 +62,12 @@ export function stagingSql(dialect: StagingDialect) {
     old: 'c.old',
     new: 'c.new',
   };
-  const orderTable = dialect === 'sqlite' ? 'livefeed_rp_order' : 'livefeed_rp_order ON COMMIT DROP';
+  // SQLite keeps its staging tables for the connection (replicationStaging.ts); PostgreSQL's are
+  // dropped at COMMIT.
+  const intoOrder =
+    dialect === 'sqlite'
+      ? `INSERT INTO ${t('livefeed_rp_order')} (seqid, ord)`
+      : 'CREATE TEMP TABLE livefeed_rp_order ON COMMIT DROP AS';
   return {
     /** () → line, seqid: the first v1 data row whose seqid has no dbmirror_pending row. */
     v1Orphan: `
@@ -79,7 +84,7 @@ export function stagingSql(dialect: StagingDialect) {
      * 0. Computed over (seqid, ord) pairs first so that the wide rows are read once, in order, by key.
      */
     applyOrder: `
-      CREATE TEMP TABLE ${orderTable} AS
+      ${intoOrder}
       SELECT c.seqid, row_number() OVER (ORDER BY t.last, c.seqid) - 1 AS ord
       FROM ${t('livefeed_rp_change')} c
       JOIN (SELECT xid, max(seqid) AS last FROM ${t('livefeed_rp_change')} GROUP BY xid) t ON t.xid = c.xid`,

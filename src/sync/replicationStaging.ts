@@ -14,19 +14,22 @@ import { notObjectError, STAGING_TABLES, stagingSql, type V1Problem, v1Error } f
 // their data), and a packet can hold hundreds of thousands of rows. So rows are staged in TEMP
 // tables (this connection only, rolled back with the transaction) and SQL joins keys, data and
 // timestamps and computes upstream's apply order at the end (replicationSql.ts), instead of
-// holding rows in JS.
+// holding rows in JS. The tables stay for the connection, emptied after each packet: a CREATE or
+// DROP is a schema change, after which SQLite prepares every statement of the connection again
+// (the ingest's included), which nine of them per packet made it do for each of a day's packets.
 const SQL = stagingSql('sqlite');
 
 const CREATE = `
-  CREATE TEMP TABLE livefeed_rp_change (
+  CREATE TEMP TABLE IF NOT EXISTS livefeed_rp_change (
     seqid INTEGER PRIMARY KEY, xid INTEGER NOT NULL, tbl TEXT NOT NULL, op TEXT NOT NULL,
     old TEXT, new TEXT, line INTEGER NOT NULL);
-  CREATE TEMP TABLE livefeed_rp_v1data (
+  CREATE TEMP TABLE IF NOT EXISTS livefeed_rp_v1data (
     seqid INTEGER NOT NULL, is_key INTEGER NOT NULL, data TEXT NOT NULL, line INTEGER NOT NULL,
     PRIMARY KEY (seqid, is_key)) WITHOUT ROWID;
-  CREATE TEMP TABLE livefeed_rp_keys (
+  CREATE TEMP TABLE IF NOT EXISTS livefeed_rp_keys (
     tbl TEXT NOT NULL, pos INTEGER NOT NULL, col TEXT NOT NULL, PRIMARY KEY (tbl, pos)) WITHOUT ROWID;
-  CREATE TEMP TABLE livefeed_rp_ts (xid INTEGER PRIMARY KEY, ts TEXT NOT NULL);`;
+  CREATE TEMP TABLE IF NOT EXISTS livefeed_rp_ts (xid INTEGER PRIMARY KEY, ts TEXT NOT NULL);
+  CREATE TEMP TABLE IF NOT EXISTS livefeed_rp_order (seqid INTEGER PRIMARY KEY, ord INTEGER NOT NULL);`;
 
 /** First v2 row whose olddata/newdata is not a JSON object (PostgreSQL checks them in JS as they are staged). */
 const BAD_JSON = `
@@ -41,7 +44,7 @@ function notObject(column: string): string {
 /**
  * Stages one packet's parsed lines in TEMP tables of `sqlite` (a {@link ReplicationSink}) and then
  * writes them to `row_changes` in apply order. Use inside the packet's transaction; call
- * {@link PacketStaging.drop} when done.
+ * {@link PacketStaging.clear} when done.
  */
 export class PacketStaging implements ReplicationSink {
   private readonly insertChange: Database.Statement;
@@ -50,8 +53,8 @@ export class PacketStaging implements ReplicationSink {
   private readonly insertTs: Database.Statement;
 
   constructor(private readonly sqlite: Database.Database) {
-    this.drop();
     sqlite.exec(CREATE);
+    this.clear();
     this.insertChange = sqlite.prepare(
       'INSERT INTO temp.livefeed_rp_change (seqid, xid, tbl, op, old, new, line) VALUES (?, ?, ?, ?, ?, ?, ?)',
     );
@@ -114,9 +117,9 @@ export class PacketStaging implements ReplicationSink {
     if (missing) throw v1Error('missing', missing, info, where);
   }
 
-  /** Drops the TEMP tables (also run before creating them, in case an earlier run died mid-way). */
-  drop(): void {
-    for (const table of STAGING_TABLES) this.sqlite.exec(`DROP TABLE IF EXISTS temp.${table}`);
+  /** Empties the TEMP tables (also run before a packet is staged, in case an earlier run died mid-way). */
+  clear(): void {
+    for (const table of STAGING_TABLES) this.sqlite.exec(`DELETE FROM temp.${table}`);
   }
 }
 

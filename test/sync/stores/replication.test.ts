@@ -194,6 +194,24 @@ describeStores('storing a replication packet', (stores) => {
     expect(f.db().idle()).toBe(true);
   });
 
+  it('stages each packet afresh: the rows of one stored or refused before never reach the next', async () => {
+    // The same seqids in every packet: a row left staged would collide ("duplicate seqid").
+    await store_({ packet: 7, format: 'v2', rows: HOUR });
+    const bad: FixtureRow[] = [
+      ...HOUR,
+      { xid: 1, table: 'musicbrainz.artist', op: 'i', newData: [1, 2] as never },
+    ];
+    await expect(store_({ packet: 8, format: 'v2', rows: bad })).rejects.toThrow(
+      'newdata is not a JSON object',
+    );
+    await store_({ packet: 9, format: 'v1', rows: HOUR });
+    await store_({ packet: 10, format: 'v2', rows: HOUR });
+    expect(await rowsOf(10)).toEqual(await rowsOf(7));
+    expect((await rowsOf(9)).map((r) => r.seqid)).toEqual((await rowsOf(7)).map((r) => r.seqid));
+    expect(await rowsOf(8)).toEqual([]);
+    expect(await count('row_changes')).toBe(15);
+  });
+
   it('replaces the earlier rows of a packet when stored again', async () => {
     await store_({ packet: 7, format: 'v2', rows: HOUR });
     await store_({ packet: 7, format: 'v2', rows: HOUR });
