@@ -1,4 +1,5 @@
 import { randomBytes } from 'node:crypto';
+import { createReadStream } from 'node:fs';
 import { readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import * as openpgp from 'openpgp';
@@ -154,6 +155,37 @@ describe('verifyFileSignature', () => {
     bytes[bytes.length - 1] = bytes[bytes.length - 1]! ^ 0x80;
     const result = await verifyFileSignature(await fixture('big-tampered.bin', bytes), signature, rsaKeys);
     expect(result.reason).toBe('file does not match signature');
+  });
+
+  it('answers the same from memory, streamed, and streamed after a head held in memory, from a path or a stream', async () => {
+    const signature = await home.detachSign(rsaFpr, archive);
+    const bytes = await readFile(archive);
+    bytes[bytes.length - 5] = bytes[bytes.length - 5]! ^ 0x01;
+    const tampered = await fixture('tampered-tail.bin', bytes);
+    // The 4 KB archive: all in memory (default), streamed from the first byte (0), 1,000 bytes then streamed.
+    for (const inMemoryBytes of [undefined, 0, 1000]) {
+      for (const source of [
+        (path: string) => path,
+        (path: string) => createReadStream(path, { highWaterMark: 512 }),
+      ]) {
+        const what = `inMemoryBytes ${inMemoryBytes}, ${typeof source(archive)}`;
+        expect(
+          await verifyFileSignature(source(archive), signature, rsaKeys, undefined, { inMemoryBytes }),
+          what,
+        ).toEqual({
+          status: 'VERIFIED',
+          fingerprint: rsaFpr,
+        });
+        expect(
+          await verifyFileSignature(source(tampered), signature, rsaKeys, undefined, { inMemoryBytes }),
+          what,
+        ).toEqual({
+          status: 'INVALID',
+          reason: 'file does not match signature',
+          kind: 'mismatch',
+        });
+      }
+    }
   });
 
   it('reports a signature by a key outside the set, naming its key ID and fingerprint', async () => {
