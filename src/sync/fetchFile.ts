@@ -5,6 +5,7 @@ import { decompresses } from '../feed/integrity.js';
 import { signaturePath } from '../feed/protocol/urls.js';
 import { keptPath } from '../files/kept.js';
 import type { FeedFileRecord } from './ingest.js';
+import type { StartedDownload } from './streamedFetch.js';
 import { SignatureError, type Verifier } from './verifier.js';
 
 /** A downloaded, checked archive waiting to be stored. */
@@ -24,13 +25,21 @@ export interface FetchedFile {
 export async function fetchFile(
   client: FeedClient,
   verifier: Verifier,
-  options: { name: string; packet: number; dataDir: string; signal?: AbortSignal; now: () => Date },
+  options: {
+    name: string;
+    packet: number;
+    dataDir: string;
+    signal?: AbortSignal;
+    now: () => Date;
+    /** The download (and `.asc`) begun ahead of its turn (prefetch.ts), taken instead of fetching. */
+    started?: Pick<StartedDownload, 'done' | 'signature'>;
+  },
 ): Promise<FetchedFile | null> {
-  const { name, packet, dataDir, signal } = options;
-  const download = await client.download(name, join(dataDir, 'tmp'), signal);
+  const { name, packet, dataDir, signal, started } = options;
+  const download = started ? await started.done : await client.download(name, join(dataDir, 'tmp'), signal);
   if (download.status === 'missing') return null;
   try {
-    const signature = await client.text(signaturePath(name), signal);
+    const signature = started ? await started.signature : await client.text(signaturePath(name), signal);
     const verdict = await verifier.check(download.path, name, signature, signal);
     return {
       tmpPath: download.path,

@@ -22,9 +22,18 @@ export interface StartedDownload {
   tap: StreamedDownload;
   /** Settles when the download ends; a rejection is handled (reported through the readers). */
   done: Promise<DownloadResult>;
+  /**
+   * The `.asc` text (null when the feed has none), asked for as soon as the archive is known to
+   * exist (never for a 404); a rejection is handled (reported to whoever awaits it).
+   */
+  signature: Promise<string | null>;
 }
 
-/** Starts downloading `name` into `<dataDir>/tmp` (see FeedClient.download) without waiting for it. */
+/**
+ * Starts downloading `name` into `<dataDir>/tmp` (see FeedClient.download) without waiting for it,
+ * and its `.asc` once the archive's body starts: a prefetched file's signature is on hand when its
+ * turn comes, one round trip to the feed fewer per file on the critical path.
+ */
 export function startDownload(
   client: FeedClient,
   name: string,
@@ -43,7 +52,11 @@ export function startDownload(
     },
   );
   done.catch(() => {});
-  return { name, tap, done };
+  const signature = tap.started.then((started) =>
+    started ? client.text(signaturePath(name), signal) : null,
+  );
+  signature.catch(() => {});
+  return { name, tap, done, signature };
 }
 
 /** An archive being downloaded, read and verified at once. */
@@ -90,7 +103,7 @@ export async function streamFile(
   let signature: string | null;
   try {
     if (!(await download.tap.started)) return null;
-    signature = await client.text(signaturePath(name), signal);
+    signature = await download.signature;
   } catch (error) {
     await discard();
     throw error;

@@ -2,7 +2,7 @@ import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { FeedAuthError, safeMessage } from '../feed/errors.js';
 import { removeStaleDownloads } from '../feed/partial.js';
-import { jsonDumpPath } from '../feed/protocol/urls.js';
+import { jsonDumpPath, replicationPacketName } from '../feed/protocol/urls.js';
 import type { SyncContext, SyncReport } from './context.js';
 import { askDump } from './dumpStep.js';
 import type { PassOutcome } from './observer.js';
@@ -133,8 +133,9 @@ async function syncPassDeferred(
 }
 
 /**
- * The packets of the range in order, with the next JSON dumps downloading while one is stored
- * (prefetch.ts); each file is still stored and committed in its turn.
+ * The packets of the range in order, with the next files (JSON dumps, replication packets and their
+ * signatures) downloading while one is stored (prefetch.ts); each file is still verified, stored
+ * and committed in its turn.
  */
 async function syncPackets(
   ctx: SyncContext,
@@ -143,7 +144,7 @@ async function syncPackets(
   now: () => Date,
 ): Promise<void> {
   const prefetch = new Prefetcher(ctx.feed.client, ctx.feed.dataDir, ctx.signal);
-  prefetch.plan(await dumpsToAsk(ctx, range));
+  prefetch.plan(await filesToAsk(ctx, range));
   const passCtx = { ...ctx, prefetch };
   try {
     for (let packet = range.from; packet <= range.to; packet++) {
@@ -156,10 +157,19 @@ async function syncPackets(
   }
 }
 
-/** The JSON dumps of the range not stored yet, in the order the pass asks for them. */
-async function dumpsToAsk(ctx: SyncContext, range: { from: number; to: number }): Promise<string[]> {
+/**
+ * The files of the range not stored yet, in the order the pass asks for them (syncPacket): each
+ * packet's replication packet when the sync follows them, then its JSON dumps.
+ */
+async function filesToAsk(ctx: SyncContext, range: { from: number; to: number }): Promise<string[]> {
   const names: string[] = [];
   for (let packet = range.from; packet <= range.to; packet++) {
+    if (
+      ctx.policy.replicationPackets &&
+      !ctx.policy.skipPackets.has(packet) &&
+      !(await ctx.store.replication.replicationStored(packet))
+    )
+      names.push(replicationPacketName(packet, ctx.feed.deployment));
     for (const entity of ctx.policy.entities) {
       const status = await ctx.store.dumpStatus(packet, entity);
       if (status !== 'SYNCED' && status !== 'NO_CHANGES') names.push(jsonDumpPath(packet, entity));

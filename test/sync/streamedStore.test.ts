@@ -7,7 +7,7 @@ import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { EntityType } from '../../src/feed/entities.js';
 import { jsonDumpPath } from '../../src/feed/protocol/urls.js';
-import type { SampleFeed } from '../../src/samplefeed/server.js';
+import { BUNDLED_FEED_ROOT, type SampleFeed, startSampleFeed } from '../../src/samplefeed/server.js';
 import { Prefetcher } from '../../src/sync/prefetch.js';
 import { createVerifier } from '../../src/sync/verifier.js';
 import { syncOnce } from '../../src/sync/worker.js';
@@ -172,6 +172,37 @@ describeStores('streamed store', (stores) => {
 
 // The prefetcher downloads files and reads no store: SQLite alone.
 describe('prefetch', () => {
+  it('a sync with replication packets takes every file it prefetched: each archive and each signature asked for once', async () => {
+    const bundled = await startSampleFeed({ root: BUNDLED_FEED_ROOT });
+    const dir = await tempDir('lf-prefetch-all-');
+    const ctx = await syncContext({
+      feedRoot: bundled.feedRoot,
+      dataDir: dir.dir,
+      replicationPackets: true,
+      verifier: await createVerifier(TEST_PUBLIC_KEY_FILE, 'fail', testLogger()),
+    });
+    try {
+      const report = await syncOnce(ctx);
+      expect(report.problems).toEqual([]);
+      // Files served (a 404 is asked again by design: a dump stays PENDING until a later one shows).
+      const paths = bundled.requests
+        .filter((r) => r.status === 200)
+        .map((r) => r.path.replace('/api/musicbrainz/', ''));
+      const archives = paths.filter((path) => /\.tar\.(xz|bz2)$/.test(path));
+      expect(archives.some((path) => path.startsWith('replication-'))).toBe(true);
+      expect(archives.filter((path) => path.startsWith('json-dumps/')).length).toBeGreaterThan(2);
+      const counts = new Map<string, number>();
+      for (const path of paths) counts.set(path, (counts.get(path) ?? 0) + 1);
+      const twice = [...counts].filter(([path, n]) => n > 1 && path !== 'replication-info');
+      expect(twice).toEqual([]);
+      for (const archive of archives) expect(counts.get(`${archive}.asc`), archive).toBe(1);
+    } finally {
+      ctx.store.close();
+      await bundled.close();
+      await dir.cleanup();
+    }
+  });
+
   it('prefetches at most two files ahead of the one taken, in plan order', async () => {
     const dir = await tempDir('lf-prefetch-');
     const ctx = await syncContext({ feedRoot: feed.feedRoot, dataDir: dir.dir, entities: ENTITIES });
@@ -198,6 +229,10 @@ describe('prefetch', () => {
       expect(requested).toContain(names[2]);
       expect(requested).not.toContain(names[0]);
       expect(requested).not.toContain(names[5]);
+      // Each prefetched file's signature came with it: asked for before its turn, handed over whole.
+      expect(await second!.signature).toMatch(/^-----BEGIN PGP SIGNATURE-----/);
+      expect(feed.requests.map((r) => r.path)).toContain(`/api/musicbrainz/${names[3]}.asc`);
+      // A file planned before the one taken and never taken itself is dropped, its signature too.
     } finally {
       prefetch.close();
       ctx.store.close();
