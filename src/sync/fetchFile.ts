@@ -17,6 +17,19 @@ export interface FetchedFile {
 }
 
 /**
+ * One file of the feed to fetch: `name` (feed-root-relative) of `packet`, downloaded under
+ * `<dataDir>/tmp`; `download` (in each fetch's options) is the download begun ahead of its turn
+ * (prefetch.ts), taken instead of fetching.
+ */
+export interface FileFetch {
+  name: string;
+  packet: number;
+  dataDir: string;
+  signal?: AbortSignal;
+  now: () => Date;
+}
+
+/**
  * Downloads `name` and its `.asc` from the feed and checks the signature before anything is
  * stored (FEED.md, Signatures). Returns null when the archive is missing (404). A signature that
  * does not match a body that does not decompress either is reported `damaged` (fetch it again).
@@ -25,17 +38,10 @@ export interface FetchedFile {
 export async function fetchFile(
   client: FeedClient,
   verifier: Verifier,
-  options: {
-    name: string;
-    packet: number;
-    dataDir: string;
-    signal?: AbortSignal;
-    now: () => Date;
-    /** The download (and `.asc`) begun ahead of its turn (prefetch.ts), taken instead of fetching. */
-    started?: Pick<StartedDownload, 'done' | 'signature'>;
-  },
+  options: FileFetch & { download?: Pick<StartedDownload, 'done' | 'signature'> },
 ): Promise<FetchedFile | null> {
-  const { name, packet, dataDir, signal, started } = options;
+  const { name, packet, dataDir, signal } = options;
+  const started = options.download;
   const download = started ? await started.done : await client.download(name, join(dataDir, 'tmp'), signal);
   if (download.status === 'missing') return null;
   try {

@@ -74,7 +74,7 @@ async function fetchVerifyStore<T>(ctx: SyncContext, step: FileStep<T>, now: () 
     dataDir: feed.dataDir,
     signal: ctx.signal,
     now,
-    started: ctx.prefetch?.take(step.name),
+    download: ctx.prefetch?.take(step.name),
   });
   if (!fetched) return step.notThere();
   try {

@@ -5,7 +5,7 @@ import type { DownloadResult, FeedClient } from '../feed/client.js';
 import { decompresses } from '../feed/integrity.js';
 import { signaturePath } from '../feed/protocol/urls.js';
 import { StreamedDownload } from '../feed/streamedDownload.js';
-import type { FetchedFile } from './fetchFile.js';
+import type { FetchedFile, FileFetch } from './fetchFile.js';
 import { SignatureError, type Verdict, type Verifier } from './verifier.js';
 
 /**
@@ -77,21 +77,15 @@ export interface StreamedFile {
 }
 
 /**
- * Begins `download` (or a new download of `options.name`) and, once its body arrives, fetches the
- * `.asc` and starts the signature check over the bytes as they come. Resolves null for a 404.
+ * Takes `download` (or begins a download of `options.name`) and, once its body arrives and its
+ * `.asc` (asked for by {@link startDownload}) is in, starts the signature check over the bytes as
+ * they come. Resolves null for a 404.
  * @throws FeedAuthError / FeedHttpError / FeedNetworkError for the archive or its `.asc`.
  */
 export async function streamFile(
   client: FeedClient,
   verifier: Verifier,
-  options: {
-    name: string;
-    packet: number;
-    dataDir: string;
-    signal?: AbortSignal;
-    now: () => Date;
-    download?: StartedDownload;
-  },
+  options: FileFetch & { download?: StartedDownload },
 ): Promise<StreamedFile | null> {
   const { name, signal } = options;
   const download = options.download ?? startDownload(client, name, options.dataDir, signal);
