@@ -9,9 +9,10 @@ export const PREFETCH_AHEAD = 2;
  * Fetches the next files of a catch-up while the current one is stored: given the pass's files in
  * order ({@link plan}: JSON dumps and replication packets), each {@link take} of a file starts the
  * downloads of the next {@link PREFETCH_AHEAD} ones, each with its `.asc` once its body starts.
- * Only downloads overlap: each file is still verified and committed in its turn, in file order. A prefetched file that fails (404, network, a cut body) fails when its
- * step takes it, exactly as if it were fetched then; a file that was skipped (a step not run) is
- * dropped, its download stopped (its kept bytes resume next time).
+ * Only downloads overlap: each file is still verified and committed in its turn, in file order.
+ * A prefetched file that fails (404, network, a cut body) fails when its step takes it, exactly as
+ * if it were fetched then; a file that was skipped (a step not run) is dropped, its download
+ * stopped (its kept bytes resume next time).
  */
 export class Prefetcher {
   #order: string[] = [];

@@ -16,7 +16,7 @@ import { notObjectError, STAGING_TABLES, stagingSql, type V1Problem, v1Error } f
 // timestamps and computes upstream's apply order at the end (replicationSql.ts), instead of
 // holding rows in JS. The tables stay for the connection, emptied after each packet: a CREATE or
 // DROP is a schema change, after which SQLite prepares every statement of the connection again
-// (the ingest's included), which nine of them per packet made it do for each of a day's packets.
+// (the ingest's included), and dropping and creating them cost nine such changes per packet.
 const SQL = stagingSql('sqlite');
 
 const CREATE = `
