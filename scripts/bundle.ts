@@ -8,7 +8,7 @@
  *
  * `npm run build` runs this after `tsc` (`tsx scripts/bundle.ts`, writes dist/bundle/).
  */
-import { readFileSync } from 'node:fs';
+import { readFileSync, rmSync } from 'node:fs';
 import { dirname, join, relative, resolve, sep } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { build, type Metafile, type Plugin } from 'esbuild';
@@ -109,7 +109,6 @@ ${options.banner ?? ''}`;
 }
 
 if (import.meta.url === pathToFileURL(process.argv[1] ?? '').href) {
-  const { rmSync } = await import('node:fs');
   rmSync(BUNDLE_DIR, { recursive: true, force: true });
   await bundleCli({ outdir: BUNDLE_DIR });
 }

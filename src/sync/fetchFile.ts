@@ -1,11 +1,10 @@
 import { mkdirSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
-import type { FeedClient } from '../feed/client.js';
+import type { DownloadResult, FeedClient } from '../feed/client.js';
 import { decompresses } from '../feed/integrity.js';
 import { signaturePath } from '../feed/protocol/urls.js';
 import { keptPath } from '../files/kept.js';
 import type { FeedFileRecord } from './ingest.js';
-import type { StartedDownload } from './streamedFetch.js';
 import { SignatureError, type Verifier } from './verifier.js';
 
 /** A downloaded, checked archive waiting to be stored. */
@@ -29,6 +28,17 @@ export interface FileFetch {
   now: () => Date;
 }
 
+/** A download begun ahead of its turn and its `.asc` (streamedFetch.ts `StartedDownload`). */
+export interface AheadDownload {
+  /** Settles when the download ends; a rejection is handled (reported through the readers). */
+  done: Promise<DownloadResult>;
+  /**
+   * The `.asc` text (null when the feed has none), asked for as soon as the archive is known to
+   * exist (never for a 404); a rejection is handled (reported to whoever awaits it).
+   */
+  signature: Promise<string | null>;
+}
+
 /**
  * Downloads `name` and its `.asc` from the feed and checks the signature before anything is
  * stored (FEED.md, Signatures). Returns null when the archive is missing (404). A signature that
@@ -38,7 +48,7 @@ export interface FileFetch {
 export async function fetchFile(
   client: FeedClient,
   verifier: Verifier,
-  options: FileFetch & { download?: Pick<StartedDownload, 'done' | 'signature'> },
+  options: FileFetch & { download?: AheadDownload },
 ): Promise<FetchedFile | null> {
   const { name, packet, dataDir, signal } = options;
   const started = options.download;

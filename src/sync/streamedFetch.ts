@@ -5,7 +5,7 @@ import type { DownloadResult, FeedClient } from '../feed/client.js';
 import { decompresses } from '../feed/integrity.js';
 import { signaturePath } from '../feed/protocol/urls.js';
 import { StreamedDownload } from '../feed/streamedDownload.js';
-import type { FetchedFile, FileFetch } from './fetchFile.js';
+import type { AheadDownload, FetchedFile, FileFetch } from './fetchFile.js';
 import { SignatureError, type Verdict, type Verifier } from './verifier.js';
 
 /**
@@ -17,16 +17,9 @@ import { SignatureError, type Verdict, type Verifier } from './verifier.js';
  */
 
 /** A download under way (perhaps ahead of its turn, see prefetch.ts) that readers can follow. */
-export interface StartedDownload {
+export interface StartedDownload extends AheadDownload {
   name: string;
   tap: StreamedDownload;
-  /** Settles when the download ends; a rejection is handled (reported through the readers). */
-  done: Promise<DownloadResult>;
-  /**
-   * The `.asc` text (null when the feed has none), asked for as soon as the archive is known to
-   * exist (never for a 404); a rejection is handled (reported to whoever awaits it).
-   */
-  signature: Promise<string | null>;
 }
 
 /**
