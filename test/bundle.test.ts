@@ -12,7 +12,7 @@ import {
   type SampleFeed,
   startSampleFeed,
 } from '../src/samplefeed/server.js';
-import { REPO_ROOT } from './support/cli.js';
+import { cliEnv, REPO_ROOT } from './support/cli.js';
 
 /**
  * Issue 16, start-up: the CLI as bin/livefeed.js runs it after `npm run build`, the esbuild bundle of
@@ -73,7 +73,7 @@ describe('the bundled CLI', () => {
   });
 
   it('prints its version from package.json (paths resolve against the repository root)', async () => {
-    const { stdout } = await run(process.execPath, [main, '--version'], { cwd: REPO_ROOT });
+    const { stdout } = await run(process.execPath, [main, '--version'], { cwd: REPO_ROOT, env: cliEnv() });
     const { version } = (await import('../package.json', { with: { type: 'json' } })).default;
     expect(stdout.trim()).toBe(version);
   });
@@ -83,7 +83,7 @@ describe('the bundled CLI', () => {
     const args = ['sync', '--once', '--feed-url', feed.feedRoot, '--data-dir', data];
     await run(process.execPath, [main, ...args, '--from', '186100', '--to', '186100', '--entities', 'area'], {
       cwd: out.dir,
-      env: { ...process.env, LIVEFEED_TOKEN: SAMPLE_TOKEN },
+      env: cliEnv({ LIVEFEED_TOKEN: SAMPLE_TOKEN }),
     });
     const db = new Database(join(data, 'livefeed.db'), { readonly: true });
     try {

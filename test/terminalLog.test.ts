@@ -1,6 +1,6 @@
 import { spawn, spawnSync } from 'node:child_process';
 import { describe, expect, it } from 'vitest';
-import { REPO_ROOT } from './support/cli.js';
+import { cliEnv, REPO_ROOT } from './support/cli.js';
 import { tempDir } from './support/harness.js';
 
 const HAVE_SCRIPT = spawnSync('script', ['--version']).status === 0;
@@ -70,7 +70,7 @@ describe.skipIf(!HAVE_SCRIPT)('on a terminal (a real pseudo-terminal)', () => {
   it('--log-format json keeps JSON lines on a terminal, and LIVEFEED_LOG_FORMAT is checked', async () => {
     const bad = spawnSync(process.execPath, ['--import', 'tsx', 'src/cli/main.ts', 'serve', '--demo'], {
       cwd: REPO_ROOT,
-      env: { ...process.env, LIVEFEED_LOG_FORMAT: 'fancy' },
+      env: cliEnv({ LIVEFEED_LOG_FORMAT: 'fancy' }),
       encoding: 'utf8',
     });
     expect(bad.status).toBe(2);

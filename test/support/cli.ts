@@ -22,6 +22,17 @@ export interface CliProcess {
 }
 
 /**
+ * The environment of a CLI process under test: this process's, without the test runner's own
+ * LIVEFEED_* variables (a developer's token or database must not leak into a test), plus `env`.
+ */
+export function cliEnv(env: Record<string, string> = {}): NodeJS.ProcessEnv {
+  const base = Object.fromEntries(
+    Object.entries(process.env).filter(([key]) => !key.startsWith('LIVEFEED_')),
+  );
+  return { ...base, ...env };
+}
+
+/**
  * Starts `node --import tsx src/cli/main.ts ...args` with `env` added to this process's environment
  * (LIVEFEED_* variables of the test runner are removed first); `nodeArgs` go to node before the
  * script (e.g. another `--import`).
@@ -31,12 +42,9 @@ export function startCli(
   env: Record<string, string> = {},
   nodeArgs: readonly string[] = [],
 ): CliProcess {
-  const base = Object.fromEntries(
-    Object.entries(process.env).filter(([key]) => !key.startsWith('LIVEFEED_')),
-  );
   const child = spawn(process.execPath, ['--import', 'tsx', ...nodeArgs, 'src/cli/main.ts', ...args], {
     cwd: REPO_ROOT,
-    env: { ...base, ...env },
+    env: cliEnv(env),
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   const stderr: string[] = [];

@@ -14,6 +14,7 @@ import { BUNDLED_FEED_ROOT, createSampleFeedHandler, startSampleFeed } from '../
 import { createVerifier } from '../../src/sync/verifier.js';
 import { syncOnce } from '../../src/sync/worker.js';
 import { TEST_PUBLIC_KEY_FILE } from '../support/archives.js';
+import { cliEnv } from '../support/cli.js';
 import { gql, syncContextOn, tempDir, testLogger, testService } from '../support/harness.js';
 import { readBundledManifest } from '../support/manifest.js';
 import { runAsCluster } from '../support/postgres.js';
@@ -70,7 +71,7 @@ function cli(
     execFile(
       process.execPath,
       ['--import', 'tsx', 'src/cli/main.ts', ...args],
-      { cwd: REPO, env: { ...process.env, ...env }, timeout: 60_000 },
+      { cwd: REPO, env: cliEnv(env), timeout: 60_000 },
       (error, stdout, stderr) => resolve({ code: error ? Number(error.code ?? -1) : 0, stdout, stderr }),
     );
   });
