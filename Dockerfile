@@ -12,6 +12,8 @@ RUN npm ci --ignore-scripts --no-audit --no-fund \
  && npm rebuild better-sqlite3 lzma-native
 COPY tsconfig.json tsconfig.build.json ./
 COPY src ./src
+# The build writes dist/ (tsc) and dist/bundle/ (scripts/bundle.ts), which bin/livefeed.js starts.
+COPY scripts/bundle.ts ./scripts/
 RUN npm run build && npm prune --omit=dev --no-audit --no-fund
 
 FROM node:20-bookworm-slim
