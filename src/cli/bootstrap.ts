@@ -33,7 +33,7 @@ function sqliteTarget(path: string, log: Logger): BootstrapTarget {
 
 /** The database of `livefeed bootstrap`: PostgreSQL for a postgres:// `--db` (its code loaded only then). */
 async function bootstrapTarget(config: Config, flags: Flags, log: Logger): Promise<BootstrapTarget> {
-  const postgres = choosePostgres('bootstrap', config);
+  const postgres = choosePostgres(config);
   if (postgres) return (await import('./bootstrapPostgres.js')).postgresBootstrapTarget(postgres, log);
   return sqliteTarget(chooseDatabase('bootstrap', config, flags).path, log);
 }

@@ -80,7 +80,7 @@ export const importCommand: CommandImplementation = {
     const file = args[0]!;
     const log = commandLogger(config);
     const target = importTarget(flags.packet, flags.entity);
-    const postgres = choosePostgres('import', config);
+    const postgres = choosePostgres(config);
     const store = postgres
       ? await (await import('./importPostgres.js')).postgresImportTarget(postgres, log)
       : sqliteTarget(chooseDatabase('import', config, flags).path, log);

@@ -62,7 +62,7 @@ function register<C>(root: Command, command: CliCommand<C>): void {
 export function program(): Command {
   const root = new Command('livefeed')
     .description(
-      'Keeps a verified local copy of the MusicBrainz live data feed in SQLite and serves it over GraphQL.',
+      'Keeps a verified local copy of the MusicBrainz live data feed in SQLite or PostgreSQL and serves it over GraphQL.',
     )
     .version(VERSION)
     // Usage errors (unknown flag, missing argument) are configuration errors: exit 2, not 1.

@@ -126,7 +126,8 @@ async function serveDatabase(
     ops.metrics.setInfo({ version: VERSION, deployment: config.deployment, demo: true });
   }
   const events = ops.events ?? createPacketEvents();
-  if (served.kind === 'postgres') registerReadServerMetrics(ops.metrics.registry, served.servers);
+  if (served.kind === 'postgres')
+    registerReadServerMetrics(ops.metrics.registry, served.servers, served.replayLags);
   const app = createApp({
     ...(served.kind === 'sqlite'
       ? { store: served.store }

@@ -1,7 +1,7 @@
 import { openPostgresStore } from '../db/postgres/client.js';
 import { watchPostgresPackets } from '../db/postgres/listen.js';
 import { openPostgresReads } from '../db/postgres/replicaReads.js';
-import type { ReadServerState } from '../db/postgres/replicas.js';
+import type { ReadServerState, ReplayLag } from '../db/postgres/replicas.js';
 import type { Reads } from '../db/reads.js';
 import { safeMessage } from '../feed/errors.js';
 import type { Logger } from '../logger.js';
@@ -23,6 +23,8 @@ export interface ServedPostgres {
   display: string;
   /** The primary and each replica: reads answered, failures in a row, skipped (for /metrics). */
   servers(): ReadServerState[];
+  /** Each replica's replay lag in seconds, asked at each scrape of /metrics. */
+  replayLags(): Promise<ReplayLag[]>;
   /**
    * Publishes `packetSynced` for each packet a sync in another process completes, woken by its
    * `NOTIFY` (db/postgres/listen.ts), until `signal` aborts; failures go to the log, the watch
@@ -74,6 +76,7 @@ export async function openServedPostgres(choice: PostgresChoice, logger: Logger)
     readsForRequest: () => replicated.forRequest(),
     display: store.display,
     servers: () => replicated.servers(),
+    replayLags: () => replicated.replayLags(),
     watch(events, signal) {
       const onError = (error: unknown) =>
         logger.warn({ event: 'watch-failed', err: safeMessage(error) }, 'cannot check for synced packets');

@@ -76,7 +76,7 @@ export async function openSession(mode: SessionMode, ctx: CommandContext): Promi
   const logger = commandLogger(config);
   const signal = shutdownSignal(logger, ctx.forceExit);
   // choosePostgres refuses the commands not ported to PostgreSQL yet (exit 2).
-  const database = choosePostgres(mode, config) ?? chooseDatabase(mode, config, flags);
+  const database = choosePostgres(config) ?? chooseDatabase(mode, config, flags);
   // A PostgreSQL database is there or not once opened: a new one is migrated and serves nothing yet.
   if (mode === 'serve' && database.kind === 'sqlite') requireExistingDatabase(database);
   const target: FeedTarget =

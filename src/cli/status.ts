@@ -78,7 +78,7 @@ async function printStatus(
  */
 export const statusCommand: CommandImplementation = {
   async run({ config, flags }) {
-    const postgres = choosePostgres('status', config);
+    const postgres = choosePostgres(config);
     if (postgres) return postgresStatus(config, !!flags.offline, !!flags.demo, postgres);
     // The same database the other commands use: the demo's only with --demo.
     const { path: dbPath, demo } = chooseDatabase('status', config, flags);

@@ -183,16 +183,6 @@ export interface DatabaseChoice {
   demo: boolean;
 }
 
-/** The commands that work on a PostgreSQL database (issue 17; docs/POSTGRES_PORT.md has what is left). */
-export const POSTGRES_COMMANDS: readonly DatabaseCommand[] = [
-  'import',
-  'sync',
-  'bootstrap',
-  'serve',
-  'start',
-  'status',
-];
-
 /** A PostgreSQL database to work on: how to connect, and its name as messages show it. */
 export interface PostgresChoice {
   kind: 'postgres';
@@ -205,22 +195,13 @@ export interface PostgresChoice {
 }
 
 /**
- * The PostgreSQL database of `command` when `--db` / `LIVEFEED_DB` is a `postgres://` URL, with the
- * password of `LIVEFEED_DB_PASSWORD_FILE` put in; undefined for a SQLite file.
- * @throws ConfigError (exit 2) when `command` does not work on PostgreSQL yet, naming those that do:
- *   never a silent fall back to SQLite.
+ * The PostgreSQL database when `--db` / `LIVEFEED_DB` is a `postgres://` URL (every database
+ * command works on it), with the password of `LIVEFEED_DB_PASSWORD_FILE` put in; undefined for a
+ * SQLite file.
  */
-export function choosePostgres(command: DatabaseCommand, config: Config): PostgresChoice | undefined {
+export function choosePostgres(config: Config): PostgresChoice | undefined {
   if (!isPostgresUrl(config.db)) return undefined;
   const display = redactDatabaseUrl(config.db);
-  if (!POSTGRES_COMMANDS.includes(command)) {
-    const names = POSTGRES_COMMANDS.map((name) => `livefeed ${name}`);
-    const supported = `${names.slice(0, -1).join(', ')} and ${names.at(-1)}`;
-    throw new ConfigError(
-      `livefeed ${command} does not work on PostgreSQL yet (--db / LIVEFEED_DB ${display}): so far only ` +
-        `${supported} work on it; use a SQLite file for ${command} (README, PostgreSQL (in progress))`,
-    );
-  }
   return {
     kind: 'postgres',
     connection: { connectionString: postgresConnectionString(config.db, config.dbPassword), display },
@@ -234,11 +215,11 @@ export function choosePostgres(command: DatabaseCommand, config: Config): Postgr
  * chosen only by `--demo`, or by `start` falling back to it without a token and feed root.
  * @param config the loaded configuration (its `db` holds the flag, env or default value)
  * @param flags commander options of the command (`demo`)
- * @throws ConfigError (exit 2) when `--db` is a PostgreSQL URL: see {@link choosePostgres}, which
- *   the commands that work on PostgreSQL call first.
+ * @throws ConfigError (exit 2) when `--db` is a PostgreSQL URL: commands call {@link choosePostgres}
+ *   first, so this is a command that forgot to.
  */
 export function chooseDatabase(command: DatabaseCommand, config: Config, flags: Flags): DatabaseChoice {
-  if (choosePostgres(command, config))
+  if (isPostgresUrl(config.db))
     throw new ConfigError(`livefeed ${command} chose its database as SQLite, but --db is a PostgreSQL URL`);
   const demo = !!flags.demo || (command === 'start' && noFeedConfigured(config));
   const path = demo && !config.given.has('db') ? join(config.dataDir, 'demo.db') : config.db;

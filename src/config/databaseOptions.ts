@@ -20,7 +20,7 @@ export const DATABASE_OPTIONS = {
     env: 'LIVEFEED_DB',
     fallback: (raw) => join(String(raw.dataDir), 'livefeed.db'),
     shown: '<data-dir>/livefeed.db',
-    help: 'SQLite database file, or a postgres:// URL (README, PostgreSQL (in progress))',
+    help: 'SQLite database file, or a postgres:// URL (README, PostgreSQL)',
     commands: ALL,
     redact: redactDatabaseUrl,
     schema: databaseText,

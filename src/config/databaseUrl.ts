@@ -44,10 +44,10 @@ export function databaseUrlProblem(value: string): string | undefined {
   try {
     url = new URL(value);
   } catch {
-    return 'not a valid URL (postgres://user@host:5432/database; README, PostgreSQL (in progress))';
+    return 'not a valid URL (postgres://user@host:5432/database; README, PostgreSQL)';
   }
   if (!url.hostname && !url.searchParams.get('host'))
-    return 'names no host (postgres://user@host:5432/database; README, PostgreSQL (in progress))';
+    return 'names no host (postgres://user@host:5432/database; README, PostgreSQL)';
   return undefined;
 }
 

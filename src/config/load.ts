@@ -190,7 +190,7 @@ export function loadConfig(flags: Flags, env: Env = process.env): Config {
   if (value.verify === 'fail' && !value.signingKey) {
     throw invalid(
       `${sourceName('verify', flags)} fail needs a signing key (--signing-key / LIVEFEED_SIGNING_KEY); ` +
-        'see the README, Signatures, for how to export it',
+        'see the README, Integrity and reliability, for how to export it',
     );
   }
   return { ...value, verify: value.verify ?? (value.signingKey ? 'fail' : 'off'), given };

@@ -17,7 +17,7 @@ export interface SigningKeys {
 }
 
 const ARMOR_BLOCK = /-----BEGIN PGP ([A-Z ]+?)-----[\s\S]*?-----END PGP \1-----/g;
-const EXPORT_HINT = `export the public key by its full fingerprint, e.g. \`gpg --export --armor ${UPSTREAM_FINGERPRINT} > key.asc\` (see the README, Signatures)`;
+const EXPORT_HINT = `export the public key by its full fingerprint, e.g. \`gpg --export --armor ${UPSTREAM_FINGERPRINT} > key.asc\` (see the README, Integrity and reliability)`;
 
 /**
  * Reads the public keys in `path`: one or more ASCII-armored blocks, each holding one or more keys

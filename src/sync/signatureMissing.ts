@@ -41,7 +41,7 @@ export function signatureMissingReason(
   }
   return (
     `${SIGNATURE_MISSING_UPSTREAM}: no .asc since ${since}; to store it unverified, ` +
-    `run livefeed sync --accept-unsigned ${error.file} (see the README, Signatures)`
+    `run livefeed sync --accept-unsigned ${error.file} (see the README, Integrity and reliability)`
   );
 }
 

@@ -146,7 +146,7 @@ function checkKeyStrength(keys: SigningKeys, file: string, logger: Logger, allow
     if (!allowWeak) {
       throw new WeakSigningKeyError(
         `signing key ${strength.fingerprint} in ${file} is a ${strength.weakness}: every signature by it would be ` +
-          'refused. Use the right key (see the README, Signatures) or pass --allow-weak-signing-key to accept it',
+          'refused. Use the right key (see the README, Integrity and reliability) or pass --allow-weak-signing-key to accept it',
       );
     }
     weak.add(strength.fingerprint);

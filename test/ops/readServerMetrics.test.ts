@@ -33,4 +33,39 @@ describe('read server metrics (serve over PostgreSQL with --db-replica)', () => 
     servers = servers.slice(0, 1);
     expect(await registry.metrics()).not.toContain('replica.example');
   });
+
+  it("shows each replica's replay lag as asked at the scrape, and no line for a replica that cannot say", async () => {
+    const registry = new Registry();
+    const OTHER = 'postgres://livefeed:***@replica-2.example:5432/livefeed';
+    const servers: ReadServerState[] = [
+      { display: REPLICA, replica: true, reads: 1, failures: 0, skippedUntil: undefined },
+      { display: OTHER, replica: true, reads: 0, failures: 3, skippedUntil: Date.now() + 8_000 },
+      { display: PRIMARY, replica: false, reads: 0, failures: 0, skippedUntil: undefined },
+    ];
+    let lags = [
+      { display: REPLICA, seconds: 2.5 },
+      { display: OTHER, seconds: null as number | null },
+    ];
+    let asked = 0;
+    registerReadServerMetrics(
+      registry,
+      () => servers,
+      async () => {
+        asked++;
+        return lags;
+      },
+    );
+    const first = await registry.metrics();
+    expect(first).toContain(`livefeed_db_server_replay_lag_seconds{server="${REPLICA}",role="replica"} 2.5`);
+    expect(first).not.toMatch(/replay_lag_seconds\{server="[^"]*replica-2/);
+    expect(first).not.toMatch(/replay_lag_seconds\{server="[^"]*db\.example/);
+    lags = [
+      { display: REPLICA, seconds: 0 },
+      { display: OTHER, seconds: 4 },
+    ];
+    const second = await registry.metrics();
+    expect(second).toContain(`livefeed_db_server_replay_lag_seconds{server="${REPLICA}",role="replica"} 0`);
+    expect(second).toContain(`livefeed_db_server_replay_lag_seconds{server="${OTHER}",role="replica"} 4`);
+    expect(asked).toBe(2);
+  });
 });

@@ -110,7 +110,7 @@ export async function openPostgresStore(
 ): Promise<PostgresStore> {
   if (!existsSync(join(POSTGRES_MIGRATIONS_FOLDER, 'meta', '_journal.json')))
     throw new ConfigError(
-      `cannot use PostgreSQL ${connection.display}: this livefeed has no PostgreSQL migrations (the single binary stores in SQLite only; install livefeed with npm for PostgreSQL, README, PostgreSQL (in progress))`,
+      `cannot use PostgreSQL ${connection.display}: this livefeed has no PostgreSQL migrations (the single binary stores in SQLite only; install livefeed with npm for PostgreSQL, README, PostgreSQL)`,
     );
   const pool = postgresPool(connection, options);
   let closed = false;

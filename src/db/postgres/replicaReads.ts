@@ -3,7 +3,7 @@ import type pg from 'pg';
 import type { Reads } from '../reads.js';
 import { type PostgresConnection, type PostgresDb, type PostgresStore, postgresPool } from './client.js';
 import { postgresReads } from './reads.js';
-import { ReadRouter, type ReadRouterOptions, type ReadServerState } from './replicas.js';
+import { ReadRouter, type ReadRouterOptions, type ReadServerState, type ReplayLag } from './replicas.js';
 import * as schema from './schema.js';
 
 /**
@@ -27,6 +27,8 @@ export interface PostgresReads {
   forRequest(): Reads;
   /** Each server's reads and failures (replicas first, then the primary); empty without replicas (nothing routed). */
   servers(): ReadServerState[];
+  /** Each replica's replay lag (ReadRouter.replayLags); empty without replicas. Never rejects. */
+  replayLags(): Promise<ReplayLag[]>;
   /** Ends the replicas' pools; the store (primary) stays open: its owner closes it. */
   close(): Promise<void>;
 }
@@ -69,7 +71,13 @@ export function openPostgresReads(
 ): PostgresReads {
   if (replicas.length === 0) {
     const reads = postgresReads(store);
-    return { reads, forRequest: () => reads, servers: () => [], close: async () => {} };
+    return {
+      reads,
+      forRequest: () => reads,
+      servers: () => [],
+      replayLags: async () => [],
+      close: async () => {},
+    };
   }
   const servers = replicas.map((connection) => ({
     display: connection.display,
@@ -85,6 +93,7 @@ export function openPostgresReads(
     reads: postgresReads(storeOver(store, router.pool())),
     forRequest: () => postgresReads(storeOver(store, router.session())),
     servers: () => router.servers(),
+    replayLags: () => router.replayLags(),
     close: () => router.close(),
   };
 }

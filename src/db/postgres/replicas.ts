@@ -31,6 +31,29 @@ export interface ReadServerState {
   skippedUntil: number | undefined;
 }
 
+/** A replica's replay lag as {@link ReadRouter.replayLags} measured it. */
+export interface ReplayLag {
+  display: string;
+  /**
+   * Seconds between now and the commit time of the last transaction the replica has replayed, 0
+   * when it has replayed all the WAL it received; null when it could not say (unreachable, skipped,
+   * not in recovery, or nothing replayed since it started).
+   */
+  seconds: number | null;
+}
+
+/**
+ * A standby's replay lag in seconds (the usual measure: a standby that has replayed all it received
+ * is not behind as far as it knows; else the age of the last transaction it replayed). NULL on a
+ * server not in recovery, or before it replayed a transaction.
+ */
+const REPLAY_LAG_SQL = `SELECT (CASE WHEN NOT pg_is_in_recovery() THEN NULL
+    WHEN pg_last_wal_receive_lsn() IS NOT DISTINCT FROM pg_last_wal_replay_lsn() THEN 0
+    ELSE greatest(extract(epoch FROM now() - pg_last_xact_replay_timestamp()), 0) END)::float8 AS lag`;
+
+/** Longest wait for a replica's replay lag at a scrape (a hung replica must not hold /metrics). */
+const REPLAY_LAG_TIMEOUT_MS = 2000;
+
 /** Options of {@link ReadRouter}. */
 export interface ReadRouterOptions {
   /** The clock of the back-off, in ms (default Date.now). */
@@ -108,6 +131,35 @@ export class ReadRouter {
       failures,
       skippedUntil: skippedUntil > now ? skippedUntil : undefined,
     }));
+  }
+
+  /**
+   * The replay lag of each replica (in the order given), asked of all at once; a replica that is
+   * skipped, fails or takes more than `timeoutMs` (default 2,000) is reported with `seconds` null.
+   * The lag is the replica's own view (README, Read replicas): a replica cut off from its primary
+   * shows 0 once it has replayed what it received. Never throws.
+   */
+  replayLags(timeoutMs = REPLAY_LAG_TIMEOUT_MS): Promise<ReplayLag[]> {
+    const now = this.#now();
+    const replicas = this.#servers.filter((s) => s.replica);
+    return Promise.all(
+      replicas.map(async ({ display, pool, skippedUntil }) => {
+        if (skippedUntil > now) return { display, seconds: null };
+        let timer: NodeJS.Timeout | undefined;
+        const timeout = new Promise<null>((resolve) => {
+          timer = setTimeout(() => resolve(null), timeoutMs);
+        });
+        const asked = pool.query<{ lag: number | null }>(REPLAY_LAG_SQL).then(
+          ({ rows }) => rows[0]?.lag ?? null,
+          () => null,
+        );
+        try {
+          return { display, seconds: await Promise.race([asked, timeout]) };
+        } finally {
+          clearTimeout(timer);
+        }
+      }),
+    );
   }
 
   /**

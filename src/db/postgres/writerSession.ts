@@ -66,7 +66,7 @@ export function openPostgresWriterStore(
       logger.warn(
         { event: 'database-client-check-refused', err: error.message },
         'the database server cannot check for vanished clients (client_connection_check_interval): ' +
-          "a killed writer's running statement holds its locks until it ends (README, PostgreSQL (in progress))",
+          "a killed writer's running statement holds its locks until it ends (README, PostgreSQL)",
       );
     }),
   });

@@ -218,6 +218,41 @@ describePostgres('read replicas: GraphQL reads from a streaming replica, writes 
     await standby.waitForReplay();
   });
 
+  it("reports each replica's replay lag: 0 once it has replayed all, growing while its replay waits", async () => {
+    const display = redactDatabaseUrl(standby.urlOf(DATABASE));
+    await standby.waitForReplay();
+    expect(await replicated.replayLags()).toEqual([{ display, seconds: 0 }]);
+    await standby.pauseReplay();
+    try {
+      await store.pool.query('CREATE TABLE IF NOT EXISTS lag_probe (at text)');
+      await store.pool.query('INSERT INTO lag_probe VALUES (now()::text)');
+      // Received but not replayed: the lag is the age of the last transaction it replayed.
+      const lsn = (await cluster.psql('postgres', 'SELECT pg_current_wal_insert_lsn()')).trim();
+      for (let i = 0; i < 200; i++) {
+        const got = await standby.psql('postgres', `SELECT pg_last_wal_receive_lsn() >= '${lsn}'::pg_lsn`);
+        if (got.trim() === 't') break;
+        await new Promise((resolve) => setTimeout(resolve, 50));
+      }
+      await new Promise((resolve) => setTimeout(resolve, 1100));
+      const [paused] = await replicated.replayLags();
+      expect(paused!.display).toBe(display);
+      expect(paused!.seconds).toBeGreaterThanOrEqual(1);
+    } finally {
+      await standby.resumeReplay();
+    }
+    await standby.waitForReplay();
+    expect(await replicated.replayLags()).toEqual([{ display, seconds: 0 }]);
+    // The primary is not in recovery: asked as a replica, it has no lag to tell.
+    const router = new ReadRouter({ pool: store.pool, display: 'primary' }, [
+      { pool: postgresPool({ connectionString: cluster.url, display: 'p' }), display: 'p' },
+    ]);
+    try {
+      expect(await router.replayLags()).toEqual([{ display: 'p', seconds: null }]);
+    } finally {
+      await router.close();
+    }
+  });
+
   it('falls back to the primary when the replica stops, skipping it for a back-off that doubles', async () => {
     await standby.stop();
     const expected = await primary.latestPacket();
@@ -228,6 +263,8 @@ describePostgres('read replicas: GraphQL reads from a streaming replica, writes 
     expect(skips).toHaveLength(1);
     expect(skips[0]!.display).toBe(redactDatabaseUrl(standby.urlOf(DATABASE)));
     expect(skips[0]!.display).not.toContain(':pw-');
+    // A skipped replica is not asked for its lag.
+    expect(await replicated.replayLags()).toEqual([{ display: skips[0]!.display, seconds: null }]);
 
     // Within the back-off the replica is not tried: no second failure.
     const yoga = graphql(() => replicated.forRequest());
@@ -241,5 +278,8 @@ describePostgres('read replicas: GraphQL reads from a streaming replica, writes 
     expect(await replicated.reads.latestPacket()).toEqual(expected);
     expect(replicaState()).toMatchObject({ failures: 2, skippedUntil: clock + 2000 });
     expect(skips).toHaveLength(2);
+    // Past the back-off a stopped replica is asked, fails, and has no lag to tell (no throw).
+    clock += 2001;
+    expect(await replicated.replayLags()).toEqual([{ display: skips[0]!.display, seconds: null }]);
   });
 });

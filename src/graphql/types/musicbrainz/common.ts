@@ -120,8 +120,9 @@ export const ArtistCreditRef = builder.objectRef<JsonNode>('ArtistCredit').imple
 /** GraphQL `MusicBrainzEntity`: what every entity type has. */
 export const MusicBrainzEntityRef = builder.interfaceRef<TypedEntity>('MusicBrainzEntity').implement({
   description:
-    'One version of an entity, typed: the JSON dump line read field by field (docs/ENTITY_TYPES.md in the ' +
-    'repository has the mapping). Fields the line does not hold are null. `EntityChange.data` has the whole line.',
+    "One version of an entity, typed: the JSON dump line read field by field, each field from the line's " +
+    'member of the same name (`sort-name` is `sortName`; README, Typed entities). Fields the line does not ' +
+    'hold are null. `EntityChange.data` has the whole line.',
   resolveType: (entity) => TYPE_NAMES[entity.type],
   fields: (t) => ({
     mbid: t.exposeID('mbid', { description: 'JSON `id`, lower case.' }),
