@@ -72,6 +72,14 @@ describe('the bundled CLI', () => {
     expect(staticInputs(meta, commandChunk('serve'))).toContain('src/http/app.ts');
   });
 
+  it('loads before any command (for --help, --version, and ahead of each command) only the CLI, its configuration and their parsers', () => {
+    const inputs = staticInputs(meta, mainOutput());
+    expect(inputs).toContain('src/config/load.ts');
+    // The error classes cli/exit.ts maps to exit codes live apart from the modules that throw them.
+    const packages = new Set(inputs.flatMap((i) => /node_modules\/((?:@[^/]+\/)?[^/]+)/.exec(i)?.[1] ?? []));
+    expect([...packages].sort()).toEqual(['commander', 'zod']);
+  });
+
   it('prints its version from package.json (paths resolve against the repository root)', async () => {
     const { stdout } = await run(process.execPath, [main, '--version'], { cwd: REPO_ROOT, env: cliEnv() });
     const { version } = (await import('../package.json', { with: { type: 'json' } })).default;

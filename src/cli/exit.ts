@@ -1,7 +1,6 @@
 import { ConfigError } from '../config.js';
 import { FeedAuthError, FeedHttpError, FeedNetworkError, safeMessage } from '../feed/errors.js';
-import { LockHeldError } from '../sync/lock.js';
-import { WeakSigningKeyError } from '../sync/verifier.js';
+import { LockHeldError, WeakSigningKeyError } from '../sync/errors.js';
 
 /** Exit codes of the CLI (README, Exit codes). */
 export const EXIT = {

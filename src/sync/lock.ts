@@ -3,6 +3,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import type { Store } from '../db/client.js';
 import { type LockHolder, lockHolder } from '../db/lock.js';
 import type { Logger } from '../logger.js';
+import { LockHeldError } from './errors.js';
 
 /**
  * The writer lock (issue 5): one row of `sync_lock` names the process that syncs into a database,
@@ -11,20 +12,6 @@ import type { Logger } from '../logger.js';
  * on this same host, has crashed and its lock is taken over. Taking the lock happens inside
  * `BEGIN IMMEDIATE`, so two contenders can never both win.
  */
-
-/** Raised when another live sync holds the lock; the message names it. */
-export class LockHeldError extends Error {
-  override name = 'LockHeldError';
-  constructor(
-    readonly holder: LockHolder,
-    readonly database: string,
-  ) {
-    super(
-      `another sync is writing ${database}: pid ${holder.pid} on ${holder.host}, since ${holder.acquiredAt}, ` +
-        `last heartbeat ${holder.heartbeatAt} (run with --wait to wait for it)`,
-    );
-  }
-}
 
 /** Options of {@link acquireWriterLock}. Durations in milliseconds. */
 export interface WriterLockOptions {

@@ -8,6 +8,7 @@ import {
 } from '../feed/signature.js';
 import { describeKeys, isUpstreamKey, loadSigningKeys, type SigningKeys } from '../feed/signingKeys.js';
 import type { Logger } from '../logger.js';
+import { WeakSigningKeyError } from './errors.js';
 
 /** Outcome of checking one archive against its detached signature. */
 export interface Verdict {
@@ -42,14 +43,6 @@ export class SignatureError extends Error {
   ) {
     super(message);
   }
-}
-
-/**
- * Raised at start-up for a signing key every signature by which would be refused (RSA or DSA under
- * 2048 bits): a configuration mistake, which the CLI reports as one (exit 2).
- */
-export class WeakSigningKeyError extends Error {
-  override name = 'WeakSigningKeyError';
 }
 
 /** Checks archives against their `.asc` according to the verify mode (FEED.md, Signatures). */

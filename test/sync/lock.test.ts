@@ -5,7 +5,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openStore, type Store } from '../../src/db/client.js';
 import { lockHolder } from '../../src/db/lock.js';
 import { BUNDLED_FEED_ROOT, type SampleFeed, startSampleFeed } from '../../src/samplefeed/server.js';
-import { acquireWriterLock, LockHeldError } from '../../src/sync/lock.js';
+import { LockHeldError } from '../../src/sync/errors.js';
+import { acquireWriterLock } from '../../src/sync/lock.js';
 import { startSync } from '../support/cli.js';
 import { tempDir, testLogger } from '../support/harness.js';
 

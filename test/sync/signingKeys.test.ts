@@ -4,7 +4,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { keyStrength } from '../../src/feed/keyStrength.js';
 import { verifyFileSignature } from '../../src/feed/signature.js';
 import { loadSigningKeys } from '../../src/feed/signingKeys.js';
-import { createVerifier, SignatureError, WeakSigningKeyError } from '../../src/sync/verifier.js';
+import { WeakSigningKeyError } from '../../src/sync/errors.js';
+import { createVerifier, SignatureError } from '../../src/sync/verifier.js';
 import { createGpgHome, type GpgHome } from '../support/gpg.js';
 import { testLogger } from '../support/harness.js';
 

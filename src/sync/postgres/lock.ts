@@ -4,7 +4,7 @@ import type pg from 'pg';
 import type { LockHolder } from '../../db/lock.js';
 import type { PostgresStore } from '../../db/postgres/client.js';
 import type { Logger } from '../../logger.js';
-import { LockHeldError } from '../lock.js';
+import { LockHeldError } from '../errors.js';
 
 /**
  * The writer lock of a PostgreSQL database (issue 17): a session advisory lock

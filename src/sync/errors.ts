@@ -1,0 +1,29 @@
+import type { LockHolder } from '../db/lock.js';
+
+/**
+ * The sync's errors that the CLI maps to exit codes (cli/exit.ts), in a module of their own: every
+ * command imports cli/exit.ts at start-up, and the modules that throw them load openpgp and
+ * drizzle, which a command that never meets them need not load.
+ */
+
+/** Raised when another live sync holds the lock; the message names it. */
+export class LockHeldError extends Error {
+  override name = 'LockHeldError';
+  constructor(
+    readonly holder: LockHolder,
+    readonly database: string,
+  ) {
+    super(
+      `another sync is writing ${database}: pid ${holder.pid} on ${holder.host}, since ${holder.acquiredAt}, ` +
+        `last heartbeat ${holder.heartbeatAt} (run with --wait to wait for it)`,
+    );
+  }
+}
+
+/**
+ * Raised at start-up for a signing key every signature by which would be refused (RSA or DSA under
+ * 2048 bits): a configuration mistake, which the CLI reports as one (exit 2).
+ */
+export class WeakSigningKeyError extends Error {
+  override name = 'WeakSigningKeyError';
+}
