@@ -1,8 +1,16 @@
 import { mkdir } from 'node:fs/promises';
 import { pipeline } from 'node:stream/promises';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { Agent, type Dispatcher, request } from 'undici';
 import { FeedAuthError, FeedHttpError, FeedNetworkError, safeMessage } from './errors.js';
+import {
+  type Agents,
+  closeAgents,
+  createAgents,
+  drain,
+  type HttpResponse,
+  httpGet,
+  readText,
+} from './httpGet.js';
 import { PartialDownload, PartialRestart } from './partial.js';
 import { feedUrl, parseReplicationInfo, redactUrl } from './protocol/urls.js';
 import type { DownloadTap } from './streamedDownload.js';
@@ -29,7 +37,6 @@ export interface FeedClientOptions {
   connectTimeoutMs?: number;
   /** Milliseconds without progress: to the response head, and between two body chunks. Default `timeoutMs`. */
   idleTimeoutMs?: number;
-  dispatcher?: Dispatcher;
   /** Told about each retry; `url` is redacted. */
   onRetry?: (info: { url: string; attempt: number; delayMs: number; reason: string }) => void;
   /** Told about each file received whole (download or signature text); `path` is under the feed root, no token. */
@@ -72,7 +79,9 @@ export class FeedClient {
   readonly feedRoot: string;
   readonly #token: string | undefined;
   readonly #retry: RetryPolicy;
-  readonly #dispatcher: Dispatcher;
+  readonly #agents: Agents;
+  readonly #connectTimeoutMs: number;
+  readonly #idleTimeoutMs: number;
   readonly #onRetry: FeedClientOptions['onRetry'];
   readonly #onFetched: FeedClientOptions['onFetched'];
 
@@ -81,16 +90,10 @@ export class FeedClient {
     this.#token = options.token;
     this.#retry = { ...DEFAULT_RETRY, ...options.retry };
     const timeout = options.timeoutMs ?? 30_000;
-    const idle = options.idleTimeoutMs ?? timeout;
-    // Every request gets both timeouts; undici reports them as errors that #withRetry retries.
-    this.#dispatcher =
-      options.dispatcher ??
-      new Agent({
-        connect: { timeout: options.connectTimeoutMs ?? timeout },
-        headersTimeout: idle,
-        bodyTimeout: idle,
-        keepAliveTimeout: 10_000,
-      });
+    // Every request gets both timeouts; they fail it with errors that #withRetry retries.
+    this.#connectTimeoutMs = options.connectTimeoutMs ?? timeout;
+    this.#idleTimeoutMs = options.idleTimeoutMs ?? timeout;
+    this.#agents = createAgents();
     this.#onRetry = options.onRetry;
     this.#onFetched = options.onFetched;
   }
@@ -107,7 +110,7 @@ export class FeedClient {
   async replicationInfo(signal?: AbortSignal): Promise<number | null> {
     return this.#withRetry('replication-info', signal, async (url) => {
       const res = await this.#get(url, signal);
-      const text = await res.body.text();
+      const text = await readText(res.body);
       this.#check(res, url, text, false);
       try {
         return parseReplicationInfo(JSON.parse(text));
@@ -139,19 +142,19 @@ export class FeedClient {
       const res = await this.#get(url, signal, partial.requestHeaders());
       if (res.statusCode === 404) {
         await partial.discard();
-        return { status: 'missing', body: await res.body.text() };
+        return { status: 'missing', body: await readText(res.body) };
       }
       if (res.statusCode === 416) {
-        await res.body.dump();
+        await drain(res.body);
         await partial.discard();
         throw new RetryableError('range not satisfiable (the file changed?); fetching it whole');
       }
       if (res.statusCode !== 200 && res.statusCode !== 206)
-        this.#check(res, url, await res.body.text(), true);
+        this.#check(res, url, await readText(res.body), true);
       try {
         await partial.begin(res.statusCode, res.headers);
       } catch (error) {
-        await res.body.dump().catch(() => {});
+        await drain(res.body).catch(() => {});
         throw error instanceof PartialRestart ? new RetryableError(error.message) : error;
       }
       tap?.begin(partial.path, partial.offset, partial.total);
@@ -169,7 +172,7 @@ export class FeedClient {
   async text(path: string, signal?: AbortSignal): Promise<string | null> {
     return this.#withRetry(path, signal, async (url) => {
       const res = await this.#get(url, signal);
-      const body = await res.body.text();
+      const body = await readText(res.body);
       if (res.statusCode === 404) return null;
       this.#check(res, url, body, true);
       this.#onFetched?.({ path, bytes: Buffer.byteLength(body) });
@@ -179,19 +182,20 @@ export class FeedClient {
 
   /** Releases connections. */
   async close(): Promise<void> {
-    await this.#dispatcher.close();
+    closeAgents(this.#agents);
   }
 
-  #get(url: URL, signal?: AbortSignal, headers: Record<string, string> = {}) {
-    return request(url, {
-      method: 'GET',
-      dispatcher: this.#dispatcher,
-      signal,
+  #get(url: URL, signal?: AbortSignal, headers: Record<string, string> = {}): Promise<HttpResponse> {
+    return httpGet(url, {
+      agents: this.#agents,
       headers: { 'user-agent': 'livefeed', ...headers },
+      signal,
+      connectTimeoutMs: this.#connectTimeoutMs,
+      idleTimeoutMs: this.#idleTimeoutMs,
     });
   }
 
-  #check(res: Dispatcher.ResponseData, url: URL, body: string, allowNotFound: boolean): void {
+  #check(res: HttpResponse, url: URL, body: string, allowNotFound: boolean): void {
     const status = res.statusCode;
     if (status === 200 || (allowNotFound && status === 404)) return;
     if (status === 400 || status === 403) throw new FeedAuthError(status, redactUrl(url), body);
