@@ -61,13 +61,15 @@ describe('the bundled CLI', () => {
   };
   const mainOutput = () => relative(process.cwd(), main);
 
-  it('loads for sync neither the GraphQL and HTTP server nor the PostgreSQL store', () => {
+  it('loads for sync neither the GraphQL and HTTP server, nor the PostgreSQL store, nor the metrics registry', () => {
     const inputs = [...staticInputs(meta, mainOutput()), ...staticInputs(meta, commandChunk('sync'))];
     expect(inputs).toContain('src/sync/worker.ts');
     const server = inputs.filter((i) => /^src\/(graphql|http)\//.test(i) || /node_modules\/graphql/.test(i));
     const postgres = inputs.filter((i) => /^src\/.*\/postgres\//.test(i) || /node_modules\/pg/.test(i));
     expect(server).toEqual([]);
     expect(postgres).toEqual([]);
+    // A sync alone serves no /metrics: prom-client comes with the server (ops/wiring.ts createOps).
+    expect(inputs.filter((i) => /node_modules\/prom-client\//.test(i))).toEqual([]);
     // The server is bundled still, behind `serve`'s import.
     expect(staticInputs(meta, commandChunk('serve'))).toContain('src/http/app.ts');
   });

@@ -6,6 +6,7 @@ import { databaseName, redactUrl } from '../feed/protocol/urls.js';
 import type { ServiceInfo } from '../graphql/builder.js';
 import { createApp } from '../http/app.js';
 import { createPacketEvents, type PacketEvents, watchCompletedPackets } from '../ops/events.js';
+import { createMetrics } from '../ops/metrics.js';
 import { registerReadServerMetrics } from '../ops/readServerMetrics.js';
 import type { CommandImplementation } from './command.js';
 import { EXIT } from './exit.js';
@@ -120,14 +121,16 @@ async function serveDatabase(
 ): Promise<RunningServer> {
   const { config, logger, ops } = session;
   const service = serviceInfo(session);
+  // A serving session has both (cli/session.ts); made here too so that the types say so.
+  const metrics = ops.metrics ?? createMetrics();
   if (served.kind === 'postgres' && !service.demo && (await served.reads.demo())) {
     // A database a demo sync wrote: say so, as `serve --demo` does for the SQLite demo file.
     service.demo = true;
-    ops.metrics.setInfo({ version: VERSION, deployment: config.deployment, demo: true });
+    metrics.setInfo({ version: VERSION, deployment: config.deployment, demo: true });
   }
   const events = ops.events ?? createPacketEvents();
   if (served.kind === 'postgres')
-    registerReadServerMetrics(ops.metrics.registry, served.servers, served.replayLags);
+    registerReadServerMetrics(metrics.registry, served.servers, served.replayLags);
   const app = createApp({
     ...(served.kind === 'sqlite'
       ? { store: served.store }
@@ -138,7 +141,7 @@ async function serveDatabase(
     corsOrigins: config.corsOrigins,
     mirrorTokens: config.mirrorTokens,
     upstream: upstreamClient(config, session.target, logger),
-    metrics: ops.metrics,
+    metrics,
     events,
     freshness: { warningMs: config.freshnessWarningMs, criticalMs: config.freshnessCriticalMs },
   });

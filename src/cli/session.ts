@@ -89,7 +89,7 @@ export async function openSession(mode: SessionMode, ctx: CommandContext): Promi
       : await feedTarget(config, logger, mode === 'start' || !!flags.demo, !!flags.demo);
   // Only a process that serves GraphQL has subscribers: `sync` does not load graphql-yoga's pubsub.
   const events = mode === 'sync' ? undefined : (await import('../ops/events.js')).createPacketEvents();
-  const ops = createOps({ version: VERSION, deployment: config.deployment, demo: target.demo }, events);
+  const ops = await createOps({ version: VERSION, deployment: config.deployment, demo: target.demo }, events);
   const stores: Store[] = [];
   const adopt = (store: Store) => {
     stores.push(store);

@@ -43,7 +43,7 @@ export interface CompletedDownload {
   sha256: string;
 }
 
-/** Headers of a response, as undici gives them. */
+/** Headers of a response, as Node's http gives them (feed/httpGet.ts). */
 export type ResponseHeaders = Record<string, string | string[] | undefined>;
 
 function header(headers: ResponseHeaders, name: string): string | undefined {

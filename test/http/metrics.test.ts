@@ -4,8 +4,10 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openStore } from '../../src/db/client.js';
 import { FeedClient } from '../../src/feed/client.js';
 import { createApp } from '../../src/http/app.js';
-import { createMetrics, fetchedKind, instrumentVerifier } from '../../src/ops/metrics.js';
-import { createOps, feedClientHooks, instrumentSync } from '../../src/ops/wiring.js';
+import { createPacketEvents } from '../../src/ops/events.js';
+import { createMetrics } from '../../src/ops/metrics.js';
+import { fetchedKind, instrumentVerifier } from '../../src/ops/syncMetrics.js';
+import { createOps, feedClientHooks, instrumentSync, type Ops } from '../../src/ops/wiring.js';
 import { SAMPLE_TOKEN } from '../../src/samplefeed/server.js';
 import { SignatureError, type Verifier } from '../../src/sync/verifier.js';
 import { gql, testLogger, testService } from '../support/harness.js';
@@ -22,10 +24,12 @@ function sample(text: string, series: string): number | undefined {
 }
 
 describe('/metrics', () => {
-  const ops = createOps({ version: 'test', deployment: 'production', demo: false });
+  // As in `start`: the sync and the server share the metrics of a process that serves.
+  let ops: Ops;
   let synced: SyncedDatabase;
   const completed: number[] = [];
   beforeAll(async () => {
+    ops = await createOps({ version: 'test', deployment: 'production', demo: false }, createPacketEvents());
     synced = await syncedDatabase({
       instrument: (ctx) =>
         instrumentSync(

@@ -132,7 +132,10 @@ describeStores('subscription packetSynced: the sync and the watch', (stores) => 
   });
 
   it('fires from the sync in the same process (livefeed start shares one pubsub)', async () => {
-    const ops = createOps({ version: 'test', deployment: 'production', demo: false }, createPacketEvents());
+    const ops = await createOps(
+      { version: 'test', deployment: 'production', demo: false },
+      createPacketEvents(),
+    );
     const yoga = createGraphql({
       reads: db.reads,
       display: 'subscription',
