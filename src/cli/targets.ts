@@ -24,7 +24,6 @@ import { BUNDLED_FEED_ROOT, SAMPLE_TOKEN } from '../samplefeed/bundled.js';
 import type { SampleFeed } from '../samplefeed/server.js';
 import type { SyncContext } from '../sync/context.js';
 import type { SyncStore } from '../sync/syncStore.js';
-import { createVerifier } from '../sync/verifier.js';
 
 /** The feed to sync from: upstream with a token, or the bundled sample feed (demo). */
 export interface FeedTarget {
@@ -138,7 +137,9 @@ export async function syncContext(
   ops: Ops,
 ): Promise<SyncContext> {
   const client = feedClient(target, 'sync', feedClientHooks(ops, logger));
-  // The demo verifies with the bundled TEST key unless a key was configured.
+  // The demo verifies with the bundled TEST key unless a key was configured. Loaded here, not by
+  // the commands that only read the feed (`status`): openpgp alone takes about 40 ms to load.
+  const { createVerifier } = await import('../sync/verifier.js');
   const verifier = await createVerifier(
     target.signingKey ?? config.signingKey,
     target.signingKey && !config.signingKey ? 'fail' : config.verify,
