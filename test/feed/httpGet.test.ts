@@ -48,7 +48,9 @@ describe('httpGet', () => {
       res.end('hello');
     });
     for (let i = 0; i < 3; i++) {
-      const res = await httpGet(url, options());
+      // Longer apart than the idle timeout: a finished request's timer must not reach the next one.
+      if (i > 0) await new Promise((resolve) => setTimeout(resolve, 300));
+      const res = await httpGet(url, options({ idleTimeoutMs: 200 }));
       expect(res.statusCode).toBe(200);
       expect(res.headers['x-seen']).toBe('test');
       expect(await readText(res.body)).toBe('hello');
