@@ -75,7 +75,6 @@ export async function openSession(mode: SessionMode, ctx: CommandContext): Promi
   const { config, flags } = ctx;
   const logger = commandLogger(config);
   const signal = shutdownSignal(logger, ctx.forceExit);
-  // choosePostgres refuses the commands not ported to PostgreSQL yet (exit 2).
   const database = choosePostgres(config) ?? chooseDatabase(mode, config, flags);
   // A PostgreSQL database is there or not once opened: a new one is migrated and serves nothing yet.
   if (mode === 'serve' && database.kind === 'sqlite') requireExistingDatabase(database);

@@ -1,16 +1,9 @@
 import { mkdir } from 'node:fs/promises';
+import { text as readText } from 'node:stream/consumers';
 import { pipeline } from 'node:stream/promises';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { FeedAuthError, FeedHttpError, FeedNetworkError, safeMessage } from './errors.js';
-import {
-  type Agents,
-  closeAgents,
-  createAgents,
-  drain,
-  type HttpResponse,
-  httpGet,
-  readText,
-} from './httpGet.js';
+import { type Agents, closeAgents, createAgents, drain, type HttpResponse, httpGet } from './httpGet.js';
 import { PartialDownload, PartialRestart } from './partial.js';
 import { feedUrl, parseReplicationInfo, redactUrl } from './protocol/urls.js';
 import type { DownloadTap } from './streamedDownload.js';

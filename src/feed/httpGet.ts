@@ -100,13 +100,6 @@ function watchConnect(request: http.ClientRequest, socket: Socket, secure: boole
   socket.once('close', clear);
 }
 
-/** The body as UTF-8 text. */
-export async function readText(body: IncomingMessage): Promise<string> {
-  const chunks: Buffer[] = [];
-  for await (const chunk of body) chunks.push(chunk as Buffer);
-  return Buffer.concat(chunks).toString('utf8');
-}
-
 /** Reads the body to its end and drops it (the connection can be reused). */
 export async function drain(body: IncomingMessage): Promise<void> {
   for await (const _ of body);

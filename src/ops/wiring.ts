@@ -36,12 +36,13 @@ export async function createOps(
 
 /** FeedClient callbacks that count retries and fetched files; `onRetry` also logs, as the CLI did. */
 export function feedClientHooks(ops: Ops, logger: Logger) {
+  const { metrics } = ops;
   return {
     onRetry: (info: { url: string; attempt: number; delayMs: number; reason: string }) => {
-      ops.metrics?.retries.inc();
+      metrics?.retries.inc();
       logger.warn({ event: 'retry', ...info }, `retrying ${info.url} in ${info.delayMs} ms: ${info.reason}`);
     },
-    onFetched: (info: { path: string; bytes: number }) => ops.metrics && recordFetched(ops.metrics, info),
+    onFetched: metrics && ((info: { path: string; bytes: number }) => recordFetched(metrics, info)),
   };
 }
 

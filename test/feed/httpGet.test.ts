@@ -1,6 +1,7 @@
 import { once } from 'node:events';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { text as readText } from 'node:stream/consumers';
 import { afterEach, describe, expect, it } from 'vitest';
 import {
   type Agents,
@@ -9,7 +10,6 @@ import {
   drain,
   HttpTimeoutError,
   httpGet,
-  readText,
 } from '../../src/feed/httpGet.js';
 
 /** The feed client's transport (src/feed/httpGet.ts) against a real HTTP server on port 0. */
