@@ -9,7 +9,7 @@ import { redactDatabaseUrl } from '../../../src/config.js';
 import { openPostgresStore, type PostgresStore, postgresPool } from '../../../src/db/postgres/client.js';
 import { postgresReads } from '../../../src/db/postgres/reads.js';
 import { openPostgresReads, type PostgresReads } from '../../../src/db/postgres/replicaReads.js';
-import { ReadRouter } from '../../../src/db/postgres/replicas.js';
+import { ReadRouter, type ReadServer } from '../../../src/db/postgres/replicas.js';
 import type { Reads } from '../../../src/db/reads.js';
 import { createGraphql, type GraphqlServer } from '../../../src/http/graphql.js';
 import { createPacketEvents } from '../../../src/ops/events.js';
@@ -252,6 +252,59 @@ describePostgres('read replicas: GraphQL reads from a streaming replica, writes 
       await router.close();
     }
   });
+
+  it('runs a read that the replica cancels for a conflict with recovery again on the primary; on the last server the conflict is the error', async () => {
+    // A replayed ACCESS EXCLUSIVE lock conflicts with a read holding the table on the standby,
+    // which cancels the read after max_standby_streaming_delay (set low for this test).
+    await standby.psql('postgres', "ALTER SYSTEM SET max_standby_streaming_delay = '100ms'");
+    await standby.psql('postgres', 'SELECT pg_reload_conf()');
+    await store.pool.query('CREATE TABLE IF NOT EXISTS conflict_probe (n int)');
+    await standby.waitForReplay();
+    const replicaPool = postgresPool({ connectionString: standby.urlOf(DATABASE), display: 'replica' });
+    const router = new ReadRouter({ pool: store.pool, display: 'primary' }, [
+      { pool: replicaPool, display: 'replica' },
+    ]);
+    // Long on the standby only: it is still running when the lock is replayed.
+    const read = (server: ReadServer) =>
+      server.pool
+        .query(
+          `SELECT pg_is_in_recovery() AS recovery, pg_sleep(CASE WHEN pg_is_in_recovery() THEN 20 ELSE 0 END)
+           FROM (SELECT count(*) FROM conflict_probe) p`,
+        )
+        .then(({ rows }) => (rows[0] as { recovery: boolean }).recovery);
+    /** Takes (and at once releases) the lock on the primary once a read is running on the standby. */
+    const lockWhileReading = async () => {
+      for (let i = 0; i < 200; i++) {
+        const running = await standby.psql(
+          DATABASE,
+          "SELECT count(*) FROM pg_stat_activity WHERE state = 'active' AND query LIKE '%conflict_probe%' AND pid <> pg_backend_pid()",
+        );
+        if (running.trim() !== '0') break;
+        await new Promise((resolve) => setTimeout(resolve, 25));
+      }
+      await store.pool.query('BEGIN; LOCK TABLE conflict_probe IN ACCESS EXCLUSIVE MODE; COMMIT');
+    };
+    try {
+      const started = Date.now();
+      const [answered] = await Promise.all([router.run(router.candidates(), read), lockWhileReading()]);
+      expect(answered.server.display).toBe('primary');
+      expect(answered.value).toBe(false);
+      expect(Date.now() - started).toBeLessThan(15_000);
+      // A conflict is no fault of the replica: it is not skipped.
+      expect(router.servers().find((s) => s.replica)).toMatchObject({ failures: 0, skippedUntil: undefined });
+
+      await standby.waitForReplay();
+      const alone = router.run([router.candidates()[0]!], read);
+      const [refused] = await Promise.allSettled([alone, lockWhileReading()]);
+      expect(refused.status).toBe('rejected');
+      expect((refused as PromiseRejectedResult).reason).toMatchObject({ code: '40001' });
+      expect(String((refused as PromiseRejectedResult).reason.message)).toMatch(/conflict with recovery/);
+    } finally {
+      await router.close();
+      await standby.psql('postgres', 'ALTER SYSTEM RESET max_standby_streaming_delay');
+      await standby.psql('postgres', 'SELECT pg_reload_conf()');
+    }
+  }, 60_000);
 
   it('falls back to the primary when the replica stops, skipping it for a back-off that doubles', async () => {
     await standby.stop();
