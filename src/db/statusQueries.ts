@@ -33,9 +33,16 @@ export const STATUS_SQL = {
       (SELECT min(e.checked_at) FROM dumps e WHERE e.packet = w.oldest AND e.status = 'PENDING') AS since
     FROM (SELECT count(DISTINCT packet) AS packets, min(packet) AS oldest FROM dumps WHERE status = 'PENDING') w
     LEFT JOIN packets p ON p.number = w.oldest`,
-  /** () → packet, entity: the stored JSON dumps with changes of the newest packet that has any. */
+  /**
+   * () → packet, entity: the stored JSON dumps with changes of the newest packet that has any. The
+   * packets are walked newest first, one primary-key seek into `dumps` each, so the read stops at
+   * the newest packet with changes whatever the database's age; `max(packet)` over the SYNCED dumps
+   * read every one of them (SQLite took the status index).
+   */
   newestDumpsWithChanges: `SELECT packet, entity FROM dumps
-    WHERE packet = (SELECT max(packet) FROM dumps WHERE status = 'SYNCED' AND change_count > 0)
+    WHERE packet = (SELECT p.number FROM packets p WHERE EXISTS (SELECT 1 FROM dumps d
+        WHERE d.packet = p.number AND d.status = 'SYNCED' AND d.change_count > 0)
+      ORDER BY p.number DESC LIMIT 1)
       AND status = 'SYNCED' AND change_count > 0`,
   /** () → at: the folder time (ms) of the newest migration applied (SQLite's migration table). */
   lastMigration: 'SELECT max(created_at) AS at FROM __drizzle_migrations',

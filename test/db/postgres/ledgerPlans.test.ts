@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { openPostgresStore, type PostgresStore } from '../../../src/db/postgres/client.js';
 import { FAILURES_PAGE, PACKETS_PAGE, quarantineStatements } from '../../../src/db/postgres/ledgerReads.js';
+import { STATUS_SQL } from '../../../src/db/statusQueries.js';
 import { describePostgres, type PostgresCluster, startPostgres } from '../../support/postgres.js';
 import { explainPlan, type PlanNode, relationScans } from '../../support/postgresPlans.js';
 
@@ -23,12 +24,12 @@ describePostgres('the plans of the PostgreSQL ledger reads (indexes)', () => {
     cluster = await startPostgres();
     const { url } = await cluster.createDatabase('ledger_plans');
     store = await openPostgresStore({ connectionString: url, display: 'ledger_plans' });
-    // 50,000 packets, each with a SYNCED dump; every 1,000th a FAILED one and a PENDING
+    // 50,000 packets, each with a SYNCED dump (two in three with changes); every 1,000th a FAILED one and a PENDING
     // replication packet; 20,000 quarantined lines over 20 packets and two entity types.
     await store.pool.query(`
       INSERT INTO packets (number, created_at) SELECT n, 'x' FROM generate_series(1, 50000) n;
-      INSERT INTO dumps (packet, entity, status, updated_at)
-        SELECT n, 'artist', CASE WHEN n % 1000 = 0 THEN 'FAILED' ELSE 'SYNCED' END, 'x' FROM generate_series(1, 50000) n;
+      INSERT INTO dumps (packet, entity, status, change_count, updated_at)
+        SELECT n, 'artist', CASE WHEN n % 1000 = 0 THEN 'FAILED' ELSE 'SYNCED' END, n % 3, 'x' FROM generate_series(1, 50000) n;
       INSERT INTO replication_packets (packet, status, updated_at)
         SELECT n, CASE WHEN n % 1000 = 0 THEN 'PENDING' ELSE 'SYNCED' END, 'x' FROM generate_series(1, 50000) n;
       INSERT INTO quarantine (packet, entity, line, raw, reason)
@@ -67,6 +68,18 @@ describePostgres('the plans of the PostgreSQL ledger reads (indexes)', () => {
         expect.stringContaining('ROW(packet, entity, line) >'),
       ]);
     }
+  });
+
+  it("GraphiQL's example, the newest dumps with changes: the packets' primary key backwards against the dumps' primary key, no sort", async () => {
+    const nodes = await plan({ text: STATUS_SQL.newestDumpsWithChanges }, []);
+    expect([...new Set(scans(nodes))].sort()).toEqual([
+      'dumps:dumps_packet_entity_pk',
+      'packets:packets_pkey',
+    ]);
+    expect(sorted(nodes)).toBe(false);
+    expect(nodes.find((n) => n['Relation Name'] === 'packets')).toMatchObject({
+      'Scan Direction': 'Backward',
+    });
   });
 
   it('a page of failures: the status indexes of dumps and replication packets', async () => {
