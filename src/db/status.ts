@@ -73,11 +73,18 @@ export interface LocalPosition {
 /** The packet counts of {@link LocalPosition}. */
 export type PacketPosition = Omit<LocalPosition, 'latest'>;
 
-/** The packet counts of {@link LocalPosition}, written once for SQLite and PostgreSQL. */
-export const PACKET_POSITION_SQL = `SELECT max(number) AS highest,
-    min(CASE WHEN synced_at IS NULL THEN number END) AS "firstIncomplete",
-    count(*) AS packets, count(synced_at) AS completed
-  FROM packets`;
+/**
+ * The packet counts of {@link LocalPosition}, written once for SQLite and PostgreSQL. Each part is
+ * its own subquery so that none steps through every packet (issue 16, a year of operation): the
+ * highest is the primary key's last entry, the incomplete packets are the `NULL` end of
+ * `packets_synced_at` (few), and SQLite counts a whole table from its pages without reading its
+ * rows (`completed` is that count less the incomplete). One aggregate over every row read all
+ * 8,760 packets of a year: 11 µs for 24 packets, about 600 µs for a year.
+ */
+export const PACKET_POSITION_SQL = `SELECT (SELECT max(number) FROM packets) AS highest,
+    (SELECT min(number) FROM packets WHERE synced_at IS NULL) AS "firstIncomplete",
+    t.n AS packets, t.n - (SELECT count(*) FROM packets WHERE synced_at IS NULL) AS completed
+  FROM (SELECT count(*) AS n FROM packets) t`;
 
 /** Keys and values of what `replication-info` said, for {@link recordUpstream} (`at`: ISO 8601). */
 export function upstreamMeta(latest: number | null, at: string): [string, string][] {
