@@ -14,6 +14,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { openStore, type Store } from '../src/db/client.js';
 import { sqliteReads } from '../src/db/reads.js';
+import { encodeFeedCursor } from '../src/graphql/types/changeFeed.js';
 import { createApp } from '../src/http/app.js';
 import { DEFAULT_FRESHNESS } from '../src/ops/freshness.js';
 import { collectStatus } from '../src/ops/statusReport.js';
@@ -86,6 +87,34 @@ function graphiqlRevisit(): Probe {
   };
 }
 
+/**
+ * A follower's next page of the change stream: `changeFeed(first: 100)` after the end of the packet
+ * two before the newest (each database's own), so both read the same share of a packet's events.
+ */
+function changeFeedNearTheHead(): Probe {
+  const bodies = new Map<string, string>();
+  return async (db) => {
+    let body = bodies.get(db.origin);
+    if (!body) {
+      const latest = (await sqliteReads(db.store).latestPacket())!.number;
+      const after = encodeFeedCursor({}, { at: 'packetEnd', packet: latest - 2 });
+      body = JSON.stringify({
+        query: `{ changeFeed(first: 100, after: "${after}") { pageInfo { endCursor }
+          nodes { ... on EntityChange { mbid packet data } ... on EntityRemoval { mbid packet kind } } } }`,
+      });
+      bodies.set(db.origin, body);
+    }
+    const response = await fetch(`${db.origin}/graphql`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body,
+    });
+    const text = await response.text();
+    if (!response.ok || text.includes('"errors"') || !text.includes('"mbid"'))
+      throw new Error(`changeFeed near the head: ${response.status} ${text.slice(0, 300)}`);
+  };
+}
+
 const status: Probe = async (db) => {
   await collectStatus(sqliteReads(db.store), {
     display: db.store.path,
@@ -111,6 +140,7 @@ const PROBES: [string, Probe][] = [
     graphql('{ failures { totalCount nodes { packet status } } }'),
   ],
   // The bench databases are old on purpose: CRITICAL (503) is their right answer.
+  ['changeFeed(first: 100, after: two packets before the newest)', changeFeedNearTheHead()],
   ['GET /freshness', get('/freshness', [200, 503])],
   ['GET /metrics', get('/metrics')],
   ['GET /api/musicbrainz/replication-info', get('/api/musicbrainz/replication-info')],
