@@ -139,8 +139,8 @@ const PROBES: [string, Probe][] = [
     'failures { totalCount nodes { packet status } }',
     graphql('{ failures { totalCount nodes { packet status } } }'),
   ],
-  // The bench databases are old on purpose: CRITICAL (503) is their right answer.
   ['changeFeed(first: 100, after: two packets before the newest)', changeFeedNearTheHead()],
+  // The bench databases are old on purpose: CRITICAL (503) is their right answer.
   ['GET /freshness', get('/freshness', [200, 503])],
   ['GET /metrics', get('/metrics')],
   ['GET /api/musicbrainz/replication-info', get('/api/musicbrainz/replication-info')],

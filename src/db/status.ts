@@ -74,12 +74,13 @@ export interface LocalPosition {
 export type PacketPosition = Omit<LocalPosition, 'latest'>;
 
 /**
- * The packet counts of {@link LocalPosition}, written once for SQLite and PostgreSQL. Each part is
- * its own subquery so that none steps through every packet (issue 16, a year of operation): the
- * highest is the primary key's last entry, the incomplete packets are the `NULL` end of
- * `packets_synced_at` (few), and SQLite counts a whole table from its pages without reading its
- * rows (`completed` is that count less the incomplete). One aggregate over every row read all
- * 8,760 packets of a year: 11 µs for 24 packets, about 600 µs for a year.
+ * The packet counts of {@link LocalPosition}, written once for SQLite and PostgreSQL, without
+ * stepping through every packet (issue 16, a year of operation): the highest is the primary key's
+ * last entry; the incomplete packets are the `NULL` end of `packets_synced_at` (few), read by two
+ * subqueries, which measured faster than one whose two values SQLite materializes; and SQLite
+ * counts a whole table from its pages without reading its rows (`completed` is that count less the
+ * incomplete). One aggregate over every row took 8 µs for 24 packets and 1,038 µs for the 8,760 of
+ * a year; this takes 6 µs for both (bench/RESULTS.md).
  */
 export const PACKET_POSITION_SQL = `SELECT (SELECT max(number) FROM packets) AS highest,
     (SELECT min(number) FROM packets WHERE synced_at IS NULL) AS "firstIncomplete",
