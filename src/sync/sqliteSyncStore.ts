@@ -1,3 +1,4 @@
+import { isBulkLoad } from '../db/bulkJournal.js';
 import { checkpoint, deferCheckpoints, MAX_DEFERRED_WAL_BYTES, walBytes } from '../db/checkpoint.js';
 import type { Store } from '../db/client.js';
 import { missingReplicationPackets, storedReplicationPacket } from '../db/replicationQueries.js';
@@ -7,6 +8,7 @@ import type { Logger } from '../logger.js';
 import { markPending, recordFailure, recordNotThere, retryDeferred } from './fileRecords.js';
 import { ingestSizedDump } from './import.js';
 import { type IngestJsonDumpOptions, type IngestResult, ingestJsonDump } from './ingest.js';
+import { PacketTransaction } from './packetTransaction.js';
 import { historyCutoff, pruneHistory } from './prune.js';
 import { storeReplicationPacket } from './replication.js';
 import { applyRetention } from './retention.js';
@@ -32,6 +34,11 @@ function runCheckpoint(store: Store, logger: Logger): void {
   }
 }
 
+/** Checkpoints when the WAL grew past {@link MAX_DEFERRED_WAL_BYTES} before the pass's end. */
+function checkpointIfLarge(store: Store, logger: Logger): void {
+  if (walBytes(store.path) > MAX_DEFERRED_WAL_BYTES) runCheckpoint(store, logger);
+}
+
 /**
  * Smallest archive the sync stores as a bulk load. Each switch of journal mode first copies the
  * pass's WAL so far into the database file, and a small dump's second write is small: a day of 264
@@ -55,9 +62,12 @@ function ingestDump(
   store: Store,
   options: IngestJsonDumpOptions,
   minBulkBytes: number,
+  transaction: PacketTransaction,
 ): Promise<IngestResult> {
   const bytes = options.archiveBytes;
   if (bytes === undefined || bytes === null || bytes < minBulkBytes) return ingestJsonDump(store, options);
+  // The journal mode changes only outside a transaction: the packet's archives so far commit first.
+  if (isBulkLoad(store, bytes)) transaction.commit();
   return ingestSizedDump(store, options, bytes);
 }
 
@@ -73,11 +83,12 @@ export function sqliteSyncStore(
   tuning: { minBulkArchiveBytes?: number } = {},
 ): SqliteSyncStore {
   const minBulkBytes = tuning.minBulkArchiveBytes ?? MIN_BULK_ARCHIVE_BYTES;
+  const transaction = new PacketTransaction(store.sqlite);
   return {
     ...store,
     kind: 'sqlite',
     display: store.path,
-    ingestDump: (options) => ingestDump(store, options, minBulkBytes),
+    ingestDump: (options) => ingestDump(store, options, minBulkBytes, transaction),
     markPending: async (packet, entity, now) => markPending(store, packet, entity, now),
     recordFailure: async (file, reason, now, error) => recordFailure(store, file, reason, now, error),
     retryDeferred: async (file, now) => retryDeferred(store, file, now),
@@ -108,8 +119,11 @@ export function sqliteSyncStore(
       // A dump's COMMIT makes it visible; copying its pages into the database file waits for the
       // pass's end (db/checkpoint.ts), unless the WAL grew past its bound meanwhile.
       if (moment === 'passStarted') deferCheckpoints(store.sqlite);
-      else if (moment === 'passEnded' || walBytes(store.path) > MAX_DEFERRED_WAL_BYTES)
-        runCheckpoint(store, logger);
+      else if (moment === 'packetStarted') transaction.begin(logger);
+      else if (moment === 'packetEnded' || moment === 'packetsEnded') {
+        if (transaction.commit()) checkpointIfLarge(store, logger);
+      } else if (moment === 'passEnded') runCheckpoint(store, logger);
+      else if (!transaction.open) checkpointIfLarge(store, logger);
     },
   };
 }

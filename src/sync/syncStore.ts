@@ -105,6 +105,15 @@ export interface HistoryPruning {
   prune(keep: KeepHistory, now: Date, logger: Logger): Promise<PruneResult>;
 }
 
+/** When the pass calls {@link SyncStore.housekeeping}. */
+export type HousekeepingMoment =
+  | 'passStarted'
+  | 'packetStarted'
+  | 'packetEnded'
+  | 'packetsEnded'
+  | 'dumpStored'
+  | 'passEnded';
+
 /** The sync writer's database. `kind` says which. */
 export interface SyncStore extends DumpWriter, FileRecords, PacketState, KeptFiles {
   readonly kind: 'sqlite' | 'postgres';
@@ -115,11 +124,14 @@ export interface SyncStore extends DumpWriter, FileRecords, PacketState, KeptFil
   /** The database as messages name it (a path, or a URL without its password). */
   readonly display: string;
   /**
-   * Called when a pass starts and ends and after each stored dump: SQLite defers its WAL
-   * checkpoints to the end of the pass, or checkpoints a WAL grown past its bound (`ifLarge`);
-   * nothing on PostgreSQL. Never throws: a failed checkpoint is logged.
+   * Called when a pass starts and ends, when each packet of its range starts and ends, when its
+   * packets end (also on an error or abort) and after each stored dump. SQLite stores each packet in
+   * one transaction (sync/packetTransaction.ts) and defers its WAL checkpoints to the end of the
+   * pass, or checkpoints a WAL grown past its bound; nothing on PostgreSQL. A failed checkpoint is
+   * logged, not thrown.
+   * @throws SQLite's error when a packet's transaction cannot begin (busy) or commit.
    */
-  housekeeping(moment: 'passStarted' | 'passEnded' | 'dumpStored', logger: Logger): void;
+  housekeeping(moment: HousekeepingMoment, logger: Logger): void;
 }
 
 /** The SQLite sync store: the {@link Store} itself with the operations of {@link SyncStore}. */

@@ -146,14 +146,19 @@ async function syncPackets(
   const prefetch = new Prefetcher(ctx.feed.client, ctx.feed.dataDir, ctx.signal);
   prefetch.plan(await filesToAsk(ctx, range));
   const passCtx = { ...ctx, prefetch };
+  const { logger } = ctx.observe;
   try {
     for (let packet = range.from; packet <= range.to; packet++) {
       ctx.signal?.throwIfAborted();
+      ctx.store.housekeeping('packetStarted', logger);
       await syncPacket(passCtx, packet, report, now);
+      ctx.store.housekeeping('packetEnded', logger);
       ctx.observe.observer?.packetVisited?.(packet);
     }
   } finally {
     prefetch.close();
+    // What was stored before an error or abort is committed too.
+    ctx.store.housekeeping('packetsEnded', logger);
   }
 }
 
