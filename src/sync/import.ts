@@ -90,15 +90,19 @@ export async function importJsonDump(store: Store, options: ImportJsonDumpOption
  * `archiveBytes` adds about as much as the database holds (`isBulkLoad`: a full dump into a new or
  * small database, the first large dumps synced into a new one), as `bootstrap` does
  * (db/bulkJournal.ts): a rollback journal while the connection is alone, and the MBID index built
- * after the lines. Used by `import` and by the sync (sqliteSyncStore.ts).
+ * after the lines. Used by `import` and by the sync (sqliteSyncStore.ts). `beforeBulkLoad` runs
+ * first when the dump is a bulk load (the sync commits its packet's transaction there: the journal
+ * mode changes only outside a transaction).
  * @throws as ingestJsonDump.
  */
 export async function ingestSizedDump(
   store: Store,
   options: IngestJsonDumpOptions,
   archiveBytes: number,
+  beforeBulkLoad?: () => void,
 ): Promise<IngestResult> {
   if (!isBulkLoad(store, archiveBytes)) return ingestJsonDump(store, options);
+  beforeBulkLoad?.();
   return (await withBulkJournal(store, () => ingestJsonDump(store, { ...options, bulk: true }))).result;
 }
 

@@ -1,4 +1,3 @@
-import { isBulkLoad } from '../db/bulkJournal.js';
 import { checkpoint, deferCheckpoints, MAX_DEFERRED_WAL_BYTES, walBytes } from '../db/checkpoint.js';
 import type { Store } from '../db/client.js';
 import { missingReplicationPackets, storedReplicationPacket } from '../db/replicationQueries.js';
@@ -66,9 +65,8 @@ function ingestDump(
 ): Promise<IngestResult> {
   const bytes = options.archiveBytes;
   if (bytes === undefined || bytes === null || bytes < minBulkBytes) return ingestJsonDump(store, options);
-  // The journal mode changes only outside a transaction: the packet's archives so far commit first.
-  if (isBulkLoad(store, bytes)) transaction.commit();
-  return ingestSizedDump(store, options, bytes);
+  // The packet's archives so far commit first: the journal mode changes only outside a transaction.
+  return ingestSizedDump(store, options, bytes, () => transaction.commit());
 }
 
 /**
@@ -116,11 +114,11 @@ export function sqliteSyncStore(
     },
     applyRetention: async (dataDir, keep, now, logger) => applyRetention(store, dataDir, keep, now, logger),
     housekeeping(moment, logger) {
-      // A dump's COMMIT makes it visible; copying its pages into the database file waits for the
+      // A packet's COMMIT makes it visible; copying its pages into the database file waits for the
       // pass's end (db/checkpoint.ts), unless the WAL grew past its bound meanwhile.
       if (moment === 'passStarted') deferCheckpoints(store.sqlite);
       else if (moment === 'packetStarted') transaction.begin(logger);
-      else if (moment === 'packetEnded' || moment === 'packetsEnded') {
+      else if (moment === 'packetEnded') {
         if (transaction.commit()) checkpointIfLarge(store, logger);
       } else if (moment === 'passEnded') runCheckpoint(store, logger);
       else if (!transaction.open) checkpointIfLarge(store, logger);

@@ -106,13 +106,7 @@ export interface HistoryPruning {
 }
 
 /** When the pass calls {@link SyncStore.housekeeping}. */
-export type HousekeepingMoment =
-  | 'passStarted'
-  | 'packetStarted'
-  | 'packetEnded'
-  | 'packetsEnded'
-  | 'dumpStored'
-  | 'passEnded';
+export type HousekeepingMoment = 'passStarted' | 'packetStarted' | 'packetEnded' | 'dumpStored' | 'passEnded';
 
 /** The sync writer's database. `kind` says which. */
 export interface SyncStore extends DumpWriter, FileRecords, PacketState, KeptFiles {
@@ -124,8 +118,8 @@ export interface SyncStore extends DumpWriter, FileRecords, PacketState, KeptFil
   /** The database as messages name it (a path, or a URL without its password). */
   readonly display: string;
   /**
-   * Called when a pass starts and ends, when each packet of its range starts and ends, when its
-   * packets end (also on an error or abort) and after each stored dump. SQLite stores each packet in
+   * Called when a pass starts and ends, when each packet of its range starts and ends (also on an
+   * error or abort) and after each stored dump. SQLite stores each packet in
    * one transaction (sync/packetTransaction.ts) and defers its WAL checkpoints to the end of the
    * pass, or checkpoints a WAL grown past its bound; nothing on PostgreSQL. A failed checkpoint is
    * logged, not thrown.

@@ -2,7 +2,7 @@ import type { Store } from '../db/client.js';
 
 /**
  * Runs `work` inside `BEGIN IMMEDIATE … COMMIT` on the store's connection, rolling back when it
- * throws or rejects; inside a transaction already open (a catch-up batch, catchUpBatch.ts) it runs
+ * throws or rejects; inside a transaction already open (a packet's, packetTransaction.ts) it runs
  * as a savepoint of it, released or rolled back the same way. Unlike better-sqlite3's
  * `transaction()`, `work` may await (stream reading): the write lock is held throughout, while WAL
  * readers on other connections keep reading the last committed state, so a half-written dump is

@@ -151,14 +151,16 @@ async function syncPackets(
     for (let packet = range.from; packet <= range.to; packet++) {
       ctx.signal?.throwIfAborted();
       ctx.store.housekeeping('packetStarted', logger);
-      await syncPacket(passCtx, packet, report, now);
-      ctx.store.housekeeping('packetEnded', logger);
+      try {
+        await syncPacket(passCtx, packet, report, now);
+      } finally {
+        // What was stored before an error or abort is committed too.
+        ctx.store.housekeeping('packetEnded', logger);
+      }
       ctx.observe.observer?.packetVisited?.(packet);
     }
   } finally {
     prefetch.close();
-    // What was stored before an error or abort is committed too.
-    ctx.store.housekeeping('packetsEnded', logger);
   }
 }
 
