@@ -146,7 +146,7 @@ export const bootstrapCommand: CommandImplementation = {
     const progress = entityProgress(log);
     try {
       sample = demo ? await startSampleFeed({ root: BUNDLED_FEED_ROOT }) : undefined;
-      dumps = feedClient({ feedRoot: sample?.dumpsUrl ?? config.dumpsUrl, token: undefined }, 'sync');
+      dumps = feedClient({ feedRoot: sample?.dumpsUrl ?? config.dumpsUrl, token: undefined }, 'fullDumps');
       if (demo) await target.markDemo();
       const stopped = 'bootstrap stopped by a signal: stored entity types stay';
       return await target.withLock(stopped, async (signal) => {

@@ -87,6 +87,11 @@ export async function feedTarget(
 export const CLIENT_POLICIES = {
   /** The sync: FeedClient's default retries and timeouts. */
   sync: {},
+  /**
+   * `bootstrap`'s full dumps: the sync's policy, and every kept byte resumes in a later run (files
+   * of gigabytes, feed/partial.ts), not only files of a megabyte or more.
+   */
+  fullDumps: { sidecarMinBytes: 0 },
   /** The HTTP server fetching a file no longer kept locally while its client waits. */
   onDemand: { retry: { attempts: 2 } },
   /** `livefeed status` asking replication-info: one quick retry, 10 s per request. */

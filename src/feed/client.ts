@@ -34,6 +34,11 @@ export interface FeedClientOptions {
   onRetry?: (info: { url: string; attempt: number; delayMs: number; reason: string }) => void;
   /** Told about each file received whole (download or signature text); `path` is under the feed root, no token. */
   onFetched?: (info: { path: string; bytes: number }) => void;
+  /**
+   * Smallest file, in bytes, whose downloaded bytes a later process resumes after a crash (it gets
+   * a sidecar, feed/partial.ts). Default `SIDECAR_MIN_BYTES` (1 MiB).
+   */
+  sidecarMinBytes?: number;
 }
 
 /** Result of {@link FeedClient.download}: the file, or `missing` for a 404. */
@@ -77,6 +82,7 @@ export class FeedClient {
   readonly #idleTimeoutMs: number;
   readonly #onRetry: FeedClientOptions['onRetry'];
   readonly #onFetched: FeedClientOptions['onFetched'];
+  readonly #sidecarMinBytes: number | undefined;
 
   constructor(options: FeedClientOptions) {
     this.feedRoot = options.feedRoot;
@@ -89,6 +95,7 @@ export class FeedClient {
     this.#agents = createAgents();
     this.#onRetry = options.onRetry;
     this.#onFetched = options.onFetched;
+    this.#sidecarMinBytes = options.sidecarMinBytes;
   }
 
   /** Redacted absolute URL of `path`, safe to log and show. */
@@ -130,7 +137,7 @@ export class FeedClient {
     tap?: DownloadTap,
   ): Promise<DownloadResult> {
     await mkdir(tmpDir, { recursive: true });
-    const partial = await PartialDownload.open(tmpDir, path);
+    const partial = await PartialDownload.open(tmpDir, path, this.#sidecarMinBytes);
     return this.#withRetry(path, signal, async (url) => {
       const res = await this.#get(url, signal, partial.requestHeaders());
       if (res.statusCode === 404) {

@@ -8,12 +8,15 @@ import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { FeedClient, type FeedClientOptions } from '../../src/feed/client.js';
 import { FeedAuthError, FeedNetworkError } from '../../src/feed/errors.js';
-import { PartialDownload, removeStaleDownloads } from '../../src/feed/partial.js';
+import { PartialDownload, removeStaleDownloads, SIDECAR_MIN_BYTES } from '../../src/feed/partial.js';
 import { SAMPLE_TOKEN, type SampleFeed, startSampleFeed } from '../../src/samplefeed/server.js';
 
-const BYTES = Buffer.from(Array.from({ length: 300_000 }, (_, i) => (i * 31 + (i >> 8)) % 256));
-const SHA = createHash('sha256').update(BYTES).digest('hex');
+const bytesOf = (length: number) => Buffer.from(Array.from({ length }, (_, i) => (i * 31 + (i >> 8)) % 256));
+const BYTES = bytesOf(300_000);
 const NAME = 'replication-42-v2.tar.bz2';
+/** A file large enough for a sidecar (SIDECAR_MIN_BYTES): its bytes resume in another process. */
+const BIG = bytesOf(SIDECAR_MIN_BYTES + 200_000);
+const BIG_NAME = 'replication-41-v2.tar.bz2';
 
 let tmp: string;
 let feed: SampleFeed;
@@ -31,11 +34,15 @@ function client(options: Partial<FeedClientOptions> = {}, root = feed.feedRoot):
   return made;
 }
 
-async function downloaded(result: Awaited<ReturnType<FeedClient['download']>>): Promise<Buffer> {
+async function downloaded(
+  result: Awaited<ReturnType<FeedClient['download']>>,
+  expected = BYTES,
+): Promise<Buffer> {
   if (result.status !== 'ok') throw new Error('missing');
   const bytes = await readFile(result.path);
-  expect(result.size).toBe(BYTES.length);
-  expect(result.sha256).toBe(SHA);
+  expect(result.size).toBe(expected.length);
+  expect(result.sha256).toBe(createHash('sha256').update(expected).digest('hex'));
+  expect(bytes.equals(expected)).toBe(true);
   return bytes;
 }
 
@@ -53,6 +60,7 @@ beforeAll(async () => {
   tmp = await mkdtemp(join(tmpdir(), 'lf-resume-'));
   await mkdir(join(tmp, 'feed'));
   await writeFile(join(tmp, 'feed', NAME), BYTES);
+  await writeFile(join(tmp, 'feed', BIG_NAME), BIG);
   feed = await startSampleFeed({ root: join(tmp, 'feed') });
 });
 
@@ -67,7 +75,22 @@ afterEach(async () => {
   await Promise.all(clients.splice(0).map((c) => c.close()));
 });
 
-const rangeRequests = () => feed.requests.filter((r) => r.path.endsWith(NAME)).map((r) => r.status);
+const rangeRequests = (name = NAME) =>
+  feed.requests.filter((r) => r.path.endsWith(name)).map((r) => r.status);
+
+/** What a process that died mid-download leaves: `kept` bytes of `name` after a 200 head. */
+async function crashedDownload(dir: string, name: string, bytes: Buffer, kept: number): Promise<void> {
+  const partial = await PartialDownload.open(dir, name);
+  const { mtime } = await stat(join(tmp, 'feed', name));
+  await partial.begin(200, {
+    'content-length': String(bytes.length),
+    'accept-ranges': 'bytes',
+    'last-modified': mtime.toUTCString(),
+  });
+  const writer = partial.writer();
+  writer.end(bytes.subarray(0, kept));
+  await once(writer, 'finish');
+}
 
 describe('FeedClient downloads', () => {
   it('resumes a body cut half way with a Range request and keeps only whole files', async () => {
@@ -122,36 +145,50 @@ describe('FeedClient downloads', () => {
 
   it('resumes bytes a crashed process left on disk, re-hashing them', async () => {
     const dir = join(tmp, 'crash');
-    const partial = await PartialDownload.open(dir, NAME);
-    // What the first process saw and wrote before it died.
-    const { mtime } = await stat(join(tmp, 'feed', NAME));
-    await partial.begin(200, {
-      'content-length': String(BYTES.length),
-      'accept-ranges': 'bytes',
-      'last-modified': mtime.toUTCString(),
-    });
-    const writer = partial.writer();
-    writer.end(BYTES.subarray(0, 123_457));
-    await once(writer, 'finish');
-    const result = await client().download(NAME, dir);
-    await downloaded(result);
-    expect(rangeRequests()).toEqual([206]);
+    await crashedDownload(dir, BIG_NAME, BIG, 123_457);
+    expect((await readdir(join(dir, 'partial'))).sort()).toEqual([
+      expect.stringMatching(/\.json$/),
+      expect.stringMatching(/\.part$/),
+    ]);
+    await downloaded(await client().download(BIG_NAME, dir), BIG);
+    expect(rangeRequests(BIG_NAME)).toEqual([206]);
+    expect(await readdir(join(dir, 'partial'))).toEqual([]);
+  });
+
+  it('fetches a small file whole again after a crash: it has no sidecar to resume from', async () => {
+    const dir = join(tmp, 'crash-small');
+    await crashedDownload(dir, NAME, BYTES, 123_457);
+    expect(await readdir(join(dir, 'partial'))).toEqual([expect.stringMatching(/\.part$/)]);
+    await downloaded(await client().download(NAME, dir));
+    expect(rangeRequests()).toEqual([200]);
+    expect(await readdir(join(dir, 'partial'))).toEqual([]);
+  });
+
+  it('resumes a small file across processes when its client asks for sidecars at any size', async () => {
+    const dir = join(tmp, 'crash-small-sidecar');
+    feed.faults.add({ path: NAME, fault: { kind: 'cut', atByte: 100_000 }, times: Infinity });
+    await expect(client({ sidecarMinBytes: 0, retry: { attempts: 1 } }).download(NAME, dir)).rejects.toThrow(
+      FeedNetworkError,
+    );
+    feed.faults.clear();
+    await downloaded(await client({ sidecarMinBytes: 0 }).download(NAME, dir));
+    expect(rangeRequests()).toEqual([200, 206]);
   });
 
   it('starts over when the file changed since the kept bytes (If-Range does not match)', async () => {
     const dir = join(tmp, 'changed');
-    const partial = await PartialDownload.open(dir, NAME);
+    const partial = await PartialDownload.open(dir, BIG_NAME);
     await partial.begin(200, {
-      'content-length': String(BYTES.length + 5),
+      'content-length': String(BIG.length + 5),
       'accept-ranges': 'bytes',
       etag: '"old"',
     });
     const writer = partial.writer();
     writer.end(Buffer.alloc(1000, 1));
     await once(writer, 'finish');
-    await downloaded(await client().download(NAME, dir));
+    await downloaded(await client().download(BIG_NAME, dir), BIG);
     // The server saw the old validator in If-Range and sent the whole new file.
-    expect(rangeRequests()).toEqual([200]);
+    expect(rangeRequests(BIG_NAME)).toEqual([200]);
   });
 
   it('drops kept bytes that a 206 does not continue, and fetches whole', async () => {
@@ -227,11 +264,15 @@ describe('FeedClient downloads', () => {
   });
 
   it('gives up after the retry budget with the reason, keeping the partial bytes for later', async () => {
-    feed.faults.add({ path: NAME, fault: { kind: 'cut', atByte: 10 }, times: Infinity });
+    feed.faults.add({ path: BIG_NAME, fault: { kind: 'cut', atByte: 10 }, times: Infinity });
     const dir = join(tmp, 'budget');
-    await expect(client().download(NAME, dir)).rejects.toThrow(FeedNetworkError);
-    expect(rangeRequests()).toHaveLength(4);
+    await expect(client().download(BIG_NAME, dir)).rejects.toThrow(FeedNetworkError);
+    expect(rangeRequests(BIG_NAME)).toHaveLength(4);
+    // The bytes and their sidecar: a later process resumes them.
     expect((await readdir(join(dir, 'partial'))).sort()).toHaveLength(2);
+    feed.faults.clear();
+    await downloaded(await client().download(BIG_NAME, dir), BIG);
+    expect(rangeRequests(BIG_NAME).at(-1)).toBe(206);
   });
 
   it('fails at once on a rejected token, without retries', async () => {
