@@ -1,3 +1,4 @@
+import type { Statement } from 'better-sqlite3';
 import type { EntityType } from '../feed/entities.js';
 import type { Store } from './client.js';
 import { changeKey } from './keys.js';
@@ -49,4 +50,19 @@ export class LazyChange implements ChangeRow {
     }
     return this.#data;
   }
+}
+
+/**
+ * The rows of an `aggregateChangeKeys` statement (db/queries.ts) in ascending `id`, each a
+ * {@link LazyChange} of `store`: its line is read only if something asks for it.
+ */
+export function lazyChangeRows(store: Store, statement: Statement, ...params: unknown[]): LazyChange[] {
+  const [ids, mbids] = statement.raw(true).get(...params) as [string | null, string];
+  if (ids === null) return [];
+  const mbidList = mbids.split(',');
+  const rows = ids.split(',').map((id, i) => new LazyChange(store, Number(id), mbidList[i]!));
+  // SQLite feeds the ordered subquery to the aggregates in order; sorted here should it not.
+  for (let i = 1; i < rows.length; i++)
+    if (rows[i]!.id < rows[i - 1]!.id) return rows.sort((a, b) => a.id - b.id);
+  return rows;
 }

@@ -158,6 +158,15 @@ export function aggregateChanges(where: string): string {
     FROM (SELECT id, mbid, data FROM changes ${where})`;
 }
 
+/**
+ * {@link aggregateChanges} without the lines: the ids and MBIDs of the changes `where` selects, for
+ * a page that shows none of its lines (db/lazyChange.ts `lazyChangeRows`). A 100-change page of
+ * the change stream without its lines: 270 against 410 µs of CPU in process (bench/RESULTS.md).
+ */
+export function aggregateChangeKeys(where: string): string {
+  return `SELECT group_concat(id), group_concat(mbid) FROM (SELECT id, mbid FROM changes ${where})`;
+}
+
 type AggregateRow = [string | null, string, string, Buffer];
 
 /**

@@ -1,17 +1,6 @@
 import { createHash, type Hash, randomUUID } from 'node:crypto';
 import { createReadStream } from 'node:fs';
-import {
-  type FileHandle,
-  mkdir,
-  open,
-  readdir,
-  readFile,
-  rename,
-  rm,
-  stat,
-  unlink,
-  writeFile,
-} from 'node:fs/promises';
+import { type FileHandle, mkdir, open, readFile, rename, stat, unlink, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { Writable } from 'node:stream';
 
@@ -272,30 +261,4 @@ async function removeIfThere(path: string): Promise<void> {
   } catch (error) {
     if ((error as NodeJS.ErrnoException).code !== 'ENOENT') throw error;
   }
-}
-
-/**
- * Removes downloads that no run will use: completed `<uuid>.download` files and kept partial bytes
- * older than `olderThanMs` (left by a crash between download and store; a newer one may belong to
- * a sync still running). Missing folders are fine.
- */
-export async function removeStaleDownloads(
-  tmpDir: string,
-  olderThanMs: number,
-  now = Date.now(),
-): Promise<number> {
-  let removed = 0;
-  for (const dir of [tmpDir, join(tmpDir, 'partial')]) {
-    const names = await readdir(dir).catch(() => [] as string[]);
-    for (const name of names) {
-      if (!/\.(download|part|json)$/.test(name)) continue;
-      const file = join(dir, name);
-      const info = await stat(file).catch(() => undefined);
-      if (info?.isFile() && now - info.mtimeMs > olderThanMs) {
-        await rm(file, { force: true });
-        removed++;
-      }
-    }
-  }
-  return removed;
 }

@@ -1,8 +1,8 @@
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { FeedAuthError, safeMessage } from '../feed/errors.js';
-import { removeStaleDownloads } from '../feed/partial.js';
 import { jsonDumpPath, replicationPacketName } from '../feed/protocol/urls.js';
+import { removeStaleDownloads } from '../feed/staleDownloads.js';
 import type { SyncContext, SyncReport } from './context.js';
 import { askDump } from './dumpStep.js';
 import type { PassOutcome } from './observer.js';

@@ -45,6 +45,18 @@ describe('readFeedEvents and the plain JSON form of events (for consumers outsid
     expect(parseFeedPosition('r1/not-an-mbid/DELETED')).toBeUndefined();
   });
 
+  it('a page read without its lines has the same events, each line read when asked for', () => {
+    const eager = readFeedEvents(store, { first: 500 });
+    const lazy = readFeedEvents(store, { first: 500, lines: false });
+    expect(lazy.next).toEqual(eager.next);
+    expect(lazy.events.length).toBe(eager.events.length);
+    expect(lazy.events.some((e) => 'data' in e)).toBe(true);
+    lazy.events.forEach((event, i) => {
+      // Same fields and values; a lazy change's line is read on first use.
+      expect(JSON.parse(feedEventJson(event))).toEqual(JSON.parse(feedEventJson(eager.events[i]!)));
+    });
+  });
+
   it('feedEventJson has the GraphQL field names and values, data as stored', async () => {
     const { events } = readFeedEvents(store, { first: 500 });
     const answer = await gql(

@@ -8,7 +8,7 @@ import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { FeedClient, type FeedClientOptions } from '../../src/feed/client.js';
 import { FeedAuthError, FeedNetworkError } from '../../src/feed/errors.js';
-import { PartialDownload, removeStaleDownloads, SIDECAR_MIN_BYTES } from '../../src/feed/partial.js';
+import { PartialDownload, SIDECAR_MIN_BYTES } from '../../src/feed/partial.js';
 import { SAMPLE_TOKEN, type SampleFeed, startSampleFeed } from '../../src/samplefeed/server.js';
 
 const bytesOf = (length: number) => Buffer.from(Array.from({ length }, (_, i) => (i * 31 + (i >> 8)) % 256));
@@ -295,16 +295,5 @@ describe('FeedClient downloads', () => {
     }).replicationInfo();
     expect(latest).toBe(42);
     expect(delays).toEqual([1000, 0]);
-  });
-
-  it('removes stale downloads and keeps fresh ones', async () => {
-    const dir = join(tmp, 'stale');
-    await mkdir(join(dir, 'partial'), { recursive: true });
-    await writeFile(join(dir, 'a.download'), 'x');
-    await writeFile(join(dir, 'partial', 'b.part'), 'x');
-    await writeFile(join(dir, 'keep.txt'), 'x');
-    expect(await removeStaleDownloads(dir, 60_000)).toBe(0);
-    expect(await removeStaleDownloads(dir, 60_000, Date.now() + 120_000)).toBe(2);
-    expect(await readdir(dir)).toEqual(expect.arrayContaining(['keep.txt']));
   });
 });

@@ -16,6 +16,7 @@ import { followChangeStream } from '../../ops/changeStream.js';
 import { builder } from '../builder.js';
 import { badCursor, PageInfo, pageSize } from '../connection.js';
 import { userError } from '../errors.js';
+import { selectsChangeLines } from './changeFeedLines.js';
 import { EntityChangeRef } from './entityChange.js';
 import { EntityTypeEnum } from './entityType.js';
 import { EntityRemovalRef } from './removal.js';
@@ -199,11 +200,12 @@ builder.queryField('changeFeed', (t) =>
         description: 'Only packets whose TIMESTAMP is at or before this instant.',
       }),
     },
-    resolve: (_root, args, ctx) => {
+    resolve: (_root, args, ctx, info) => {
       const first = pageSize(args.first);
       const filters = feedFilters(args);
       const after = decodeFeedCursor(filters, args.after);
-      return thenAwaitable(readFeed(ctx.reads, { ...filters, after, first }), (page) => ({
+      const lines = selectsChangeLines(info.fieldNodes, info.fragments);
+      return thenAwaitable(readFeed(ctx.reads, { ...filters, after, first, lines }), (page) => ({
         page,
         filters,
         after,
