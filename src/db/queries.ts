@@ -2,6 +2,7 @@ import type { Statement } from 'better-sqlite3';
 import type { EntityType } from '../feed/entities.js';
 import type { Store } from './client.js';
 import { changeKey, dumpIdRange } from './keys.js';
+import { lazyChangeRows } from './lazyChange.js';
 import { cachedStatement, limitClause } from './statements.js';
 
 // Hand-written SQL through cachedStatement: these reads serve every GraphQL request (the changes
@@ -103,20 +104,23 @@ export function dumpsOfPacket(store: Store, packet: number): DumpRow[] {
   return cachedStatement(store, LEDGER_SQL.dumpsOfPacket).all(packet) as DumpRow[];
 }
 
-/** Up to `limit` changes of one JSON dump after line `afterPosition`, in file order. */
+/**
+ * Up to `limit` changes of one JSON dump after line `afterPosition`, in file order; with `lines`
+ * false, without their lines (each read on first use: db/lazyChange.ts).
+ */
 export function changesPage(
   store: Store,
   packet: number,
   entity: EntityType,
   afterPosition: number,
   limit: number,
+  lines = true,
 ): ChangeRow[] {
   const [first, last] = dumpIdRange(packet, entity);
-  return changeRows(
-    cachedStatement(store, aggregateChanges(`WHERE id > ? AND id <= ? ORDER BY id ${limitClause(limit)}`)),
-    first + afterPosition,
-    last,
-  );
+  const where = `WHERE id > ? AND id <= ? ORDER BY id ${limitClause(limit)}`;
+  return lines
+    ? changeRows(cachedStatement(store, aggregateChanges(where)), first + afterPosition, last)
+    : lazyChangeRows(store, cachedStatement(store, aggregateChangeKeys(where)), first + afterPosition, last);
 }
 
 /** Number of changes stored for one JSON dump. */

@@ -71,12 +71,17 @@ export interface Reads extends LedgerReads, FeedReads, StatusReads {
   previousChange(change: Pick<ChangeRow, 'id' | 'mbid'>): Awaitable<ChangeRow | undefined>;
   /** The TIMESTAMP of `packet` (ISO 8601 as stored), or null when no archive of it was read. */
   packetTimestamp(packet: number): Awaitable<string | null>;
-  /** Up to `limit` changes of the JSON dump (packet, entity) after line `afterPosition`, in file order. */
+  /**
+   * Up to `limit` changes of the JSON dump (packet, entity) after line `afterPosition`, in file
+   * order. `lines` false: the reader shows none of their lines, which SQLite then reads on first
+   * use only (db/lazyChange.ts); PostgreSQL reads them with the page either way.
+   */
   changesPage(
     packet: number,
     entity: EntityType,
     afterPosition: number,
     limit: number,
+    lines?: boolean,
   ): Awaitable<ChangeRow[]>;
   /**
    * Up to `limit` search hits of `filter` (phrases as graphql/searchSyntax.ts writes them, all
@@ -141,8 +146,8 @@ export function sqliteReads(store: Store): Reads {
     historyFrom: () => historyFrom(store),
     previousChange: (change) => previousChange(store, change),
     packetTimestamp: (packet) => packetTimestamp(store, packet),
-    changesPage: (packet, entity, afterPosition, limit) =>
-      changesPage(store, packet, entity, afterPosition, limit),
+    changesPage: (packet, entity, afterPosition, limit, lines) =>
+      changesPage(store, packet, entity, afterPosition, limit, lines),
     search: (filter, after, limit, options) => searchHits(store, filter, after, limit, options),
     searchCount: (filter) => searchCount(store, filter),
     removalOfMbid: (mbid) => removalOfMbid(store, mbid),

@@ -4,15 +4,16 @@ import { type FragmentMap, forEachField, type Visit } from '../plugins/selection
 /** `EntityChange` fields answered without the change's line: its key and its packet's TIMESTAMP. */
 const LINE_FREE_FIELDS = new Set(['__typename', 'mbid', 'type', 'packet', 'position', 'timestamp']);
 
-// Per `changeFeed` field of a parsed document (Yoga caches documents, so the node is the same
+// Per connection field of a parsed document (Yoga caches documents, so the node is the same
 // object on every request of the same query text).
 const decided = new WeakMap<FieldNode, boolean>();
 
 /**
- * True when a `changeFeed` selection (`fieldNodes`, with the operation's `fragments`) may show a
- * change's line: any field of an event under `nodes` or `edges.node` other than
- * {@link LINE_FREE_FIELDS}, fragments followed, `EntityRemoval` fields excepted. When false, the
- * page is read without its lines (db/changeFeedQueries.ts `FeedQuery.lines`). Errs towards true:
+ * True when the selection of a connection of changes (`changeFeed`, `changes`, `JsonDump.changes`:
+ * `fieldNodes`, with the operation's `fragments`) may show a change's line: any field of a node
+ * under `nodes` or `edges.node` other than {@link LINE_FREE_FIELDS}, fragments followed,
+ * `EntityRemoval` fields excepted. When false, the page is read without its lines
+ * (db/changeFeedQueries.ts `FeedQuery.lines`, `Reads.changesPage`). Errs towards true:
  * `@skip`/`@include` are not evaluated, and a line asked for after all is still read, one seek each.
  */
 export function selectsChangeLines(

@@ -1,3 +1,4 @@
+import type { GraphQLResolveInfo } from 'graphql';
 import type { JsonDumpState } from '../../db/dumpState.js';
 import type { ChangeRow } from '../../db/queries.js';
 import { type Awaitable, type Reads, thenAwaitable } from '../../db/reads.js';
@@ -15,6 +16,7 @@ import { userError } from '../errors.js';
 import { LINE_COST } from '../plugins/cost.js';
 import { RawJson } from '../plugins/rawJson.js';
 import { checkPacketNumber } from '../validate.js';
+import { selectsChangeLines } from './changeFeedLines.js';
 import { EntityTypeEnum } from './entityType.js';
 import { typedEntityOf } from './musicbrainz/json.js';
 
@@ -53,18 +55,22 @@ export const EntityChangeConnection = connectionType('EntityChange', EntityChang
 /**
  * Resolves one page of a dump's changes in file order; the cursor is the line position.
  * `changeCount`: the dump's stored count (its `dumps` row), the connection's `totalCount`.
+ * `info`: the connection field's, to read the page without its lines when it shows none
+ * (changeFeedLines.ts).
  * @throws GraphQLError PAGE_SIZE_EXCEEDED, BAD_USER_INPUT, BAD_CURSOR
  */
 export function resolveChanges(
   reads: Reads,
   dump: { packet: number; entity: EntityType; changeCount: number },
   args: { first?: number | null; after?: string | null },
+  info: Pick<GraphQLResolveInfo, 'fieldNodes' | 'fragments'>,
 ): Awaitable<Page<ChangeRow>> {
   const { packet, entity } = dump;
+  const lines = selectsChangeLines(info.fieldNodes, info.fragments);
   return resolvePage({
     args,
     decodeAfter: (cursor) => decodeCursor(`change/${packet}/${entity}`, cursor),
-    fetch: (after, limit) => reads.changesPage(packet, entity, after ?? 0, limit),
+    fetch: (after, limit) => reads.changesPage(packet, entity, after ?? 0, limit, lines),
     totalCount: () => dump.changeCount,
     cursorOf: (c) => encodeCursor(`change/${packet}/${entity}`, c.position),
   });
@@ -132,10 +138,10 @@ builder.queryField('changes', (t) =>
       entity: t.arg({ type: EntityTypeEnum, required: true }),
       ...pageArgs(t.arg),
     },
-    resolve: (_root, args, ctx) =>
+    resolve: (_root, args, ctx, info) =>
       thenAwaitable(
         checkDumpReadable(ctx.reads, checkPacketNumber(args.packet), args.entity, ctx.service.entities),
-        (dump) => resolveChanges(ctx.reads, dump, args),
+        (dump) => resolveChanges(ctx.reads, dump, args, info),
       ),
   }),
 );

@@ -61,11 +61,12 @@ export const JsonDumpRef = builder.objectRef<JsonDumpShape>('JsonDump').implemen
     changes: t.field({
       type: EntityChangeConnection,
       args: pageArgs(t.arg),
-      resolve: (d, args, ctx) =>
+      resolve: (d, args, ctx, info) =>
         resolveChanges(
           ctx.reads,
           { packet: d.packet, entity: d.entity, changeCount: d.row?.changeCount ?? 0 },
           args,
+          info,
         ),
     }),
   }),

@@ -134,6 +134,38 @@ describeAppStores('changeFeed without its lines: the same page, read without the
     expect(keys.edges).toEqual(withoutData);
   });
 
+  it('changes and JsonDump.changes: the same page without the lines, read without them', async () => {
+    const { edges } = await page('mbid type packet position');
+    const first = edges.find((e) => e.node.__typename === 'EntityChange')!.node as Edge['node'] & {
+      type: string;
+    };
+    const dump = `packet: ${first.packet}, entity: ${first.type}`;
+    const nodes = async (query: string) => {
+      statements.length = 0;
+      const answer = await gql(run().app, query);
+      expect(answer.errors).toBeUndefined();
+      return answer.data!;
+    };
+    const withLines = await nodes(`{ changes(${dump}, first: 500) { nodes { mbid position data } } }`);
+    expect(kind !== 'sqlite' || readLines()).toBe(true);
+    const keys = await nodes(`{ changes(${dump}, first: 500) { edges { cursor node { mbid position } } } }`);
+    expect(kind === 'sqlite' && readLines()).toBe(false);
+    const expected = withLines.changes.nodes as { mbid: string; position: number; data: { id: string } }[];
+    expect(expected.length).toBeGreaterThan(0);
+    expect(expected.every((n) => n.data.id === n.mbid)).toBe(true);
+    expect(keys.changes.edges.map((e: { node: unknown }) => e.node)).toEqual(
+      expected.map(({ mbid, position }) => ({ mbid, position })),
+    );
+    const nested = await nodes(
+      `{ packet(number: ${first.packet}) { dumps { entity changes(first: 500) { nodes { mbid position } } } } }`,
+    );
+    expect(kind === 'sqlite' && readLines()).toBe(false);
+    const ofType = (nested.packet.dumps as { entity: string; changes: { nodes: unknown[] } }[]).find(
+      (d) => d.entity === first.type,
+    )!;
+    expect(ofType.changes.nodes).toEqual(expected.map(({ mbid, position }) => ({ mbid, position })));
+  });
+
   it('still reads the lines when the page shows them through a fragment', async () => {
     statements.length = 0;
     const answer = await gql(
