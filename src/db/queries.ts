@@ -135,14 +135,20 @@ export function changeCount(store: Store, packet: number, entity: EntityType): n
 
 /**
  * Up to `limit` changes of an MBID after change id `afterId` (0: from the oldest), oldest first
- * (packet, then position): a seek on the `changes_mbid` index, however many versions it has.
+ * (packet, then position): a seek on the `changes_mbid` index, however many versions it has. With
+ * `lines` false, without their lines (each read on first use: db/lazyChange.ts).
  */
-export function changesOfMbidPage(store: Store, mbid: string, afterId: number, limit: number): ChangeRow[] {
-  return changeRows(
-    cachedStatement(store, aggregateChanges(`WHERE mbid = ? AND id > ? ORDER BY id ${limitClause(limit)}`)),
-    mbid,
-    afterId,
-  );
+export function changesOfMbidPage(
+  store: Store,
+  mbid: string,
+  afterId: number,
+  limit: number,
+  lines = true,
+): ChangeRow[] {
+  const where = `WHERE mbid = ? AND id > ? ORDER BY id ${limitClause(limit)}`;
+  return lines
+    ? changeRows(cachedStatement(store, aggregateChanges(where)), mbid, afterId)
+    : lazyChangeRows(store, cachedStatement(store, aggregateChangeKeys(where)), mbid, afterId);
 }
 
 /** Number of changes held for an MBID (every version; reads them all, so only when asked). */

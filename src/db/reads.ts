@@ -56,8 +56,11 @@ export interface Reads extends LedgerReads, FeedReads, StatusReads {
     mbids: readonly string[],
     options?: { data?: boolean },
   ): Awaitable<(CurrentRow | undefined)[]>;
-  /** Up to `limit` changes of `mbid` after change id `afterId` (0: from the oldest), oldest first. */
-  changesOfMbidPage(mbid: string, afterId: number, limit: number): Awaitable<ChangeRow[]>;
+  /**
+   * Up to `limit` changes of `mbid` after change id `afterId` (0: from the oldest), oldest first;
+   * `lines` as in {@link Reads.changesPage}.
+   */
+  changesOfMbidPage(mbid: string, afterId: number, limit: number, lines?: boolean): Awaitable<ChangeRow[]>;
   /** Number of changes held for `mbid` (every version). */
   changeCountOfMbid(mbid: string): Awaitable<number>;
   /** The packet before which changes were pruned (--keep-history), or undefined when none ever were. */
@@ -140,7 +143,7 @@ export function sqliteReads(store: Store): Reads {
     ...sqliteFeedReads(store),
     ...sqliteStatusReads(store),
     ...current,
-    changesOfMbidPage: (mbid, afterId, limit) => changesOfMbidPage(store, mbid, afterId, limit),
+    changesOfMbidPage: (mbid, afterId, limit, lines) => changesOfMbidPage(store, mbid, afterId, limit, lines),
     changeCountOfMbid: (mbid) => changeCountOfMbid(store, mbid),
     prunedBefore: () => prunedBefore(store),
     historyFrom: () => historyFrom(store),

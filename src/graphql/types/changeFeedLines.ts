@@ -9,12 +9,13 @@ const LINE_FREE_FIELDS = new Set(['__typename', 'mbid', 'type', 'packet', 'posit
 const decided = new WeakMap<FieldNode, boolean>();
 
 /**
- * True when the selection of a connection of changes (`changeFeed`, `changes`, `JsonDump.changes`:
- * `fieldNodes`, with the operation's `fragments`) may show a change's line: any field of a node
- * under `nodes` or `edges.node` other than {@link LINE_FREE_FIELDS}, fragments followed,
- * `EntityRemoval` fields excepted. When false, the page is read without its lines
- * (db/changeFeedQueries.ts `FeedQuery.lines`, `Reads.changesPage`). Errs towards true:
- * `@skip`/`@include` are not evaluated, and a line asked for after all is still read, one seek each.
+ * True when the selection of a connection of changes (`changeFeed`, `changes`, `JsonDump.changes`,
+ * `Entity.history`: `fieldNodes`, with the operation's `fragments`) may show a change's line: any
+ * field of a node under `nodes` or `edges.node` other than {@link LINE_FREE_FIELDS}, fragments
+ * followed, `EntityRemoval` fields excepted. When false, the page is read without its lines
+ * (db/changeFeedQueries.ts `FeedQuery.lines`, `Reads.changesPage`, `Reads.changesOfMbidPage`).
+ * Errs towards true: `@skip`/`@include` are not evaluated, and a line asked for after all is still
+ * read, one seek each.
  */
 export function selectsChangeLines(
   fieldNodes: readonly FieldNode[],

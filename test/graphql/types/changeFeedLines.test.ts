@@ -166,6 +166,34 @@ describeAppStores('changeFeed without its lines: the same page, read without the
     expect(ofType.changes.nodes).toEqual(expected.map(({ mbid, position }) => ({ mbid, position })));
   });
 
+  it('Entity.history: the same versions without the lines, read without them', async () => {
+    const { edges } = await page('mbid');
+    const counts = new Map<string, number>();
+    for (const { node } of edges)
+      if (node.__typename === 'EntityChange') counts.set(node.mbid, (counts.get(node.mbid) ?? 0) + 1);
+    const mbid = [...counts].sort((a, b) => b[1] - a[1])[0]![0];
+    const history = async (fields: string) => {
+      statements.length = 0;
+      const answer = await gql(
+        run().app,
+        `query($m: ID!) { entity(mbid: $m) { history(first: 500) { nodes { ${fields} } } } }`,
+        { m: mbid },
+      );
+      expect(answer.errors).toBeUndefined();
+      return answer.data!.entity.history.nodes as {
+        packet: number;
+        position: number;
+        data?: { id: string };
+      }[];
+    };
+    const withLines = await history('packet position data');
+    expect(kind !== 'sqlite' || readLines()).toBe(true);
+    const keys = await history('packet position');
+    expect(kind === 'sqlite' && readLines()).toBe(false);
+    expect(withLines.every((n) => n.data!.id === mbid)).toBe(true);
+    expect(keys).toEqual(withLines.map(({ packet, position }) => ({ packet, position })));
+  });
+
   it('still reads the lines when the page shows them through a fragment', async () => {
     statements.length = 0;
     const answer = await gql(
