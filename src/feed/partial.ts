@@ -16,10 +16,11 @@ import { Writable } from 'node:stream';
  */
 
 /**
- * Smallest announced size for which a download writes its sidecar, by default. A day of catch-up downloads 576
- * files, most of a few KB; creating and deleting a sidecar for each (on ext4, each new file scans
- * past the inodes deleted in the last seconds) took 2–16 % of the day's `sync --once`
- * (bench/RESULTS.md, issue 16), to save at most a megabyte of transfer after a crash.
+ * Smallest announced size for which a download writes its sidecar, by default. A day of catch-up
+ * downloads 288 archives, most of a few KB; creating and deleting a sidecar for each took about 5 %
+ * of the day's `sync --once` on the benchmark's machine, whose ext4 without a journal makes each
+ * new file skip the inodes deleted in the last minutes (bench/RESULTS.md, issue 16). A crash costs
+ * at most a megabyte of transfer more.
  */
 export const SIDECAR_MIN_BYTES = 1 << 20;
 
