@@ -9,8 +9,7 @@ import {
   type RemovalKind,
 } from './feedPosition.js';
 import { type FeedBounds, type FeedWindow, feedWindow } from './feedWindow.js';
-import { lazyChangeRows } from './lazyChange.js';
-import { aggregateChangeKeys, aggregateChanges, type ChangeRow, changeRows } from './queries.js';
+import { type ChangeRow, pageOfChanges } from './queries.js';
 import type { RemovalRow } from './replicationQueries.js';
 import { readSnapshot } from './snapshot.js';
 import { cachedStatement, limitClause } from './statements.js';
@@ -232,11 +231,12 @@ export function removalPageSql(where: string, limit: string): string {
 
 function readChanges(store: Store, window: FeedWindow, query: FeedQuery, limit: number): FeedChange[] {
   const { sql, params } = changesWhere(window, query, jsonEachList);
-  const where = `WHERE ${sql} ORDER BY id ${limitClause(limit)}`;
-  const rows: ChangeRow[] =
-    query.lines === false
-      ? lazyChangeRows(store, cachedStatement(store, aggregateChangeKeys(where)), ...params)
-      : changeRows(cachedStatement(store, aggregateChanges(where)), ...params);
+  const rows = pageOfChanges(
+    store,
+    `WHERE ${sql} ORDER BY id ${limitClause(limit)}`,
+    query.lines !== false,
+    ...params,
+  );
   const byPacket = new Map<number, string | null>();
   return rows.map((row) => {
     let at = byPacket.get(row.packet);

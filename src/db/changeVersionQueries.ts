@@ -1,5 +1,5 @@
 import type { Store } from './client.js';
-import { aggregateChanges, type ChangeRow, changeRows } from './queries.js';
+import { type ChangeRow, pageOfChanges } from './queries.js';
 import { cachedStatement } from './statements.js';
 
 /**
@@ -8,11 +8,13 @@ import { cachedStatement } from './statements.js';
  * the oldest held (the first seen, or older ones pruned by --keep-history). One read of the MBID index.
  */
 export function previousChange(store: Store, change: Pick<ChangeRow, 'id' | 'mbid'>): ChangeRow | undefined {
-  const statement = cachedStatement(
+  return pageOfChanges(
     store,
-    aggregateChanges('WHERE mbid = ? AND id < ? ORDER BY id DESC LIMIT 1'),
-  );
-  return changeRows(statement, change.mbid, change.id)[0];
+    'WHERE mbid = ? AND id < ? ORDER BY id DESC LIMIT 1',
+    true,
+    change.mbid,
+    change.id,
+  )[0];
 }
 
 /** The TIMESTAMP of `packet` (ISO 8601), or null when it is not known (no archive of it read). */

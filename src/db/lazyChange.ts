@@ -1,8 +1,6 @@
-import type { Statement } from 'better-sqlite3';
 import type { EntityType } from '../feed/entities.js';
 import type { Store } from './client.js';
 import { changeKey } from './keys.js';
-import type { ChangeRow } from './queries.js';
 import { cachedStatement } from './statements.js';
 
 const DATA_OF = 'SELECT CAST(data AS BLOB) AS data FROM changes WHERE id = ?';
@@ -13,16 +11,17 @@ const DATA_OF = 'SELECT CAST(data AS BLOB) AS data FROM changes WHERE id = ?';
  * SQLite costs more than the seek it saves: a search page of 20 lines of 3 KB read with its lines
  * took 470–520 µs of CPU on the 1M-entity database, without them 290–350 µs (bench/RESULTS.md). A
  * class, so that every instance shares one shape and its getter (an object literal with a spread
- * and a getter per row cost `resolve` of 100 about 80 µs).
+ * and a getter per row cost `resolve` of 100 about 80 µs). A `ChangeRow` (db/queries.ts) by its
+ * shape: that module builds these, so this one does not import it.
  */
-export class LazyChange implements ChangeRow {
+export class LazyChange {
   readonly packet: number;
   readonly entity: EntityType;
   readonly position: number;
   #data: Buffer | undefined;
 
   /**
-   * @param name the line's name when the read took it out in SQL (see {@link ChangeRow.name}); left
+   * @param name the line's name when the read took it out in SQL (see `ChangeRow.name`, db/queries.ts); left
    * undefined otherwise, so that `EntityChange.name` parses the line.
    */
   constructor(
@@ -50,19 +49,4 @@ export class LazyChange implements ChangeRow {
     }
     return this.#data;
   }
-}
-
-/**
- * The rows of an `aggregateChangeKeys` statement (db/queries.ts) in ascending `id`, each a
- * {@link LazyChange} of `store`: its line is read only if something asks for it.
- */
-export function lazyChangeRows(store: Store, statement: Statement, ...params: unknown[]): LazyChange[] {
-  const [ids, mbids] = statement.raw(true).get(...params) as [string | null, string];
-  if (ids === null) return [];
-  const mbidList = mbids.split(',');
-  const rows = ids.split(',').map((id, i) => new LazyChange(store, Number(id), mbidList[i]!));
-  // SQLite feeds the ordered subquery to the aggregates in order; sorted here should it not.
-  for (let i = 1; i < rows.length; i++)
-    if (rows[i]!.id < rows[i - 1]!.id) return rows.sort((a, b) => a.id - b.id);
-  return rows;
 }

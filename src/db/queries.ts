@@ -2,7 +2,7 @@ import type { Statement } from 'better-sqlite3';
 import type { EntityType } from '../feed/entities.js';
 import type { Store } from './client.js';
 import { changeKey, dumpIdRange } from './keys.js';
-import { lazyChangeRows } from './lazyChange.js';
+import { LazyChange } from './lazyChange.js';
 import { cachedStatement, limitClause } from './statements.js';
 
 // Hand-written SQL through cachedStatement: these reads serve every GraphQL request (the changes
@@ -117,10 +117,13 @@ export function changesPage(
   lines = true,
 ): ChangeRow[] {
   const [first, last] = dumpIdRange(packet, entity);
-  const where = `WHERE id > ? AND id <= ? ORDER BY id ${limitClause(limit)}`;
-  return lines
-    ? changeRows(cachedStatement(store, aggregateChanges(where)), first + afterPosition, last)
-    : lazyChangeRows(store, cachedStatement(store, aggregateChangeKeys(where)), first + afterPosition, last);
+  return pageOfChanges(
+    store,
+    `WHERE id > ? AND id <= ? ORDER BY id ${limitClause(limit)}`,
+    lines,
+    first + afterPosition,
+    last,
+  );
 }
 
 /** Number of changes stored for one JSON dump. */
@@ -145,10 +148,13 @@ export function changesOfMbidPage(
   limit: number,
   lines = true,
 ): ChangeRow[] {
-  const where = `WHERE mbid = ? AND id > ? ORDER BY id ${limitClause(limit)}`;
-  return lines
-    ? changeRows(cachedStatement(store, aggregateChanges(where)), mbid, afterId)
-    : lazyChangeRows(store, cachedStatement(store, aggregateChangeKeys(where)), mbid, afterId);
+  return pageOfChanges(
+    store,
+    `WHERE mbid = ? AND id > ? ORDER BY id ${limitClause(limit)}`,
+    lines,
+    mbid,
+    afterId,
+  );
 }
 
 /** Number of changes held for an MBID (every version; reads them all, so only when asked). */
@@ -162,7 +168,7 @@ export function changeCountOfMbid(store: Store, mbid: string): number {
  * instead of a Buffer per row took a 50-change page from about 115 to 47 µs (bench/RESULTS.md): the
  * per-value Buffer, not SQLite, was the cost. One statement is one snapshot, so the lists agree.
  */
-export function aggregateChanges(where: string): string {
+function aggregateChanges(where: string): string {
   return `SELECT group_concat(id), group_concat(mbid), group_concat(length(CAST(data AS BLOB))),
       CAST(group_concat(data, '') AS BLOB)
     FROM (SELECT id, mbid, data FROM changes ${where})`;
@@ -170,21 +176,49 @@ export function aggregateChanges(where: string): string {
 
 /**
  * {@link aggregateChanges} without the lines: the ids and MBIDs of the changes `where` selects, for
- * a page that shows none of its lines (db/lazyChange.ts `lazyChangeRows`). A 100-change page of
- * the change stream without its lines: 270 against 410 µs of CPU in process (bench/RESULTS.md).
+ * a page that shows none of its lines. A 100-change page of the change stream without its lines:
+ * 270 against 410 µs of CPU in process (bench/RESULTS.md).
  */
-export function aggregateChangeKeys(where: string): string {
+function aggregateChangeKeys(where: string): string {
   return `SELECT group_concat(id), group_concat(mbid) FROM (SELECT id, mbid FROM changes ${where})`;
+}
+
+/**
+ * The changes `where` (WHERE, ORDER BY and LIMIT clauses over `changes`, `?` parameters) selects,
+ * in ascending `id`: with their lines ({@link aggregateChanges}), or, with `lines` false, each a
+ * {@link LazyChange} that reads its line only if something asks for it. The reads of the change
+ * stream, of the connections of changes and of `previousChange`.
+ */
+export function pageOfChanges(
+  store: Store,
+  where: string,
+  lines: boolean,
+  ...params: unknown[]
+): ChangeRow[] {
+  if (lines) return changeRows(cachedStatement(store, aggregateChanges(where)), ...params);
+  const [ids, mbids] = cachedStatement(store, aggregateChangeKeys(where))
+    .raw(true)
+    .get(...params) as [string | null, string];
+  if (ids === null) return [];
+  const mbidList = mbids.split(',');
+  return inIdOrder(ids.split(',').map((id, i) => new LazyChange(store, Number(id), mbidList[i]!)));
+}
+
+// SQLite feeds the ordered subquery to the aggregates in order; should it not, the rows are sorted
+// here (never observed), so the order never depends on it.
+function inIdOrder<T extends { id: number }>(rows: T[]): T[] {
+  for (let i = 1; i < rows.length; i++)
+    if (rows[i]!.id < rows[i - 1]!.id) return rows.sort((a, b) => a.id - b.id);
+  return rows;
 }
 
 type AggregateRow = [string | null, string, string, Buffer];
 
 /**
  * Rows of an {@link aggregateChanges} statement in ascending `id`, each `data` a view of the one
- * BLOB. SQLite feeds the ordered subquery to the aggregates in order; should it not, the rows are
- * sorted here (never observed), so the order never depends on it.
+ * BLOB (sorted should SQLite not feed them in order: see `inIdOrder`).
  */
-export function changeRows(statement: Statement, ...params: unknown[]): ChangeRow[] {
+function changeRows(statement: Statement, ...params: unknown[]): ChangeRow[] {
   const [ids, mbids, lengths, data] = statement.raw(true).get(...params) as AggregateRow;
   if (ids === null) return [];
   const idList = ids.split(',');
@@ -192,7 +226,6 @@ export function changeRows(statement: Statement, ...params: unknown[]): ChangeRo
   const lengthList = lengths.split(',');
   const rows = new Array<ChangeRow>(idList.length);
   let offset = 0;
-  let ordered = true;
   for (let i = 0; i < idList.length; i++) {
     const end = offset + Number(lengthList[i]);
     const id = Number(idList[i]);
@@ -200,11 +233,10 @@ export function changeRows(statement: Statement, ...params: unknown[]): ChangeRo
     const { packet, entity, position } = changeKey(id);
     rows[i] = { id, packet, entity, position, mbid: mbidList[i]!, data: data.subarray(offset, end) };
     offset = end;
-    if (i > 0 && rows[i]!.id < rows[i - 1]!.id) ordered = false;
   }
   if (offset !== data.length)
     throw new Error(`changes read: ${data.length} data bytes, lengths add up to ${offset}`);
-  return ordered ? rows : rows.sort((a, b) => a.id - b.id);
+  return inIdOrder(rows);
 }
 
 /** The feed file row named `name` (path under the feed root), or undefined. */
