@@ -11,8 +11,8 @@ import { cachedStatement, limitClause } from './statements.js';
  * must match but count 0 in the score; when every phrase is common, every hit scores 0. bm25 is
  * negative, lower is better, so pages run by ascending bm25, then by descending rowid (the change
  * id: the newest version first) to end in a unique key. Nothing is cached between requests but
- * the index's size, counted again after every commit: every read sees the index as the last sync
- * left it.
+ * the index's size and which phrases are common, both read again after every commit: every read
+ * sees the index as the last sync left it.
  */
 
 /** bm25 weights of the columns name, sort_name, aliases, disambiguation: the name counts most. */

@@ -186,3 +186,42 @@ describe('searchHits: what ranks, and the order of what does not (real SQLite fi
     expect(() => gone!.change.data).toThrow(`change ${id} of ${mbid(2)} is no longer held`);
   });
 });
+
+describe('rankingPhrases remembers its verdicts until the next commit (real SQLite file, real archives)', () => {
+  let dir: Awaited<ReturnType<typeof tempDir>>;
+  let store: Store;
+
+  beforeAll(async () => {
+    dir = await tempDir('lf-search-verdicts-');
+    store = openStore(join(dir.dir, 'livefeed.db'));
+    await storeDump(store, dir.dir, 20, 'artist', ARTISTS);
+  }, 60_000);
+  afterAll(async () => {
+    store?.close();
+    await dir?.cleanup();
+  });
+
+  it('a phrase grown common by a commit, this connection’s or another’s, stops ranking at once', async () => {
+    // `pool` is in 2 entities: it ranks under a threshold of 2, and again when asked again.
+    expect(rankingPhrases(store, ['"pool"', '"wonder"'], 2)).toEqual(['"pool"', '"wonder"']);
+    expect(rankingPhrases(store, ['"pool"', '"wonder"'], 2)).toEqual(['"pool"', '"wonder"']);
+    // The same phrase under another threshold is its own verdict.
+    expect(rankingPhrases(store, ['"pool"'], 1)).toEqual([]);
+    await storeDump(store, dir.dir, 21, 'label', [
+      JSON.stringify({ id: mbid(7), name: 'Pool Records', 'sort-name': 'Pool Records' }),
+    ]);
+    expect(rankingPhrases(store, ['"pool"', '"wonder"'], 2)).toEqual(['"wonder"']);
+    const writer = openStore(store.path);
+    try {
+      await storeDump(writer, dir.dir, 22, 'label', [
+        JSON.stringify({ id: mbid(8), name: 'Wonder Label', 'sort-name': 'Wonder Label' }),
+      ]);
+    } finally {
+      writer.close();
+    }
+    expect(rankingPhrases(store, ['"pool"', '"wonder"'], 2)).toEqual([]);
+    // And what searchHits ranks follows: `pool` and `wonder` are both common now, so hits score 0.
+    const hits = searchHits(store, { phrases: ['"pool"'], slots: null }, undefined, 10, { commonAbove: 2 });
+    expect(hits.map((hit) => hit.bm25)).toEqual([0, 0, 0]);
+  });
+});
