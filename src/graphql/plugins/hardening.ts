@@ -135,7 +135,13 @@ export function hardeningPlugin(
 ): Plugin<Record<string, unknown>> {
   const limits = { ...DEFAULT_GRAPHQL_LIMITS, ...overrides };
   const shapeRule = queryShapeRule(limits);
+  // Yoga's own Request (the @whatwg-node ponyfill): Node's global one (undici) cost a request of
+  // `{ __typename }` about 20 µs more to build (bench/RESULTS.md).
+  let fetchAPI: { Request: typeof Request; Headers: typeof Headers } = { Request, Headers };
   return {
+    onYogaInit({ yoga }) {
+      fetchAPI = yoga.fetchAPI;
+    },
     onSchemaChange({ schema }) {
       guardResolvers(schema as GraphQLSchema);
     },
@@ -145,9 +151,9 @@ export function hardeningPlugin(
       // Read the body under the limit, then let Yoga's own parser (JSON, multipart, ...) parse it.
       const limited = async (req: Request) => {
         const body = (await readLimited(req, limits.maxBodyBytes)) as unknown as BodyInit;
-        const headers = new Headers(req.headers);
+        const headers = new fetchAPI.Headers(req.headers);
         headers.delete('content-length');
-        return requestParser(new Request(req.url, { method: req.method, headers, body }));
+        return requestParser(new fetchAPI.Request(req.url, { method: req.method, headers, body }));
       };
       setRequestParser(limited as RequestParser);
     },
