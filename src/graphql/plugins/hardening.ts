@@ -67,6 +67,19 @@ export function guardResolvers(schema: GraphQLSchema): void {
   }
 }
 
+/**
+ * True when `request` declares its length (Content-Length) within `limit`: Node's HTTP parser then
+ * hands on exactly that many bytes of body, so the body needs no counting and Yoga's parser reads
+ * it once, without a copy into a new Request (bench/RESULTS.md, 2026-11-24).
+ * @throws GraphQLError PAYLOAD_TOO_LARGE when the declared length is over `limit`
+ */
+function hasDeclaredLength(request: Request, limit: number): boolean {
+  const declared = request.headers.get('content-length');
+  if (declared === null || !/^\d+$/.test(declared)) return false;
+  if (Number(declared) > limit) throw tooLarge(limit);
+  return true;
+}
+
 async function readLimited(request: Request, limit: number): Promise<Uint8Array> {
   const declared = Number(request.headers.get('content-length'));
   if (Number.isFinite(declared) && declared > limit) throw tooLarge(limit);
@@ -148,8 +161,10 @@ export function hardeningPlugin(
     onRequestParse({ request, url, requestParser, setRequestParser }) {
       if (url.search.length > limits.maxBodyBytes) throw tooLarge(limits.maxBodyBytes);
       if (request.method !== 'POST' || !requestParser) return;
-      // Read the body under the limit, then let Yoga's own parser (JSON, multipart, ...) parse it.
+      // A body of undeclared length (chunked) is read under the limit first; Yoga's own parser (JSON,
+      // multipart, ...) parses it either way.
       const limited = async (req: Request) => {
+        if (hasDeclaredLength(req, limits.maxBodyBytes)) return requestParser(req);
         const body = (await readLimited(req, limits.maxBodyBytes)) as unknown as BodyInit;
         const headers = new fetchAPI.Headers(req.headers);
         headers.delete('content-length');

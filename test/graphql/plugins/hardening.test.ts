@@ -1,3 +1,5 @@
+import { createServer, request as httpRequest } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { parse, validate } from 'graphql';
 import { createYoga } from 'graphql-yoga';
@@ -127,6 +129,48 @@ describe('GraphQL limits', () => {
     expect(codes(await gql(app, tokens))).toEqual(['GRAPHQL_PARSE_FAILED']);
     // Still serving.
     expect((await gql(app, '{ packet(number: 7) { number } }')).data).toEqual({ packet: { number: 7 } });
+  });
+
+  it('over HTTP: a declared length over the limit is refused unread, a chunked body while it is read', async () => {
+    const server = createServer(app.handle);
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/graphql`;
+    const headers = { 'content-type': 'application/json', accept: 'application/json' };
+    try {
+      // fetch declares the length: parsed as sent when within the limit, refused when over it.
+      const small = await fetch(url, {
+        method: 'POST',
+        headers,
+        body: JSON.stringify({ query: '{ packet(number: 7) { number } }' }),
+      });
+      expect(await small.json()).toEqual({ data: { packet: { number: 7 } } });
+      const padding = 'x'.repeat(150_000);
+      const big = await fetch(url, {
+        method: 'POST',
+        headers,
+        body: JSON.stringify({ query: '{ __typename }', padding }),
+      });
+      expect(big.status).toBe(413);
+      expect(codes((await big.json()) as GqlResult)).toEqual(['PAYLOAD_TOO_LARGE']);
+      // Without a Content-Length (chunked), the limit holds while reading.
+      const chunked = await new Promise<{ status: number; body: string }>((resolve, reject) => {
+        const req = httpRequest(url, { method: 'POST', headers }, (res) => {
+          let body = '';
+          res.on('data', (c) => {
+            body += c;
+          });
+          res.on('end', () => resolve({ status: res.statusCode!, body }));
+        });
+        req.on('error', reject);
+        for (let i = 0; i < 15; i++) req.write(`{"padding":"${'y'.repeat(10_000)}",`.slice(i === 0 ? 0 : 1));
+        req.end('"query":"{ __typename }"}');
+      });
+      expect(chunked.status).toBe(413);
+      expect(codes(JSON.parse(chunked.body) as GqlResult)).toEqual(['PAYLOAD_TOO_LARGE']);
+    } finally {
+      server.closeAllConnections();
+      await new Promise((resolve) => server.close(resolve));
+    }
   });
 
   it('stops a request that outruns its time budget with one coded error', async () => {
