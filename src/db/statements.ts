@@ -8,21 +8,27 @@ const caches = new WeakMap<Store['sqlite'], Map<string, Statement>>();
 
 /**
  * `sql` prepared once per connection and reused (API paths run the same statements on every
- * request). At most {@link MAX_CACHED} are kept per connection, so SQL that varies with client
- * input (filters, page sizes) cannot grow the cache without bound.
+ * request, the sync the same ones for every dump and packet). At most {@link MAX_CACHED} are kept
+ * per connection, so SQL that varies with client input (filters, page sizes) cannot grow the cache
+ * without bound. Not for a statement that is iterated: the connection's one copy would be shared.
  */
 export function cachedStatement(store: Store, sql: string): Statement {
-  let statements = caches.get(store.sqlite);
+  return cachedOn(store.sqlite, sql);
+}
+
+/** {@link cachedStatement} for code that holds the connection itself. */
+export function cachedOn(sqlite: Store['sqlite'], sql: string): Statement {
+  let statements = caches.get(sqlite);
   if (!statements) {
     statements = new Map();
-    caches.set(store.sqlite, statements);
+    caches.set(sqlite, statements);
   }
   let statement = statements.get(sql);
   if (statement) {
     // Map order is insertion order: re-inserting marks it as the most recently used.
     statements.delete(sql);
   } else {
-    statement = store.sqlite.prepare(sql);
+    statement = sqlite.prepare(sql);
     if (statements.size >= MAX_CACHED) statements.delete(statements.keys().next().value!);
   }
   statements.set(sql, statement);

@@ -5,6 +5,7 @@ import type { Store } from '../db/client.js';
 import { changeId, dumpIdRange } from '../db/keys.js';
 import { suspendMbidIndex } from '../db/mbidIndex.js';
 import { isTitled, SearchIndexWriter } from '../db/searchIndex.js';
+import { cachedStatement } from '../db/statements.js';
 import type { EntityType } from '../feed/entities.js';
 import { type JsonDumpMetadata, readJsonDump } from '../feed/jsonDump.js';
 import type { XzDecoder } from '../feed/xz.js';
@@ -189,8 +190,8 @@ export async function ingestJsonDump(store: Store, options: IngestJsonDumpOption
     const search = new SearchIndexWriter(store, entity);
     search.unindexOldCopy({ first, last, packet });
     const rebuildMbidIndex = options.bulk ? suspendMbidIndex(store.sqlite) : undefined;
-    store.sqlite.prepare('DELETE FROM changes WHERE id BETWEEN ? AND ?').run(first, last);
-    store.sqlite.prepare('DELETE FROM quarantine WHERE packet = ? AND entity = ?').run(packet, entity);
+    cachedStatement(store, 'DELETE FROM changes WHERE id BETWEEN ? AND ?').run(first, last);
+    cachedStatement(store, 'DELETE FROM quarantine WHERE packet = ? AND entity = ?').run(packet, entity);
     const writer = new ChangeWriter(store.sqlite, packet, entity, search);
     const summary = await readJsonDump(
       options.archive ?? options.archivePath,
@@ -229,15 +230,14 @@ function recordDump(
 ): void {
   const { packet, entity, file } = options;
   if (file) upsertFeedFile(store, file);
-  store.sqlite
-    .prepare(
-      `INSERT INTO dumps (packet, entity, status, change_count, quarantine_count, file_name, error, attempts, checked_at, updated_at)
+  cachedStatement(
+    store,
+    `INSERT INTO dumps (packet, entity, status, change_count, quarantine_count, file_name, error, attempts, checked_at, updated_at)
        VALUES (?, ?, 'SYNCED', ?, ?, ?, NULL, 0, NULL, ?)
        ON CONFLICT (packet, entity) DO UPDATE SET status = 'SYNCED', change_count = excluded.change_count,
          quarantine_count = excluded.quarantine_count, file_name = excluded.file_name, error = NULL,
          next_retry_at = NULL, settled_by = NULL, signature_missing_since = NULL, updated_at = excluded.updated_at`,
-    )
-    .run(packet, entity, facts.changeCount, facts.quarantineCount, file?.name ?? null, facts.now);
+  ).run(packet, entity, facts.changeCount, facts.quarantineCount, file?.name ?? null, facts.now);
   recordPacketFacts(store.sqlite, packet, facts.metadata, facts.now);
   recordJsonDumpSchemaNumber(
     store.sqlite,
@@ -248,10 +248,9 @@ function recordDump(
 
 /** Inserts or replaces the `feed_files` row of `file`. */
 export function upsertFeedFile(store: Store, file: FeedFileRecord): void {
-  store.sqlite
-    .prepare(
-      `INSERT OR REPLACE INTO feed_files (name, packet, size, sha256, signature, fingerprint, fetched_at, stored_path, signature_stored_path)
+  cachedStatement(
+    store,
+    `INSERT OR REPLACE INTO feed_files (name, packet, size, sha256, signature, fingerprint, fetched_at, stored_path, signature_stored_path)
        VALUES (@name, @packet, @size, @sha256, @signature, @fingerprint, @fetchedAt, @storedPath, @signatureStoredPath)`,
-    )
-    .run(file);
+  ).run(file);
 }

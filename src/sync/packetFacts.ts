@@ -1,4 +1,5 @@
 import type Database from 'better-sqlite3';
+import { cachedOn } from '../db/statements.js';
 
 /** A schema sequence that differs from the previous packet's (FEED.md: it changes about once a year). */
 export interface SchemaChange {
@@ -19,20 +20,18 @@ export function recordPacketFacts(
   facts: { timestamp: string; schemaSequence: number },
   at: string,
 ): SchemaChange | null {
-  sqlite
-    .prepare(
-      `INSERT INTO packets (number, timestamp, schema_sequence, created_at) VALUES (?, ?, ?, ?)
+  cachedOn(
+    sqlite,
+    `INSERT INTO packets (number, timestamp, schema_sequence, created_at) VALUES (?, ?, ?, ?)
        ON CONFLICT (number) DO UPDATE SET
          timestamp = coalesce(packets.timestamp, excluded.timestamp),
          schema_sequence = coalesce(packets.schema_sequence, excluded.schema_sequence)`,
-    )
-    .run(packet, facts.timestamp, facts.schemaSequence, at);
-  const previous = sqlite
-    .prepare(
-      `SELECT number, schema_sequence AS schemaSequence FROM packets
+  ).run(packet, facts.timestamp, facts.schemaSequence, at);
+  const previous = cachedOn(
+    sqlite,
+    `SELECT number, schema_sequence AS schemaSequence FROM packets
        WHERE number < ? AND schema_sequence IS NOT NULL ORDER BY number DESC LIMIT 1`,
-    )
-    .get(packet) as { number: number; schemaSequence: number } | undefined;
+  ).get(packet) as { number: number; schemaSequence: number } | undefined;
   if (!previous || previous.schemaSequence === facts.schemaSequence) return null;
   const message = `schema sequence changed from ${previous.schemaSequence} (packet ${previous.number}) to ${facts.schemaSequence} at packet ${packet}`;
   recordEventOnce(sqlite, { packet, kind: 'schema-change', message }, at);
@@ -67,10 +66,9 @@ function recordEventOnce(
   event: { packet: number; kind: 'schema-change' | 'json-dump-schema'; message: string },
   at: string,
 ): void {
-  sqlite
-    .prepare(
-      `INSERT INTO events (at, packet, kind, message) SELECT ?, ?, ?, ?
+  cachedOn(
+    sqlite,
+    `INSERT INTO events (at, packet, kind, message) SELECT ?, ?, ?, ?
        WHERE NOT EXISTS (SELECT 1 FROM events WHERE packet = ? AND kind = ?)`,
-    )
-    .run(at, event.packet, event.kind, event.message, event.packet, event.kind);
+  ).run(at, event.packet, event.kind, event.message, event.packet, event.kind);
 }

@@ -3,6 +3,7 @@ import type Database from 'better-sqlite3';
 import type { Store } from '../db/client.js';
 import { type RowChangeRow, type TableChangesRow, tableChangesOf } from '../db/replicationQueries.js';
 import { RemovalIndexWriter } from '../db/searchIndex.js';
+import { cachedOn } from '../db/statements.js';
 import { packetLabel, readReplicationArchive } from '../feed/replication/archive.js';
 import type { ReplicationArchiveInfo, ReplicationFormat, RowChange } from '../feed/replication/types.js';
 import { type FeedFileRecord, upsertFeedFile } from './ingest.js';
@@ -113,7 +114,7 @@ async function writePacket(
   // The search index follows the removals in the same transaction (db/searchIndex.ts).
   const search = new RemovalIndexWriter(sqlite);
   search.reindexOldRemovals(packet);
-  for (const sql of DELETE_PACKET_ROWS_SQL) sqlite.prepare(sql).run(packet);
+  for (const sql of DELETE_PACKET_ROWS_SQL) cachedOn(sqlite, sql).run(packet);
   const rowCount = staging.finish(info, packet, where);
   upsertReplicationPacket(sqlite, packet, info, rowCount, fileName, at);
   const removals = await deriveRemovals(sqlite, packet, where);
@@ -166,9 +167,9 @@ function upsertReplicationPacket(
   fileName: string,
   at: string,
 ): void {
-  sqlite
-    .prepare(UPSERT_REPLICATION_PACKET_SQL)
-    .run(...replicationPacketArgs(packet, info, rowCount, fileName, at));
+  cachedOn(sqlite, UPSERT_REPLICATION_PACKET_SQL).run(
+    ...replicationPacketArgs(packet, info, rowCount, fileName, at),
+  );
 }
 
 /** (packet): clears the packet's `removal-unresolved` event before it is written again. */
@@ -193,9 +194,9 @@ function recordUnresolved(
   rows: UnresolvedRemoval[],
   at: string,
 ): void {
-  sqlite.prepare(DELETE_UNRESOLVED_SQL).run(packet);
+  cachedOn(sqlite, DELETE_UNRESOLVED_SQL).run(packet);
   if (rows.length === 0) return;
-  sqlite.prepare(INSERT_UNRESOLVED_SQL).run(at, packet, unresolvedMessage(packet, rows));
+  cachedOn(sqlite, INSERT_UNRESOLVED_SQL).run(at, packet, unresolvedMessage(packet, rows));
 }
 
 /** A `row_changes` row without its position. */

@@ -1,5 +1,6 @@
 import type { Store } from '../db/client.js';
 import { advanceLatestPacket, lowerLatestPacket } from '../db/latestPacket.js';
+import { cachedStatement } from '../db/statements.js';
 import type { EntityType } from '../feed/entities.js';
 
 /** Status of a JSON dump (GraphQL `DumpStatus`). */
@@ -65,7 +66,7 @@ export function completable(
 
 /** The stored state of one JSON dump, or undefined when never tried. */
 export function dumpStatus(store: Store, packet: number, entity: EntityType): DumpStatus | undefined {
-  const row = store.sqlite.prepare(PACKET_STATE_SQL.dumpStatus).get(packet, entity) as
+  const row = cachedStatement(store, PACKET_STATE_SQL.dumpStatus).get(packet, entity) as
     | { status: DumpStatus }
     | undefined;
   return row?.status;
@@ -85,7 +86,7 @@ export interface PendingDump {
 
 /** Every PENDING dump of packets in [from, to] with its settling evidence. */
 export function pendingDumps(store: Store, from: number, to: number): PendingDump[] {
-  return store.sqlite.prepare(PACKET_STATE_SQL.pendingDumps).all(from, to) as PendingDump[];
+  return cachedStatement(store, PACKET_STATE_SQL.pendingDumps).all(from, to) as PendingDump[];
 }
 
 /** What settles a PENDING dump: a later packet's JSON dump (FEED.md, Errors) or `--settle-after`. */
@@ -123,7 +124,7 @@ export function markNoChanges(
   by: SettledBy,
   now: string,
 ): void {
-  store.sqlite.prepare(PACKET_STATE_SQL.markNoChanges).run(by, now, packet, entity);
+  cachedStatement(store, PACKET_STATE_SQL.markNoChanges).run(by, now, packet, entity);
 }
 
 /**
@@ -153,7 +154,7 @@ export function completePackets(
     .prepare(PACKET_STATE_SQL.incompletePackets(entities.length))
     .all(...entities, range.from, range.to) as IncompletePacket[];
   const completed = completable(rows, entities, requireReplication);
-  const update = store.sqlite.prepare(PACKET_STATE_SQL.complete);
+  const update = cachedStatement(store, PACKET_STATE_SQL.complete);
   store.sqlite.transaction(() => {
     for (const number of completed) update.run(now, number);
     advanceLatestPacket(store.sqlite);
@@ -168,7 +169,7 @@ export function completePackets(
  */
 export function reopenPacket(store: Store, packet: number): void {
   store.sqlite.transaction(() => {
-    store.sqlite.prepare(PACKET_STATE_SQL.reopen).run(packet);
+    cachedStatement(store, PACKET_STATE_SQL.reopen).run(packet);
     lowerLatestPacket(store.sqlite, packet);
   })();
 }
