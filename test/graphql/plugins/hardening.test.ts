@@ -131,7 +131,7 @@ describe('GraphQL limits', () => {
     expect((await gql(app, '{ packet(number: 7) { number } }')).data).toEqual({ packet: { number: 7 } });
   });
 
-  it('over HTTP: a declared length over the limit is refused unread, a chunked body while it is read', async () => {
+  it('over HTTP: a declared length over the limit is refused unread; a chunked body is read under it, then answered', async () => {
     const server = createServer(app.handle);
     await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
     const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/graphql`;
@@ -152,21 +152,26 @@ describe('GraphQL limits', () => {
       });
       expect(big.status).toBe(413);
       expect(codes((await big.json()) as GqlResult)).toEqual(['PAYLOAD_TOO_LARGE']);
-      // Without a Content-Length (chunked), the limit holds while reading.
-      const chunked = await new Promise<{ status: number; body: string }>((resolve, reject) => {
-        const req = httpRequest(url, { method: 'POST', headers }, (res) => {
-          let body = '';
-          res.on('data', (c) => {
-            body += c;
+      // Without a Content-Length (chunked), the body is read under the limit, then parsed.
+      const postChunked = (parts: string[]) =>
+        new Promise<{ status: number; json: GqlResult }>((resolve, reject) => {
+          const req = httpRequest(url, { method: 'POST', headers }, (res) => {
+            let body = '';
+            res.on('data', (c) => {
+              body += c;
+            });
+            res.on('end', () => resolve({ status: res.statusCode!, json: JSON.parse(body) as GqlResult }));
           });
-          res.on('end', () => resolve({ status: res.statusCode!, body }));
+          req.on('error', reject);
+          for (const part of parts) req.write(part);
+          req.end();
         });
-        req.on('error', reject);
-        for (let i = 0; i < 15; i++) req.write(`{"padding":"${'y'.repeat(10_000)}",`.slice(i === 0 ? 0 : 1));
-        req.end('"query":"{ __typename }"}');
-      });
-      expect(chunked.status).toBe(413);
-      expect(codes(JSON.parse(chunked.body) as GqlResult)).toEqual(['PAYLOAD_TOO_LARGE']);
+      const answered = await postChunked(['{"query":', '"{ packet(number: 7) { number } }"}']);
+      expect(answered).toEqual({ status: 200, json: { data: { packet: { number: 7 } } } });
+      const members = Array.from({ length: 15 }, () => `"padding":"${'y'.repeat(10_000)}",`);
+      const refused = await postChunked(['{', ...members, '"query":"{ __typename }"}']);
+      expect(refused.status).toBe(413);
+      expect(codes(refused.json)).toEqual(['PAYLOAD_TOO_LARGE']);
     } finally {
       server.closeAllConnections();
       await new Promise((resolve) => server.close(resolve));
