@@ -49,6 +49,11 @@ export function idPacketSql(column: string): string {
   return `(${column} / ${POSITION_BITS * ENTITY_SLOTS})`;
 }
 
+/** SQL expression of the position packed in change id `column` (an SQL expression written as is). */
+export function idPositionSql(column: string): string {
+  return `(${column} % ${POSITION_BITS})`;
+}
+
 /**
  * The (packet, entity, position) a change id packs; the inverse of {@link changeId}.
  * @throws RangeError when the id names no entity type slot.

@@ -2,10 +2,10 @@ import { isUtf8 } from 'node:buffer';
 import type { Readable } from 'node:stream';
 import type { Database, Statement } from 'better-sqlite3';
 import type { Store } from '../db/client.js';
-import { changeId, dumpIdRange } from '../db/keys.js';
+import { changeId, dumpIdRange, idPacketSql, idPositionSql } from '../db/keys.js';
 import { suspendMbidIndex } from '../db/mbidIndex.js';
 import { isTitled, SearchIndexWriter } from '../db/searchIndex.js';
-import { cachedStatement } from '../db/statements.js';
+import { cachedOn, cachedStatement } from '../db/statements.js';
 import type { EntityType } from '../feed/entities.js';
 import { type JsonDumpMetadata, readJsonDump } from '../feed/jsonDump.js';
 import type { XzDecoder } from '../feed/xz.js';
@@ -76,8 +76,8 @@ export interface IngestResult {
 const BATCH_ROWS = 64;
 /** `changes.name` of a line that has none, as opposed to NULL, not known (db/schema.ts). */
 const NO_NAME = Buffer.alloc(0);
-/** Bound values per row: id, position, MBID, line, name. */
-const ROW_ARGS = 5;
+/** Bound values per row: id, MBID, line, name (packet and position are read from the id in SQL). */
+const ROW_ARGS = 4;
 /** Line bytes after which a batch is written early, so that long lines are not held in numbers. */
 const BATCH_BYTES = 1 << 20;
 
@@ -85,7 +85,8 @@ const BATCH_BYTES = 1 << 20;
  * Writes one JSON dump's lines as changes. The fast path checks a line in one pass over its bytes
  * (`mbidOffset`: valid JSON object with an MBID `id`, and valid UTF-8) and binds the bytes as they
  * are, cast to TEXT by SQLite: no JS string, no JSON.parse, no second parse by SQLite. Rows go in
- * batches of {@link BATCH_ROWS} through one prepared multi-row INSERT with positional parameters.
+ * batches of {@link BATCH_ROWS} through one multi-row INSERT with positional parameters, prepared
+ * once per connection and entity type (the packet and position are read from the id in SQL).
  * Lines the fast path refuses go to `diagnoseLine`: stored re-escaped, or quarantined with the reason.
  * The current state needs no write of its own: it is read from the MBID index these INSERTs keep
  * (db/currentQueries.ts), so a line is written once. The check runs on this thread: on the 2-core
@@ -97,7 +98,6 @@ class ChangeWriter {
   private readonly base: number;
   private readonly many: Statement;
   private readonly one: Statement;
-  private readonly checked: Statement;
   private readonly quarantine: Statement;
   private readonly args: unknown[] = [];
   private heldBytes = 0;
@@ -114,19 +114,23 @@ class ChangeWriter {
     this.titled = isTitled(entity);
     if (!/^[a-z-]+$/.test(entity)) throw new Error(`not an entity type: ${JSON.stringify(entity)}`);
     this.base = changeId(packet, entity, 0);
-    // Packet (an integer) and entity type (checked above) are constants of the dump; written into
-    // the statement, they need no binding per row.
-    const row = `(?, ${Math.trunc(packet)}, '${entity}', ?, ?, CAST(? AS TEXT), ?)`;
+    // The entity type (checked above) is a constant of the dump, and the packet and position are
+    // packed in the id (db/keys.ts): read from it in SQL, they need no binding per row, and the
+    // statements, the same for every dump of the entity type, are prepared once per connection.
     // OR FAIL: a failing row ends the statement without undoing the rows before it, so SQLite
     // keeps no statement journal. With the random-UUID MBID index, each 64-row INSERT touches
     // dozens of index pages, and the journal of their old contents (written to a temp file) took
     // half the ingest's system time (bench/RESULTS.md). Any error still rolls back the whole dump.
-    const insert = 'INSERT OR FAIL INTO changes (id, packet, entity, position, mbid, data, name) VALUES ';
-    this.many = db.prepare(insert + Array.from({ length: BATCH_ROWS }, () => row).join(', '));
-    this.one = db.prepare(insert + row);
-    // A re-escaped line's name is left unknown (NULL): readers take it from the line.
-    this.checked = db.prepare(`${insert}(?, ${Math.trunc(packet)}, '${entity}', ?, ?, ?, NULL)`);
-    this.quarantine = db.prepare(
+    // A JS number is bound as a REAL: the id is cast back to the integer it holds (exact below 2^53).
+    const insert = (rows: number) =>
+      `INSERT OR FAIL INTO changes (id, packet, entity, position, mbid, data, name)
+       SELECT id, ${idPacketSql('id')}, '${entity}', ${idPositionSql('id')}, mbid, CAST(line AS TEXT), name
+       FROM (SELECT CAST(column1 AS INTEGER) AS id, column2 AS mbid, column3 AS line, column4 AS name
+         FROM (VALUES ${Array.from({ length: rows }, () => '(?, ?, ?, ?)').join(', ')}))`;
+    this.many = cachedOn(db, insert(BATCH_ROWS));
+    this.one = cachedOn(db, insert(1));
+    this.quarantine = cachedOn(
+      db,
       'INSERT INTO quarantine (packet, entity, line, raw, reason) VALUES (?, ?, ?, ?, ?)',
     );
   }
@@ -138,7 +142,7 @@ class ChangeWriter {
       const args = this.args;
       const id = this.base + position;
       const mbid = line.toString('latin1', at, at + 36);
-      args.push(id, position, mbid, line, lineNameOf(line, this.spans) ?? NO_NAME);
+      args.push(id, mbid, line, lineNameOf(line, this.spans) ?? NO_NAME);
       const fields = searchFieldsOf(line, this.spans, this.titled);
       if (fields) this.search.stage(id, mbid, fields);
       else this.search.stageLine(id, mbid, line);
@@ -163,7 +167,8 @@ class ChangeWriter {
     const text = line.toString('utf8');
     const diagnosis = diagnoseLine(text);
     if (diagnosis.ok) {
-      this.checked.run(this.base + position, position, diagnosis.mbid, diagnosis.json);
+      // A re-escaped line's name is left unknown (NULL): readers take it from the line.
+      this.one.run(this.base + position, diagnosis.mbid, diagnosis.json, null);
       this.search.stageLine(this.base + position, diagnosis.mbid, diagnosis.json);
       this.changeCount++;
     } else {
