@@ -68,11 +68,6 @@ export function commonAboveFor(entities: number): number {
   return Math.max(COMMON_MIN, Math.floor(entities / COMMON_SHARE));
 }
 
-/** Above how many entities a phrase is common in `store`'s index now. */
-export function commonAbove(store: Store): number {
-  return commonAboveFor(indexedEntities(store));
-}
-
 /**
  * The phrases of `phrases` found in at most `limit` entities (of any entity type, as bm25 counts
  * them), in their order: one read of at most `limit + 1` index entries per phrase not probed since

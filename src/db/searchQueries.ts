@@ -43,7 +43,7 @@ export interface SearchFilter {
 
 /** Options of {@link searchHits}; tests lower the threshold instead of indexing 500 entities. */
 export interface SearchOptions {
-  /** Above how many entities a phrase is common (default: db/searchCommon.ts, commonAbove). */
+  /** Above how many entities a phrase is common (default: db/searchCommon.ts, `commonAboveFor` the index's size). */
   commonAbove?: number;
 }
 

@@ -2,13 +2,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openStore, type Store } from '../../src/db/client.js';
 import { changeId, entitySlot } from '../../src/db/keys.js';
-import {
-  COMMON_MIN,
-  commonAbove,
-  commonAboveFor,
-  indexedEntities,
-  rankingPhrases,
-} from '../../src/db/searchCommon.js';
+import { COMMON_MIN, commonAboveFor, indexedEntities, rankingPhrases } from '../../src/db/searchCommon.js';
 import { type SearchFilter, type SearchHit, searchCount, searchHits } from '../../src/db/searchQueries.js';
 import { tempDir } from '../support/harness.js';
 import { storeDump } from '../support/searchFeed.js';
@@ -70,7 +64,7 @@ describe('searchHits: what ranks, and the order of what does not (real SQLite fi
     expect(commonAboveFor(1_000_000)).toBe(COMMON_MIN);
     expect(commonAboveFor(4_000_000)).toBe(2000);
     expect(commonAboveFor(50_000_000)).toBe(25_000);
-    expect(commonAbove(store)).toBe(COMMON_MIN);
+    expect(commonAboveFor(indexedEntities(store))).toBe(COMMON_MIN);
     // The size follows every commit: counted again once a dump adds an entity.
     expect(indexedEntities(store)).toBe(7);
     await storeDump(store, dir.dir, 21, 'label', [

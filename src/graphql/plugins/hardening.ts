@@ -68,21 +68,22 @@ export function guardResolvers(schema: GraphQLSchema): void {
 }
 
 /**
- * True when `request` declares its length (Content-Length) within `limit`: Node's HTTP parser then
- * hands on exactly that many bytes of body, so the body needs no counting and Yoga's parser reads
- * it once, without a copy into a new Request (bench/RESULTS.md, 2026-11-24).
+ * True when `request` declares its length (Content-Length, in digits) within `limit`: Node's HTTP
+ * parser then hands on exactly that many bytes of body, so the body needs no counting and Yoga's
+ * parser reads it once, without a copy into a new Request (bench/RESULTS.md, 2026-11-24). False
+ * when it declares none: the body is then counted as it is read ({@link readLimited}).
  * @throws GraphQLError PAYLOAD_TOO_LARGE when the declared length is over `limit`
  */
 function hasDeclaredLength(request: Request, limit: number): boolean {
   const declared = request.headers.get('content-length');
-  if (declared === null || !/^\d+$/.test(declared)) return false;
-  if (Number(declared) > limit) throw tooLarge(limit);
-  return true;
+  if (declared === null) return false;
+  const length = Number(declared);
+  if (Number.isFinite(length) && length > limit) throw tooLarge(limit);
+  return /^\d+$/.test(declared);
 }
 
+/** The body of `request`, counted as it is read. @throws GraphQLError PAYLOAD_TOO_LARGE past `limit` */
 async function readLimited(request: Request, limit: number): Promise<Uint8Array> {
-  const declared = Number(request.headers.get('content-length'));
-  if (Number.isFinite(declared) && declared > limit) throw tooLarge(limit);
   if (!request.body) return new Uint8Array();
   const chunks: Uint8Array[] = [];
   let size = 0;
