@@ -57,10 +57,6 @@ const CLOSE_ARRAY = 0x5d;
 const COMMA = 0x2c;
 const COLON = 0x3a;
 
-const VALUE = 0;
-const KEY = 1;
-const AFTER = 2;
-
 // Open containers of the line being scanned (OPEN_OBJECT or OPEN_ARRAY); grown on demand, reused.
 let containers = new Uint8Array(64);
 
@@ -86,30 +82,25 @@ for (let c = 0x20; c < 256; c++) STRING_BYTE[c] = c === QUOTE || c === BACKSLASH
 
 /** Index after the closing quote of the string whose body starts at `i`, or -1 when it is not JSON. */
 function skipString(b: Uint8Array, i: number, n: number): number {
-  while (i < n) {
+  for (;;) {
+    while (i < n && STRING_BYTE[b[i]!] === 1) i++;
+    if (i >= n) return -1;
     const c = b[i]!;
-    if (STRING_BYTE[c] === 1) {
-      i++;
-      continue;
-    }
     if (c === QUOTE) return i + 1;
-    if (c === BACKSLASH) {
-      const e = b[i + 1];
-      if (e === undefined) return -1;
-      if (SIMPLE_ESCAPE[e] === 1) i += 2;
-      else if (
-        e === 0x75 &&
-        HEX_DIGIT[b[i + 2]!] &&
-        HEX_DIGIT[b[i + 3]!] &&
-        HEX_DIGIT[b[i + 4]!] &&
-        HEX_DIGIT[b[i + 5]!]
-      )
-        i += 6;
-      else return -1;
-    } else if (c < 0x20) return -1;
-    else i++;
+    if (c !== BACKSLASH) return -1;
+    const e = b[i + 1];
+    if (e === undefined) return -1;
+    if (SIMPLE_ESCAPE[e] === 1) i += 2;
+    else if (
+      e === 0x75 &&
+      HEX_DIGIT[b[i + 2]!] &&
+      HEX_DIGIT[b[i + 3]!] &&
+      HEX_DIGIT[b[i + 4]!] &&
+      HEX_DIGIT[b[i + 5]!]
+    )
+      i += 6;
+    else return -1;
   }
-  return -1;
 }
 
 function isDigit(c: number | undefined): boolean {
@@ -184,6 +175,9 @@ function spannedMember(b: Uint8Array, from: number, to: number): number {
  * top-level members of {@link SPANNED_MEMBERS} are: `spans[2k]` the first byte of member k's value,
  * `spans[2k + 1]` the byte after it, both -1 when the line has no such member. A member seen twice
  * fails the fast path (-1), as SQLite's JSON functions and `JSON.parse` disagree on which one counts.
+ * Written for V8, which inlines no helper into this function: strings are skipped in place (a call
+ * per token cost 16 % over the 561 MB of real-shaped lines of the bench's lines3k and lines6k, 655
+ * against 550 ms in a warm loop; bench/RESULTS.md, "The line check without a call per token").
  */
 export function mbidOffset(b: Uint8Array, spans?: Int32Array): number {
   const n = b.length;
@@ -191,12 +185,24 @@ export function mbidOffset(b: Uint8Array, spans?: Int32Array): number {
   if (b[i] !== OPEN_OBJECT) return -1;
   let depth = 0;
   let mbid = -1;
-  let state = VALUE;
   // Index into `spans` of the member whose value is being scanned, else -1.
   let member = -1;
+  // True when `i` is at a key (an object's first, or after a comma in an object), else at a value.
+  let atKey = false;
   spans?.fill(-1);
   for (;;) {
-    if (state === VALUE) {
+    if (atKey) {
+      i = readKey(b, i, n, depth, spans);
+      if (i < 0) return -1;
+      atKey = false;
+      if (keyKind !== ID) {
+        if (keyKind >= 0) member = keyKind;
+        continue;
+      }
+      if (mbid !== -1 || b[i] !== QUOTE || !isMbidAt(b, i + 1) || b[i + 37] !== QUOTE) return -1;
+      mbid = i + 1;
+      i += 38;
+    } else {
       const c = b[i];
       if (c === OPEN_OBJECT || c === OPEN_ARRAY) {
         if (depth === containers.length) {
@@ -205,62 +211,80 @@ export function mbidOffset(b: Uint8Array, spans?: Int32Array): number {
           containers = grown;
         }
         containers[depth++] = c;
-        i = skipWhitespace(b, i + 1, n);
-        if (b[i] === (c === OPEN_OBJECT ? CLOSE_OBJECT : CLOSE_ARRAY)) {
-          depth--;
-          i++;
-          state = AFTER;
-        } else state = c === OPEN_OBJECT ? KEY : VALUE;
-        continue;
-      }
-      if (c === QUOTE) i = skipString(b, i + 1, n);
-      else if (c === 0x74) i = b[i + 1] === 0x72 && b[i + 2] === 0x75 && b[i + 3] === 0x65 ? i + 4 : -1;
-      else if (c === 0x66) {
-        i = b[i + 1] === 0x61 && b[i + 2] === 0x6c && b[i + 3] === 0x73 && b[i + 4] === 0x65 ? i + 5 : -1;
-      } else if (c === 0x6e) i = b[i + 1] === 0x75 && b[i + 2] === 0x6c && b[i + 3] === 0x6c ? i + 4 : -1;
-      else if (c === 0x2d || isDigit(c)) i = skipNumber(b, i);
-      else return -1;
-      if (i < 0) return -1;
-      state = AFTER;
-    } else if (state === KEY) {
-      if (b[i] !== QUOTE) return -1;
-      const start = i;
-      i = skipString(b, i + 1, n);
-      if (i < 0) return -1;
-      const isId = depth === 1 && i - start === 4 && b[start + 1] === 0x69 && b[start + 2] === 0x64;
-      const spanned = spans !== undefined && depth === 1 && !isId ? spannedMember(b, start + 1, i) : -1;
-      i = skipWhitespace(b, i, n);
-      if (b[i] !== COLON) return -1;
-      i = skipWhitespace(b, i + 1, n);
-      if (isId) {
-        if (mbid !== -1 || b[i] !== QUOTE || !isMbidAt(b, i + 1) || b[i + 37] !== QUOTE) return -1;
-        mbid = i + 1;
-        i += 38;
-        state = AFTER;
-      } else {
-        if (spanned >= 0) {
-          if (spans![spanned] !== -1) return -1;
-          spans![spanned] = i;
-          member = spanned;
+        i++;
+        if (i < n && b[i]! <= 0x20) i = skipWhitespace(b, i, n);
+        if (b[i] !== (c === OPEN_OBJECT ? CLOSE_OBJECT : CLOSE_ARRAY)) {
+          atKey = c === OPEN_OBJECT;
+          continue;
         }
-        state = VALUE;
+        depth--;
+        i++;
+      } else {
+        if (c === QUOTE) {
+          // Inline: V8 does not inline helpers into this function, and strings are most tokens.
+          i++;
+          while (i < n && STRING_BYTE[b[i]!] === 1) i++;
+          i = b[i] === QUOTE ? i + 1 : skipString(b, i, n);
+        } else if (c === 0x74) i = b[i + 1] === 0x72 && b[i + 2] === 0x75 && b[i + 3] === 0x65 ? i + 4 : -1;
+        else if (c === 0x66) {
+          i = b[i + 1] === 0x61 && b[i + 2] === 0x6c && b[i + 3] === 0x73 && b[i + 4] === 0x65 ? i + 5 : -1;
+        } else if (c === 0x6e) i = b[i + 1] === 0x75 && b[i + 2] === 0x6c && b[i + 3] === 0x6c ? i + 4 : -1;
+        else if (c === 0x2d || isDigit(c)) i = skipNumber(b, i);
+        else return -1;
+        if (i < 0) return -1;
       }
-    } else {
+    }
+    // After a value: the containers it closes, then a comma and the next key or value.
+    for (;;) {
       if (member >= 0 && depth === 1) {
         spans![member + 1] = i;
         member = -1;
       }
-      i = skipWhitespace(b, i, n);
+      if (i < n && b[i]! <= 0x20) i = skipWhitespace(b, i, n);
       if (depth === 0) return i === n ? mbid : -1;
-      const c = b[i];
       const open = containers[depth - 1];
-      if (c === COMMA) {
-        i = skipWhitespace(b, i + 1, n);
-        state = open === OPEN_OBJECT ? KEY : VALUE;
-      } else if (c === (open === OPEN_OBJECT ? CLOSE_OBJECT : CLOSE_ARRAY)) {
-        depth--;
+      if (b[i] === COMMA) {
         i++;
-      } else return -1;
+        if (i < n && b[i]! <= 0x20) i = skipWhitespace(b, i, n);
+        atKey = open === OPEN_OBJECT;
+        break;
+      }
+      if (b[i] !== (open === OPEN_OBJECT ? CLOSE_OBJECT : CLOSE_ARRAY)) return -1;
+      depth--;
+      i++;
     }
   }
+}
+
+const ID = -2;
+/** What {@link readKey} read: ID, 2k for SPANNED_MEMBERS[k] at depth 1, else -1. */
+let keyKind = -1;
+
+/**
+ * Reads the key whose quote is at `i`, the colon and whitespace; returns the index of the value
+ * (or -1 when not JSON) and sets {@link keyKind}. A spanned member's value start goes to `spans`;
+ * a member seen twice fails (-1).
+ */
+function readKey(b: Uint8Array, i: number, n: number, depth: number, spans: Int32Array | undefined): number {
+  if (b[i] !== QUOTE) return -1;
+  const start = i;
+  i++;
+  while (i < n && STRING_BYTE[b[i]!] === 1) i++;
+  i = b[i] === QUOTE ? i + 1 : skipString(b, i, n);
+  if (i < 0) return -1;
+  let kind = -1;
+  if (depth === 1) {
+    if (i - start === 4 && b[start + 1] === 0x69 && b[start + 2] === 0x64) kind = ID;
+    else if (spans !== undefined) kind = spannedMember(b, start + 1, i);
+  }
+  if (i < n && b[i]! <= 0x20) i = skipWhitespace(b, i, n);
+  if (b[i] !== COLON) return -1;
+  i++;
+  if (i < n && b[i]! <= 0x20) i = skipWhitespace(b, i, n);
+  if (kind >= 0) {
+    if (spans![kind] !== -1) return -1;
+    spans![kind] = i;
+  }
+  keyKind = kind;
+  return i;
 }
