@@ -64,18 +64,23 @@ export async function runFileStep<T>(
   return result;
 }
 
+/** What fetchFile and streamFile are told of one step: its file, the data directory, a prefetched download. */
+function fetchOptions<T>(ctx: SyncContext, step: FileStep<T>, now: () => Date) {
+  return {
+    name: step.name,
+    packet: step.packet,
+    dataDir: ctx.feed.dataDir,
+    signal: ctx.signal,
+    now,
+    download: ctx.prefetch?.take(step.name),
+  };
+}
+
 /** Fetches, verifies and stores one archive (one download); the download is gone afterwards. */
 async function fetchVerifyStore<T>(ctx: SyncContext, step: FileStep<T>, now: () => Date): Promise<T> {
   const { feed } = ctx;
   if (step.storeStreamed) return streamVerifyStore(ctx, step, step.storeStreamed, now);
-  const fetched = await fetchFile(feed.client, feed.verifier, {
-    name: step.name,
-    packet: step.packet,
-    dataDir: feed.dataDir,
-    signal: ctx.signal,
-    now,
-    download: ctx.prefetch?.take(step.name),
-  });
+  const fetched = await fetchFile(feed.client, feed.verifier, fetchOptions(ctx, step, now));
   if (!fetched) return step.notThere();
   try {
     return await step.store!(fetched, () => keep(feed.dataDir, fetched));
@@ -96,14 +101,7 @@ async function streamVerifyStore<T>(
   now: () => Date,
 ): Promise<T> {
   const { feed } = ctx;
-  const streamed = await streamFile(feed.client, feed.verifier, {
-    name: step.name,
-    packet: step.packet,
-    dataDir: feed.dataDir,
-    signal: ctx.signal,
-    now,
-    download: ctx.prefetch?.take(step.name),
-  });
+  const streamed = await streamFile(feed.client, feed.verifier, fetchOptions(ctx, step, now));
   if (!streamed) return step.notThere();
   try {
     return await store(streamed, (fetched) => keep(feed.dataDir, fetched));

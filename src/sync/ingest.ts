@@ -9,6 +9,7 @@ import { cachedOn, cachedStatement } from '../db/statements.js';
 import type { EntityType } from '../feed/entities.js';
 import { type JsonDumpMetadata, readJsonDump } from '../feed/jsonDump.js';
 import type { XzDecoder } from '../feed/xz.js';
+import { dumpReadOptions } from './dumpRead.js';
 import { diagnoseLine, MEMBER_SPANS, mbidOffset } from './lines.js';
 import { recordJsonDumpSchemaNumber, recordPacketFacts } from './packetFacts.js';
 import { lineNameOf, searchFieldsOf } from './searchFields.js';
@@ -200,17 +201,7 @@ export async function ingestJsonDump(store: Store, options: IngestJsonDumpOption
     const writer = new ChangeWriter(store.sqlite, packet, entity, search);
     const summary = await readJsonDump(
       options.archive ?? options.archivePath,
-      {
-        packet,
-        entity,
-        signal: options.signal,
-        maxBytes: options.maxBytes,
-        decoder: options.decoder,
-        archiveBytes: options.archiveBytes,
-        onProgress:
-          options.onProgress &&
-          ((read) => options.onProgress!(read, writer.changeCount + writer.quarantineCount)),
-      },
+      dumpReadOptions(options, writer),
       (line, n) => writer.add(line, n),
     );
     writer.flush();

@@ -9,6 +9,7 @@ import { indexStagedDump, unindexDumpCopy } from '../../db/postgres/searchIndex.
 import { isTitled } from '../../db/searchIndex.js';
 import type { EntityType } from '../../feed/entities.js';
 import { readJsonDump } from '../../feed/jsonDump.js';
+import { dumpReadOptions } from '../dumpRead.js';
 import type { IngestJsonDumpOptions, IngestResult } from '../ingest.js';
 import { diagnoseLine, MEMBER_SPANS, mbidOffset } from '../lines.js';
 import { COPY_CHANGES_SQL, CopyRowWriter, hasCopyControlByte } from './copyRows.js';
@@ -181,18 +182,7 @@ export async function ingestJsonDumpPostgres(
     writer.start();
     const summary = await readJsonDump(
       options.archive ?? options.archivePath,
-      {
-        packet,
-        entity,
-        signal: options.signal,
-        maxBytes: options.maxBytes,
-        decoder: options.decoder,
-        archiveBytes: options.archiveBytes,
-        whenReady: () => writer.whenReady(),
-        onProgress:
-          options.onProgress &&
-          ((read) => options.onProgress!(read, writer.changeCount + writer.quarantineCount)),
-      },
+      { ...dumpReadOptions(options, writer), whenReady: () => writer.whenReady() },
       (line, n) => writer.add(line, n),
     );
     await writer.finish();
