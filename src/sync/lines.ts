@@ -256,8 +256,12 @@ export function mbidOffset(b: Uint8Array, spans?: Int32Array): number {
   }
 }
 
+/** {@link keyKind} of the top-level `"id"`. */
 const ID = -2;
-/** What {@link readKey} read: ID, 2k for SPANNED_MEMBERS[k] at depth 1, else -1. */
+/**
+ * What {@link readKey} read: {@link ID}, 2k for SPANNED_MEMBERS[k] at depth 1, else -1. A second
+ * return value kept outside the call, so that a key costs no allocation.
+ */
 let keyKind = -1;
 
 /**
