@@ -178,7 +178,7 @@ async function httpFigures(dbPath: string, mbids: string[], seconds: number, rou
   try {
     for (let round = 0; round < rounds; round++) {
       for (const [name, query] of queries) {
-        const result = await load(server.port, name, query, seconds);
+        const result = await load(server.port, name, query, seconds, server.child.pid);
         if (!best[name] || result.requestsPerSecond > best[name]!.requestsPerSecond) best[name] = result;
       }
     }

@@ -2,7 +2,7 @@
 // the change stream and `{ __typename }` against one server process, in interleaved rounds.
 import Database from 'better-sqlite3';
 import { CHANGE_FEED_CASE, settleBenchPackets } from './changeFeed.js';
-import { type LoadResult, load, startServer } from './load.js';
+import { describeLoad, type LoadResult, load, startServer } from './load.js';
 import { ensurePageDump, PAGE_PACKET } from './pageLines.js';
 
 /**
@@ -39,9 +39,9 @@ export async function graphqlLoad(
     for (let round = 1; round <= roundCount; round++) {
       rounds.push([]);
       for (const [name, query] of queries) {
-        const result = await load(server.port, name, query, seconds);
+        const result = await load(server.port, name, query, seconds, server.child.pid);
         rounds.at(-1)!.push(result);
-        log(`  graphql round ${round}: ${name} ${result.requestsPerSecond} req/s`);
+        log(`  graphql round ${round}: ${describeLoad(result)}`);
         const kept = bestOf.get(name);
         if (!kept || result.requestsPerSecond > kept.requestsPerSecond) bestOf.set(name, result);
       }

@@ -4,7 +4,7 @@
  * autocannon) in another.
  */
 import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
-import { mkdirSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { LIVEFEED_ENV, NODE_FLAGS } from './cli.js';
@@ -25,6 +25,49 @@ export interface LoadResult {
   non2xx: number;
   /** Bytes of an answer (the mean over a mix's bodies). */
   responseBytes: number;
+  /**
+   * The server process's CPU (every thread, user and system) per answered request during the timed
+   * load, in µs; absent when the server's pid is not given or /proc is not there. Unlike req/s it
+   * does not depend on how much of the shared cores the load generator takes.
+   */
+  serverCpuUs?: number;
+}
+
+/** One result on one line: throughput, latencies and, when measured, the server's CPU per request. */
+export function describeLoad(result: LoadResult): string {
+  const cpu = result.serverCpuUs === undefined ? '' : `, server CPU ${result.serverCpuUs} µs a request`;
+  const timeouts = result.timeouts ? `, ${result.timeouts} timeouts` : '';
+  return `${result.query}: ${result.requestsPerSecond} req/s, p50 ${result.p50Ms} ms, p99 ${result.p99Ms} ms${cpu}${timeouts}`;
+}
+
+/** CPU time of process `pid` so far (all threads, user + system), in ms; undefined without /proc. */
+function processCpuMs(pid: number | undefined): number | undefined {
+  if (pid === undefined) return undefined;
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    // Fields after the command's closing parenthesis start at field 3; utime and stime are 14 and 15.
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    return ((Number(fields[11]) + Number(fields[12])) * 1000) / CLOCK_TICKS;
+  } catch {
+    return undefined;
+  }
+}
+
+/** Clock ticks a second, the unit of /proc's CPU times (`getconf CLK_TCK`, 100 on Linux). */
+const CLOCK_TICKS = Number(spawnSync('getconf', ['CLK_TCK']).stdout?.toString().trim()) || 100;
+
+/**
+ * Runs `timedLoad` and adds the server's CPU per request over it ({@link LoadResult.serverCpuUs}).
+ */
+async function withServerCpu(
+  serverPid: number | undefined,
+  timedLoad: () => Promise<Figures>,
+): Promise<Figures> {
+  const before = processCpuMs(serverPid);
+  const figures = await timedLoad();
+  const after = processCpuMs(serverPid);
+  if (before === undefined || after === undefined || figures.requests === 0) return figures;
+  return { ...figures, serverCpuUs: Math.round(((after - before) * 1000) / figures.requests) };
 }
 
 /** `bench/serverChild.ts` on `db`, resolved once it listens. */
@@ -51,7 +94,8 @@ export async function startServer(db: string): Promise<{ port: number; child: Ch
 /**
  * `seconds` of load (10 connections) after a 1 s warm-up, once every answer checked. `query` is one
  * GraphQL query, or a mix: a list of request bodies (`{ query, variables }` as JSON text) sent in
- * turn, so that the figures are those of the mix as a whole.
+ * turn, so that the figures are those of the mix as a whole. With `serverPid` (the server's process,
+ * from {@link startServer}), the figures include its CPU per request.
  * @throws Error when an answer is not 200 without errors.
  */
 export async function load(
@@ -59,6 +103,7 @@ export async function load(
   name: string,
   query: string | readonly string[],
   seconds: number,
+  serverPid?: number,
 ): Promise<LoadResult> {
   const url = `http://127.0.0.1:${port}/graphql`;
   const bodies = typeof query === 'string' ? [JSON.stringify({ query })] : [...query];
@@ -74,15 +119,15 @@ export async function load(
   responseBytes = Math.round(responseBytes / bodies.length);
   const figures =
     LOAD_GENERATOR === 'wrk'
-      ? await wrkLoad(url, bodies, seconds)
-      : await autocannonLoad(url, bodies, seconds);
+      ? await wrkLoad(url, bodies, seconds, serverPid)
+      : await autocannonLoad(url, bodies, seconds, serverPid);
   return { query: name, ...figures, responseBytes };
 }
 
 type Figures = Omit<LoadResult, 'query' | 'responseBytes'>;
 
 /** wrk (C, Debian's package) costs the shared 2 cores far less per response byte than autocannon. */
-async function wrkLoad(url: string, bodies: string[], seconds: number): Promise<Figures> {
+async function wrkLoad(url: string, bodies: string[], seconds: number, serverPid?: number): Promise<Figures> {
   mkdirSync(join(ROOT, 'bench', 'out'), { recursive: true });
   // One body a line (JSON text has no raw newline), sent in turn by the one wrk thread.
   writeFileSync(WRK_BODIES, `${bodies.join('\n')}\n`);
@@ -101,7 +146,13 @@ async function wrkLoad(url: string, bodies: string[], seconds: number): Promise<
   );
   const args = ['-t1', '-c10', '--latency', '-s', WRK_SCRIPT, url];
   await timed('wrk', ['-d1s', ...args]); // warm-up, not counted
-  const out = (await timed('wrk', [`-d${seconds}s`, ...args])).stdout;
+  return withServerCpu(serverPid, async () =>
+    wrkFigures((await timed('wrk', [`-d${seconds}s`, ...args])).stdout),
+  );
+}
+
+/** The figures of wrk's report `out`. */
+function wrkFigures(out: string): Figures {
   const ms = (label: string) => {
     const m = new RegExp(`${label}\\s+([\\d.]+)(us|ms|s)\\b`).exec(out);
     if (!m) throw new Error(`wrk output without ${label}: ${out}`);
@@ -120,7 +171,12 @@ async function wrkLoad(url: string, bodies: string[], seconds: number): Promise<
 }
 
 /** autocannon (a devDependency) in its own process, the bodies in turn on each connection. */
-async function autocannonLoad(url: string, bodies: string[], seconds: number): Promise<Figures> {
+async function autocannonLoad(
+  url: string,
+  bodies: string[],
+  seconds: number,
+  serverPid?: number,
+): Promise<Figures> {
   const run = async (duration: number) => {
     const script = `require('autocannon')({ url: process.env.URL, connections: 10, duration: ${duration},
       requests: JSON.parse(process.env.BODIES).map((body) => ({ method: 'POST', body,
@@ -140,16 +196,18 @@ async function autocannonLoad(url: string, bodies: string[], seconds: number): P
     };
   };
   await run(1); // warm-up, not counted
-  const r = await run(seconds);
-  return {
-    requestsPerSecond: Math.round(r.requests.average),
-    p50Ms: r.latency.p50,
-    p99Ms: r.latency.p99,
-    requests: r.requests.total,
-    errors: r.errors,
-    timeouts: r.timeouts,
-    non2xx: r.non2xx,
-  };
+  return withServerCpu(serverPid, async () => {
+    const r = await run(seconds);
+    return {
+      requestsPerSecond: Math.round(r.requests.average),
+      p50Ms: r.latency.p50,
+      p99Ms: r.latency.p99,
+      requests: r.requests.total,
+      errors: r.errors,
+      timeouts: r.timeouts,
+      non2xx: r.non2xx,
+    };
+  });
 }
 
 /** wrk when installed (`apt-get install wrk`), else autocannon (a devDependency). */

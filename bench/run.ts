@@ -14,7 +14,7 @@ import {
   removeDb,
 } from './ingestRuns.js';
 import { type BenchInputs, buildInputs } from './inputs.js';
-import type { LoadResult } from './load.js';
+import { describeLoad, type LoadResult } from './load.js';
 import { PAGE_NOTES } from './pageLines.js';
 import { NOTES } from './resultsNotes.js';
 import { ingestTargets, machine, mb, runTable, s, tool } from './runTable.js';
@@ -107,8 +107,7 @@ async function main(): Promise<void> {
   const { big, small, longLines, packet } = inputs;
   const db = (name: string) => join(OUT, `${name}.db`);
   if (flag('--graphql-only')) {
-    for (const g of (await graphqlLoad(db('ours'), graphqlOptions)).best)
-      log(`  ${g.query}: ${g.requestsPerSecond} req/s, p50 ${g.p50Ms} ms, p99 ${g.p99Ms} ms`);
+    for (const g of (await graphqlLoad(db('ours'), graphqlOptions)).best) log(`  ${describeLoad(g)}`);
     return;
   }
 
@@ -182,8 +181,7 @@ async function main(): Promise<void> {
     const load = await graphqlLoad(db('ours'), graphqlOptions);
     graphql = load.best;
     graphqlRounds = load.rounds;
-    for (const g of graphql)
-      log(`  ${g.query}: ${g.requestsPerSecond} req/s, p50 ${g.p50Ms} ms, p99 ${g.p99Ms} ms`);
+    for (const g of graphql) log(`  ${describeLoad(g)}`);
   }
   const search = flag('--skip-graphql') ? undefined : await searchBench(searchOptions());
 

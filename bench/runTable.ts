@@ -191,12 +191,13 @@ export function runTable(f: RunFigures): string {
         `after a 1 s warm-up, loopback; best of ${GRAPHQL_ROUNDS} interleaved rounds):`,
     );
     add();
-    add('| query | req/s | p50 | p99 | response | × `__typename` |');
-    add('|---|---:|---:|---:|---:|---:|');
+    add('| query | req/s | p50 | p99 | response | × `__typename` | server CPU a request |');
+    add('|---|---:|---:|---:|---:|---:|---:|');
     for (const g of graphql) {
       add(
         `| \`${g.query}\` | ${g.requestsPerSecond.toLocaleString('en')} | ${g.p50Ms} ms | ${g.p99Ms} ms | ` +
-          `${(g.responseBytes / 1024).toFixed(1)} KiB | ${typename ? ratio(g.requestsPerSecond, typename.requestsPerSecond) : ''} |`,
+          `${(g.responseBytes / 1024).toFixed(1)} KiB | ${typename ? ratio(g.requestsPerSecond, typename.requestsPerSecond) : ''} | ` +
+          `${g.serverCpuUs === undefined ? '' : `${g.serverCpuUs} µs`} |`,
       );
     }
     add();

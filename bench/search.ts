@@ -16,7 +16,7 @@ import Database from 'better-sqlite3';
 import { openStore } from '../src/db/client.js';
 import { BOOTSTRAP_1M_DB } from './bootstrap.js';
 import { CHANGE_FEED_CASE, CHANGE_FEED_TARGET, changeFeedBodies } from './changeFeed.js';
-import { type LoadResult, load, startServer } from './load.js';
+import { describeLoad, type LoadResult, load, startServer } from './load.js';
 import { type SearchCase, sampleNames, searchBody, searchCases, withSecondPages } from './searchMix.js';
 
 /** Where the bootstrap benchmark leaves its 1M-entity database (bench/bootstrap.ts). */
@@ -153,12 +153,9 @@ export async function searchBench(options: {
     for (let round = 1; round <= options.rounds; round++) {
       rounds.push([]);
       for (const [name, text] of queries) {
-        const result = await load(server.port, name, text, options.seconds);
+        const result = await load(server.port, name, text, options.seconds, server.child.pid);
         rounds.at(-1)!.push(result);
-        log(
-          `  search round ${round}: ${name} ${result.requestsPerSecond} req/s, p50 ${result.p50Ms} ms, p99 ${result.p99Ms} ms` +
-            (result.timeouts ? `, ${result.timeouts} timeouts` : ''),
-        );
+        log(`  search round ${round}: ${describeLoad(result)}`);
         const kept = bestOf.get(name);
         if (!kept || result.requestsPerSecond > kept.requestsPerSecond) bestOf.set(name, result);
       }
