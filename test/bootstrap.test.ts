@@ -80,6 +80,13 @@ describeStores('livefeed bootstrap then sync, read over GraphQL', (stores) => {
       const said = run.stdout.join('\n');
       expect(said).toContain(`bootstrapped full dump ${full.name} (packet ${full.packet})`);
       expect(said).toContain(`the sync continues at packet ${full.packet + 1}`);
+      // SQLite: the imports' FTS5 segments merged into one (db/searchMerge.ts); PostgreSQL has none.
+      const merge = run.events().find((e) => e.event === 'search-merge');
+      if (stores.kind === 'sqlite') {
+        expect(merge).toMatchObject({ done: true });
+        const segments = 'SELECT count(DISTINCT (id >> 37) & 65535) AS n FROM search_index_data WHERE id > 10';
+        expect(await db.rows(segments)).toEqual([{ n: 1 }]);
+      } else expect(merge).toBeUndefined();
       const sync = startCli(
         [
           'sync',

@@ -117,6 +117,32 @@ describe('livefeed import: a local JSON dump through the sync pipeline', () => {
     expect(n.n).toBe(lines.length - 3);
   });
 
+  it('merges the search index after each import: one segment however many dumps came in', async () => {
+    const other = openStore(join(dir.dir, 'merged.sqlite'));
+    try {
+      await importJsonDump(other, { path: archive, packet: 777 });
+      for (const packet of [778, 779]) {
+        const more = [1, 2, 3].map((n) =>
+          JSON.stringify({ id: id(1000 + packet * 10 + n), name: `Imported ${n}` }),
+        );
+        const built = await writeJsonDump(join(dir.dir, `more-${packet}`), {
+          packet,
+          entity: 'label',
+          lines: more,
+        });
+        await importJsonDump(other, { path: built.path, packet });
+      }
+      // FTS5's segment ids, from the rowids of its data table (fts5Int.h, FTS5_SEGMENT_ROWID).
+      const segments = other.sqlite
+        .prepare('SELECT count(DISTINCT (id >> 37) & 65535) FROM search_index_data WHERE id > 10')
+        .pluck()
+        .get();
+      expect(segments).toBe(1);
+    } finally {
+      other.close();
+    }
+  });
+
   it.each(['xz', 'lzma-native'] as const)('gives the same rows with the %s decoder', async (decoder) => {
     if (decoder === 'xz' && !hasXzProgram()) return;
     const other = openStore(join(dir.dir, `db-${decoder}.sqlite`));

@@ -101,7 +101,19 @@ export async function bootstrapFromFullDumps(
     const at = (options.now ?? (() => new Date()))().toISOString();
     await store.recordBootstrapPosition({ dump, packet: result.packet, entities: [...options.entities], at });
   }
+  if (result.imported.length > 0) await mergeAfterImports(store, options.logger);
   return result;
+}
+
+/** Merges the search index the imports wrote (bootstrapStore.ts mergeSearchIndex) and logs how long it took. */
+async function mergeAfterImports(store: BootstrapStore, logger: BootstrapOptions['logger']): Promise<void> {
+  const merged = await store.mergeSearchIndex();
+  if (merged) {
+    logger.info(
+      { event: 'search-merge', ...merged, ms: Math.round(merged.ms) },
+      `bootstrap: search index merged into one segment in ${Math.round(merged.ms)} ms`,
+    );
+  }
 }
 
 /**

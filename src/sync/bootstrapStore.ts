@@ -6,6 +6,7 @@ import {
 } from '../db/bootstrapQueries.js';
 import { isBulkLoad, withBulkJournal } from '../db/bulkJournal.js';
 import type { Store } from '../db/client.js';
+import { mergeSearchIndex, type SearchMergeResult } from '../db/searchMerge.js';
 import type { EntityType } from '../feed/entities.js';
 import { type IngestJsonDumpOptions, type IngestResult, ingestJsonDump } from './ingest.js';
 
@@ -33,6 +34,13 @@ export interface BootstrapStore {
   importFullDump(options: FullDumpImport): Promise<IngestResult>;
   /** Makes the full dumps' packet the sync position (complete; the latest-packet mark moved), in one transaction. */
   recordBootstrapPosition(position: BootstrapPosition): Promise<void>;
+  /**
+   * After the imports: SQLite merges the search index into one segment, however long that takes
+   * (db/searchMerge.ts; about 1 s for 1M entities), so that searches read one b-tree; undefined on
+   * PostgreSQL, whose GIN index has no segments.
+   * @throws database errors (the imports stay stored; the next sync pass merges again).
+   */
+  mergeSearchIndex(): Promise<SearchMergeResult | undefined>;
 }
 
 /**
@@ -55,5 +63,6 @@ export function sqliteBootstrapStore(store: Store): BootstrapStore {
       return result;
     },
     recordBootstrapPosition: async (position) => recordBootstrapPosition(store, position),
+    mergeSearchIndex: async () => mergeSearchIndex(store.sqlite),
   };
 }

@@ -5,6 +5,7 @@ import tar from 'tar-stream';
 import { isBulkLoad, withBulkJournal } from '../db/bulkJournal.js';
 import type { Store } from '../db/client.js';
 import { MAX_PACKET } from '../db/keys.js';
+import { mergeSearchIndex, SEARCH_MERGE_BUDGET_MS } from '../db/searchMerge.js';
 import { ENTITY_TYPES, type EntityType, isEntityType } from '../feed/entities.js';
 import { ArchiveError } from '../feed/errors.js';
 import { createXzDecompressor, type XzDecoder } from '../feed/xz.js';
@@ -73,16 +74,25 @@ export async function dumpEntityOf(path: string, decoder: XzDecoder = 'auto'): P
  * Loads a local JSON dump file into the database through the sync's own pipeline
  * ({@link ingestJsonDump}: one transaction, the same fast path, quarantine and file-order
  * positions), as packet `packet`. A full JSON dump (tens of GB) streams through in bounded memory.
- * The dump is recorded as SYNCED with no feed file (it did not come from the feed).
+ * The dump is recorded as SYNCED with no feed file (it did not come from the feed). Then the search
+ * index's segments are merged (db/searchMerge.ts): all of them after a bulk load, else for at most
+ * `SEARCH_MERGE_BUDGET_MS`.
  * @throws ArchiveError for a malformed archive or a REPLICATION_SEQUENCE other than `packet`;
  *   RangeError for a packet number out of range; the abort reason; SQLite errors (e.g. busy).
- *   Nothing is stored then.
+ *   Nothing is stored then, except when the merge after the COMMIT fails (disk full): the dump
+ *   stays stored, and the next import or sync pass merges again.
  */
 export async function importJsonDump(store: Store, options: ImportJsonDumpOptions): Promise<ImportResult> {
-  return importJsonDumpWith(
-    (ingest) => ingestSizedDump(store, ingest, statSync(ingest.archivePath).size),
-    options,
-  );
+  let bulk = false;
+  const result = await importJsonDumpWith((ingest) => {
+    const archiveBytes = statSync(ingest.archivePath).size;
+    bulk = isBulkLoad(store, archiveBytes);
+    return ingestSizedDump(store, ingest, archiveBytes);
+  }, options);
+  // A bulk load wrote most of the index: merging all of it costs a fraction of that. Otherwise a
+  // bounded step, resumed by the next import or sync pass (db/searchMerge.ts).
+  mergeSearchIndex(store.sqlite, bulk ? undefined : SEARCH_MERGE_BUDGET_MS);
+  return result;
 }
 
 /**

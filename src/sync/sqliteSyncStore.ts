@@ -1,6 +1,7 @@
 import { checkpoint, deferCheckpoints, MAX_DEFERRED_WAL_BYTES, walBytes } from '../db/checkpoint.js';
 import type { Store } from '../db/client.js';
 import { missingReplicationPackets, storedReplicationPacket } from '../db/replicationQueries.js';
+import { mergeSearchIndex, SEARCH_MERGE_BUDGET_MS } from '../db/searchMerge.js';
 import { markDemo, packetPosition, recordUpstream } from '../db/status.js';
 import { safeMessage } from '../feed/errors.js';
 import type { Logger } from '../logger.js';
@@ -30,6 +31,21 @@ function runCheckpoint(store: Store, logger: Logger): void {
       logger.debug({ event: 'checkpoint', ...result, ms: Math.round(result.ms) }, 'WAL checkpointed');
   } catch (error) {
     logger.warn({ event: 'checkpoint-failed', err: safeMessage(error) }, 'WAL checkpoint failed');
+  }
+}
+
+/**
+ * Merges the search index's segments for at most {@link SEARCH_MERGE_BUDGET_MS} (db/searchMerge.ts),
+ * before the pass's checkpoint copies what it wrote; a failure is logged, not thrown: the index's
+ * entries are the same merged or not, and the next pass resumes the merge.
+ */
+function runSearchMerge(store: Store, logger: Logger): void {
+  try {
+    const result = mergeSearchIndex(store.sqlite, SEARCH_MERGE_BUDGET_MS);
+    if (result.steps > 1)
+      logger.debug({ event: 'search-merge', ...result, ms: Math.round(result.ms) }, 'search index merged');
+  } catch (error) {
+    logger.warn({ event: 'search-merge-failed', err: safeMessage(error) }, 'merging the search index failed');
   }
 }
 
@@ -120,8 +136,10 @@ export function sqliteSyncStore(
       else if (moment === 'packetStarted') transaction.begin(logger);
       else if (moment === 'packetEnded') {
         if (transaction.commit()) checkpointIfLarge(store, logger);
-      } else if (moment === 'passEnded') runCheckpoint(store, logger);
-      else if (!transaction.open) checkpointIfLarge(store, logger);
+      } else if (moment === 'passEnded') {
+        runSearchMerge(store, logger);
+        runCheckpoint(store, logger);
+      } else if (!transaction.open) checkpointIfLarge(store, logger);
     },
   };
 }

@@ -121,8 +121,9 @@ export interface SyncStore extends DumpWriter, FileRecords, PacketState, KeptFil
    * Called when a pass starts and ends, when each packet of its range starts and ends (also on an
    * error or abort) and after each stored dump. SQLite stores each packet in
    * one transaction (sync/packetTransaction.ts) and defers its WAL checkpoints to the end of the
-   * pass, or checkpoints a WAL grown past its bound; nothing on PostgreSQL. A failed checkpoint is
-   * logged, not thrown.
+   * pass, or checkpoints a WAL grown past its bound; at the pass's end it first merges the search
+   * index's segments for a bounded time (db/searchMerge.ts); nothing on PostgreSQL. A failed
+   * checkpoint or merge is logged, not thrown.
    * @throws SQLite's error when a packet's transaction cannot begin (busy) or commit.
    */
   housekeeping(moment: HousekeepingMoment, logger: Logger): void;

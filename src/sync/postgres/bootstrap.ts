@@ -41,5 +41,6 @@ export function postgresBootstrapStore(store: PostgresStore): BootstrapStore {
         await advanceLatestPacket(client);
         await notifyPacketsCompleted(client, [position.packet]);
       }),
+    mergeSearchIndex: async () => undefined,
   };
 }
