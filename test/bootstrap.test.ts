@@ -13,6 +13,7 @@ import { TEST_PUBLIC_KEY_FILE } from './support/archives.js';
 import { startCli } from './support/cli.js';
 import { gql, tempDir, testLogger, testService } from './support/harness.js';
 import { readBundledManifest } from './support/manifest.js';
+import { SEARCH_SEGMENTS_SQL } from './support/searchFeed.js';
 import { describeStores, type TestDatabase } from './support/stores.js';
 
 const manifest = readBundledManifest();
@@ -84,8 +85,7 @@ describeStores('livefeed bootstrap then sync, read over GraphQL', (stores) => {
       const merge = run.events().find((e) => e.event === 'search-merge');
       if (stores.kind === 'sqlite') {
         expect(merge).toMatchObject({ done: true });
-        const segments = 'SELECT count(DISTINCT (id >> 37) & 65535) AS n FROM search_index_data WHERE id > 10';
-        expect(await db.rows(segments)).toEqual([{ n: 1 }]);
+        expect(await db.rows(SEARCH_SEGMENTS_SQL)).toEqual([{ n: 1 }]);
       } else expect(merge).toBeUndefined();
       const sync = startCli(
         [

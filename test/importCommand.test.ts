@@ -12,6 +12,7 @@ import { hasXzProgram } from '../src/feed/xz.js';
 import { dumpEntityOf, importJsonDump } from '../src/sync/import.js';
 import { writeJsonDump, writeTarArchive } from './support/archives.js';
 import { tempDir } from './support/harness.js';
+import { SEARCH_SEGMENTS_SQL } from './support/searchFeed.js';
 
 const run = promisify(execFile);
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
@@ -132,12 +133,7 @@ describe('livefeed import: a local JSON dump through the sync pipeline', () => {
         });
         await importJsonDump(other, { path: built.path, packet });
       }
-      // FTS5's segment ids, from the rowids of its data table (fts5Int.h, FTS5_SEGMENT_ROWID).
-      const segments = other.sqlite
-        .prepare('SELECT count(DISTINCT (id >> 37) & 65535) FROM search_index_data WHERE id > 10')
-        .pluck()
-        .get();
-      expect(segments).toBe(1);
+      expect(other.sqlite.prepare(SEARCH_SEGMENTS_SQL).pluck().get()).toBe(1);
     } finally {
       other.close();
     }

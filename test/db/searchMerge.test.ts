@@ -4,7 +4,7 @@ import { openStore, type Store } from '../../src/db/client.js';
 import { mergeSearchIndex } from '../../src/db/searchMerge.js';
 import { searchCount, searchHits } from '../../src/db/searchQueries.js';
 import { tempDir } from '../support/harness.js';
-import { storeDump } from '../support/searchFeed.js';
+import { SEARCH_SEGMENTS_SQL, storeDump } from '../support/searchFeed.js';
 
 const mbid = (n: number) => `d0000000-0000-4000-8000-${String(n).padStart(12, '0')}`;
 const WORDS = ['river', 'stone', 'night', 'glass', 'ember', 'tide'];
@@ -29,13 +29,7 @@ describe('mergeSearchIndex (a real SQLite file, dumps stored through the ingest)
       const page = searchHits(store, filter, undefined, 500, { commonAbove: 1000 });
       return { count: searchCount(store, filter), page: page.map((hit) => [hit.change.id, hit.bm25]) };
     });
-  // FTS5's segment ids, from the rowids of its data table (fts5Int.h, FTS5_SEGMENT_ROWID: the
-  // segment id above bit 37; tombstone pages add 1 << 16 to it; rowids up to 10 are not pages).
-  const segments = () =>
-    store.sqlite
-      .prepare('SELECT count(DISTINCT (id >> 37) & 65535) FROM search_index_data WHERE id > 10')
-      .pluck()
-      .get() as number;
+  const segments = () => store.sqlite.prepare(SEARCH_SEGMENTS_SQL).pluck().get() as number;
 
   beforeEach(async () => {
     dir = await tempDir('lf-search-merge-');

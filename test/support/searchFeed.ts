@@ -159,3 +159,11 @@ export function currentIds(store: Store): number[] {
     .flatMap((row) => (row?.status === 'CURRENT' ? [row.latest!.id] : []))
     .sort((a, b) => a - b);
 }
+
+/**
+ * SQL: how many segments (b-trees) the FTS5 search index is in, counted from the rowids of its data
+ * table: a page's rowid holds its segment id above bit 37 (fts5Int.h, FTS5_SEGMENT_ROWID), tombstone
+ * pages add 1 << 16 to it, and rowids up to 10 are not pages. One column, `n`.
+ */
+export const SEARCH_SEGMENTS_SQL =
+  'SELECT count(DISTINCT (id >> 37) & 65535) AS n FROM search_index_data WHERE id > 10';

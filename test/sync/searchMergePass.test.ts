@@ -3,10 +3,7 @@ import { mergeSearchIndex } from '../../src/db/searchMerge.js';
 import { BUNDLED_FEED_ROOT, type SampleFeed, startSampleFeed } from '../../src/samplefeed/server.js';
 import { syncOnce } from '../../src/sync/worker.js';
 import { syncContext, tempDir, testLogger } from '../support/harness.js';
-
-// FTS5's segment ids, from the rowids of its data table (fts5Int.h, FTS5_SEGMENT_ROWID), as in
-// test/db/searchMerge.test.ts.
-const SEGMENTS = 'SELECT count(DISTINCT (id >> 37) & 65535) FROM search_index_data WHERE id > 10';
+import { SEARCH_SEGMENTS_SQL } from '../support/searchFeed.js';
 
 describe('a sync pass ends with the search index merged (the bundled feed, a real SQLite file)', () => {
   let feed: SampleFeed;
@@ -27,7 +24,7 @@ describe('a sync pass ends with the search index merged (the bundled feed, a rea
     try {
       const report = await syncOnce(ctx);
       expect(report.completed).toHaveLength(24);
-      expect(ctx.store.sqlite.prepare(SEGMENTS).pluck().get()).toBe(1);
+      expect(ctx.store.sqlite.prepare(SEARCH_SEGMENTS_SQL).pluck().get()).toBe(1);
       ctx.store.sqlite.exec("INSERT INTO search_index(search_index) VALUES('integrity-check')");
       expect(mergeSearchIndex(ctx.store.sqlite)).toMatchObject({ steps: 1, done: true });
       const merges = lines.map((line) => JSON.parse(line)).filter((event) => event.event === 'search-merge');
