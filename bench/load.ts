@@ -71,14 +71,30 @@ async function withServerCpu(
 }
 
 /** `bench/serverChild.ts` on `db`, resolved once it listens. */
-export async function startServer(db: string): Promise<{ port: number; child: ChildProcess }> {
-  const serverChild = join(ROOT, 'bench', 'serverChild.ts');
-  const child = spawn(process.execPath, [...NODE_FLAGS, '--import', 'tsx', serverChild, db], {
-    cwd: ROOT,
-    // As bin/livefeed.js runs the server: its node flags and variables, NODE_ENV production.
-    env: { ...process.env, ...LIVEFEED_ENV, NODE_ENV: 'production' },
-    stdio: ['ignore', 'pipe', 'inherit'],
-  });
+export function startServer(db: string): Promise<{ port: number; child: ChildProcess }> {
+  return startChild('serverChild.ts', db);
+}
+
+/**
+ * `bench/fixedAnswerChild.ts` on `file`: a plain node:http server that answers every request with
+ * the file's bytes, the ceiling of a load of that answer. Resolved once it listens.
+ */
+export function startFixedAnswerServer(file: string): Promise<{ port: number; child: ChildProcess }> {
+  return startChild('fixedAnswerChild.ts', file);
+}
+
+/** A child of bench/ that prints `{"port": N}` once listening, run as bin/livefeed.js runs the server. */
+async function startChild(script: string, arg: string): Promise<{ port: number; child: ChildProcess }> {
+  const child = spawn(
+    process.execPath,
+    [...NODE_FLAGS, '--import', 'tsx', join(ROOT, 'bench', script), arg],
+    {
+      cwd: ROOT,
+      // As bin/livefeed.js runs the server: its node flags and variables, NODE_ENV production.
+      env: { ...process.env, ...LIVEFEED_ENV, NODE_ENV: 'production' },
+      stdio: ['ignore', 'pipe', 'inherit'],
+    },
+  );
   const port = await new Promise<number>((resolve, reject) => {
     let text = '';
     child.stdout!.on('data', (c) => {
@@ -86,7 +102,7 @@ export async function startServer(db: string): Promise<{ port: number; child: Ch
       const line = text.split('\n')[0];
       if (text.includes('\n') && line) resolve((JSON.parse(line) as { port: number }).port);
     });
-    child.once('exit', (code) => reject(new Error(`server exited (${code})`)));
+    child.once('exit', (code) => reject(new Error(`${script} exited (${code})`)));
   });
   return { port, child };
 }

@@ -2,6 +2,7 @@
 // bench/RESULTS.md, from the figures of the run.
 import { execFileSync } from 'node:child_process';
 import { cpus, totalmem } from 'node:os';
+import { PAGE_CEILING } from './graphqlLoad.js';
 import { type IngestRun, ingestRss } from './ingestRuns.js';
 import type { BenchInputs, DumpInput } from './inputs.js';
 import { LOAD_GENERATOR, type LoadResult } from './load.js';
@@ -207,6 +208,8 @@ export function runTable(f: RunFigures): string {
       return base ? [ratio(round[0]!.requestsPerSecond, base.requestsPerSecond)] : [];
     });
     add(`Page ÷ \`__typename\` within each round: ${roundRatios.join(', ')}.`);
+    const ceiling = graphql.find((g) => g.query === PAGE_CEILING);
+    if (ceiling && typename) add(ceilingNote(ceiling, typename));
     add();
   }
   for (const line of syncSection.lines) add(line);
@@ -228,4 +231,21 @@ export function runTable(f: RunFigures): string {
   }
 
   return lines.join('\n');
+}
+
+/**
+ * What the page's ceiling row means: no server can take the page above it with this load generator
+ * on this machine (bench/fixedAnswerChild.ts).
+ */
+function ceilingNote(ceiling: LoadResult, typename: LoadResult): string {
+  const share = ratio(ceiling.requestsPerSecond, typename.requestsPerSecond);
+  const generator =
+    LOAD_GENERATOR === 'autocannon'
+      ? ' autocannon reads each answer in JavaScript on the same 2 cores: with wrk (`apt-get install wrk`) the same bytes reach several times more.'
+      : '';
+  return (
+    `The page's ceiling: its ${(ceiling.responseBytes / 1024).toFixed(1)} KiB served by a plain node:http server ` +
+    `that does nothing else reach ${ceiling.requestsPerSecond.toLocaleString('en')} req/s, ${share} × \`__typename\`: ` +
+    `the most the page can show with ${LOAD_GENERATOR} here.${generator}`
+  );
 }
