@@ -54,14 +54,17 @@ export interface PostgresBenchResult {
 }
 
 /** A fresh database `name` on `cluster` (dropped first when left by an earlier run). */
-async function freshDatabase(cluster: PostgresCluster, name: string): Promise<{ url: string; bare: string }> {
+export async function freshDatabase(
+  cluster: PostgresCluster,
+  name: string,
+): Promise<{ url: string; bare: string }> {
   await cluster.psql('postgres', `DROP DATABASE IF EXISTS ${name}`);
   const { url, withoutPassword } = await cluster.createDatabase(name);
   return { url, bare: withoutPassword };
 }
 
 /** Rows and total size of `table` in the database at `url`. */
-async function tableFacts(url: string, table: string): Promise<{ rows: number; bytes: number }> {
+export async function tableFacts(url: string, table: string): Promise<{ rows: number; bytes: number }> {
   const client = new pg.Client({ connectionString: url });
   await client.connect();
   try {
@@ -79,7 +82,10 @@ async function tableFacts(url: string, table: string): Promise<{ rows: number; b
  * CSV format with quote E'\x01' and delimiter E'\x02', into a one-column table created beforehand.
  * @throws Error when the table does not hold one row per line.
  */
-export async function postgresFloor(cluster: PostgresCluster, dump: DumpInput): Promise<PostgresRun> {
+export async function postgresFloor(
+  cluster: PostgresCluster,
+  dump: Pick<DumpInput, 'path' | 'entity' | 'lines'>,
+): Promise<PostgresRun> {
   const { url, bare } = await freshDatabase(cluster, 'bench_floor');
   await cluster.psql('bench_floor', `CREATE TABLE ${FLOOR_TABLE} (line text)`);
   const copy = `\\copy ${FLOOR_TABLE} (line) FROM pstdin WITH (FORMAT csv, QUOTE E'\\x01', DELIMITER E'\\x02')`;

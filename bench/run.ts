@@ -61,6 +61,11 @@ async function main(): Promise<void> {
     await (await import('./postgres.js')).main(argv);
     return;
   }
+  // Issues 14 and 17: `livefeed bootstrap` into PostgreSQL against psql's \copy (bench/bootstrapPostgres.ts).
+  if (flag('--bootstrap-postgres')) {
+    await (await import('./bootstrapPostgres.js')).main(argv);
+    return;
+  }
   // Issue 17: the page throughput of one and two servers over PostgreSQL against one over SQLite.
   if (flag('--postgres-pages')) {
     await (await import('./postgresPages.js')).main(argv);
@@ -279,6 +284,7 @@ const ALONE = [
   '--search',
   '--postgres',
   '--postgres-pages',
+  '--bootstrap-postgres',
   '--skip-year',
 ];
 if (!ALONE.some(flag)) await (await import('./year.js')).main(argv);
