@@ -5,10 +5,14 @@
  * psql's `\copy` in CSV format, whose quote and delimiter (0x01, 0x02) never occur in the data, so
  * every line is one row byte for byte. Both run on one throw-away cluster (test/support/postgres.ts,
  * with fsync and full page writes on, as a real server commits), each run in a fresh database,
- * interleaved; the best run of each counts (target: livefeed at most 1.5 × the floor). Also the size
- * of `changes` against the floor's table. Input: the main benchmark's big dump (bench/inputs.ts;
- * `--scale` builds a smaller one in its own folder). Prints one JSON line and writes
- * bench/out/postgres-<scale>.json. Needs xz, tar and PostgreSQL (initdb, pg_ctl, psql).
+ * interleaved; the best run of each counts (target: livefeed at most 1.5 × the floor). The floor's
+ * column compresses as the server's default does (pglz), which is slower than the lz4 that
+ * `changes.data` uses for lines over PostgreSQL's 2 KB TOAST threshold: the floor with an lz4
+ * column is reported beside it. Also the size of `changes` against the floor's table. Inputs: the
+ * main benchmark's big dump (bench/inputs.ts, lines of 1.5 KB) and the real-shaped dumps of
+ * `--sync-process` (bench/syncFeeds.ts, lines of 3 KB and of 6–7 KB); `--scale` builds smaller ones
+ * in their own folders. Prints one JSON line and writes bench/out/postgres-<scale>.json. Needs xz,
+ * tar, gpg (to build the real-shaped feeds once) and PostgreSQL (initdb, pg_ctl, psql).
  */
 import { existsSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -24,6 +28,7 @@ import {
 } from '../test/support/postgres.js';
 import { LIVEFEED_CLI, LIVEFEED_ENV } from './cli.js';
 import { buildInputs, type DumpInput } from './inputs.js';
+import { buildSyncFeeds } from './syncFeeds.js';
 import { timed } from './timed.js';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
@@ -42,15 +47,25 @@ export interface PostgresRun {
   importSeconds?: number;
 }
 
-/** What {@link postgresBench} measured. */
+/** One input of {@link postgresBench}: a JSON dump archive and what its lines are like. */
+interface PostgresInput {
+  name: string;
+  dump: Pick<DumpInput, 'path' | 'packet' | 'entity' | 'lines' | 'memberBytes'>;
+}
+
+/** What {@link postgresBench} measured on one input. */
 export interface PostgresBenchResult {
+  input: string;
   lines: number;
   memberBytes: number;
-  runs: { floor: PostgresRun; livefeed: PostgresRun }[];
+  runs: { floor: PostgresRun; floorLz4: PostgresRun; livefeed: PostgresRun }[];
   bestFloorMs: number;
+  bestFloorLz4Ms: number;
   bestLivefeedMs: number;
   /** Best livefeed over best floor (target ≤ 1.5). */
   ratio: number;
+  /** Best livefeed over the best floor whose column compresses with lz4, as `changes.data` does. */
+  ratioLz4: number;
 }
 
 /** A fresh database `name` on `cluster` (dropped first when left by an earlier run). */
@@ -85,9 +100,11 @@ export async function tableFacts(url: string, table: string): Promise<{ rows: nu
 export async function postgresFloor(
   cluster: PostgresCluster,
   dump: Pick<DumpInput, 'path' | 'entity' | 'lines'>,
+  compression: 'default' | 'lz4' = 'default',
 ): Promise<PostgresRun> {
   const { url, bare } = await freshDatabase(cluster, 'bench_floor');
-  await cluster.psql('bench_floor', `CREATE TABLE ${FLOOR_TABLE} (line text)`);
+  const column = compression === 'lz4' ? 'line text COMPRESSION lz4' : 'line text';
+  await cluster.psql('bench_floor', `CREATE TABLE ${FLOOR_TABLE} (${column})`);
   const copy = `\\copy ${FLOOR_TABLE} (line) FROM pstdin WITH (FORMAT csv, QUOTE E'\\x01', DELIMITER E'\\x02')`;
   const script = 'xz -dc "$1" | tar -xO "$2" | "$3" -X -q -v ON_ERROR_STOP=1 -d "$4" -c "$5"';
   const run = await timed(
@@ -108,7 +125,7 @@ export async function postgresFloor(
  */
 export async function postgresLivefeed(
   cluster: PostgresCluster,
-  dump: DumpInput,
+  dump: Pick<DumpInput, 'path' | 'packet' | 'entity' | 'lines'>,
   runner: 'dist' | 'tsx',
 ): Promise<PostgresRun> {
   const { url, bare } = await freshDatabase(cluster, 'bench_livefeed');
@@ -144,7 +161,34 @@ export async function postgresLivefeed(
 }
 
 /**
- * Runs the floor and livefeed `runs` times each, interleaved, on one durable throw-away cluster.
+ * The inputs: the main benchmark's big dump (lines of 1.5 KB on average, under PostgreSQL's 2 KB
+ * TOAST threshold) and the real-shaped dumps of `--sync-process` (bench/syncFeeds.ts: 3 KB and
+ * 6–7 KB recording lines, stored compressed out of line).
+ */
+async function postgresInputs(outDir: string, scale: number, log: (line: string) => void) {
+  const { big } = await buildInputs(outDir, { scale, log });
+  const feeds = await buildSyncFeeds(outDir, { scale, log });
+  const shaped = (name: 'lines3k' | 'lines6k'): PostgresInput => {
+    const feed = feeds[name];
+    const [dump] = feed.dumps;
+    return {
+      name,
+      dump: {
+        path: dump!.path,
+        packet: feed.from,
+        entity: 'recording',
+        lines: feed.lines,
+        memberBytes: feed.memberBytes,
+      },
+    };
+  };
+  return [{ name: 'big (1.5 KB lines)', dump: big }, shaped('lines3k'), shaped('lines6k')];
+}
+
+/**
+ * Runs, on each input, the floor (the server's default compression, as the issue states it), the
+ * floor with an lz4 column and livefeed `runs` times each, interleaved, on one durable throw-away
+ * cluster.
  * @throws Error when either stores a wrong number of rows, or PostgreSQL is missing.
  */
 export async function postgresBench(options: {
@@ -152,34 +196,49 @@ export async function postgresBench(options: {
   scale: number;
   runner: 'dist' | 'tsx';
   log: (line: string) => void;
-}): Promise<PostgresBenchResult> {
+}): Promise<PostgresBenchResult[]> {
   const outDir = options.scale === 1 ? OUT : join(OUT, `postgres-scale-${options.scale}`);
-  const { big } = await buildInputs(outDir, { scale: options.scale, log: options.log });
+  const inputs = await postgresInputs(outDir, options.scale, options.log);
   const cluster = await startPostgres({ durable: true });
+  const runs = new Map<string, PostgresBenchResult['runs']>(inputs.map((i) => [i.name, []]));
   try {
-    const runs: PostgresBenchResult['runs'] = [];
     for (let r = 0; r < options.runs; r++) {
-      const floor = await postgresFloor(cluster, big);
-      const livefeed = await postgresLivefeed(cluster, big, options.runner);
-      runs.push({ floor, livefeed });
-      options.log(
-        `  run ${r + 1}: floor ${(floor.ms / 1000).toFixed(2)} s, livefeed import ${(livefeed.ms / 1000).toFixed(2)} s ` +
-          `(its own ${livefeed.importSeconds ?? '?'} s); tables ${(floor.tableBytes / 1e6).toFixed(1)} / ${(livefeed.tableBytes / 1e6).toFixed(1)} MB`,
-      );
+      for (const { name, dump } of inputs) {
+        const floor = await postgresFloor(cluster, dump);
+        const floorLz4 = await postgresFloor(cluster, dump, 'lz4');
+        const livefeed = await postgresLivefeed(cluster, dump, options.runner);
+        runs.get(name)!.push({ floor, floorLz4, livefeed });
+        const s = (run: PostgresRun) => `${(run.ms / 1000).toFixed(2)} s`;
+        options.log(
+          `  run ${r + 1}, ${name}: floor ${s(floor)} (lz4 ${s(floorLz4)}), livefeed import ${s(livefeed)} ` +
+            `(its own ${livefeed.importSeconds ?? '?'} s); tables ${(floor.tableBytes / 1e6).toFixed(1)} / ${(livefeed.tableBytes / 1e6).toFixed(1)} MB`,
+        );
+      }
     }
-    const bestFloorMs = Math.min(...runs.map((run) => run.floor.ms));
-    const bestLivefeedMs = Math.min(...runs.map((run) => run.livefeed.ms));
-    return {
-      lines: big.lines,
-      memberBytes: big.memberBytes,
-      runs,
-      bestFloorMs,
-      bestLivefeedMs,
-      ratio: Number((bestLivefeedMs / bestFloorMs).toFixed(3)),
-    };
   } finally {
     await cluster.stop();
   }
+  return inputs.map(({ name, dump }) => {
+    const inputRuns = runs.get(name)!;
+    const best = (pick: (run: PostgresBenchResult['runs'][number]) => PostgresRun) =>
+      Math.min(...inputRuns.map((run) => pick(run).ms));
+    const [floor, floorLz4, livefeed] = [
+      best((r) => r.floor),
+      best((r) => r.floorLz4),
+      best((r) => r.livefeed),
+    ];
+    return {
+      input: name,
+      lines: dump.lines,
+      memberBytes: dump.memberBytes,
+      runs: inputRuns,
+      bestFloorMs: floor,
+      bestFloorLz4Ms: floorLz4,
+      bestLivefeedMs: livefeed,
+      ratio: Number((livefeed / floor).toFixed(3)),
+      ratioLz4: Number((livefeed / floorLz4).toFixed(3)),
+    };
+  });
 }
 
 /** The `--postgres` section of `npm run bench` (bench/run.ts). */
@@ -194,11 +253,13 @@ export async function main(argv: string[]): Promise<void> {
     throw new Error('--runner dist needs the compiled livefeed: npm run build (or pass --runner tsx)');
   const scale = Number(values.scale ?? 1);
   const log = (line: string) => process.stderr.write(`${line}\n`);
-  const result = await postgresBench({ runs: Number(values.runs ?? 3), scale, runner, log });
-  log(
-    `PostgreSQL ingest of ${result.lines} lines: floor ${(result.bestFloorMs / 1000).toFixed(2)} s, ` +
-      `livefeed ${(result.bestLivefeedMs / 1000).toFixed(2)} s: ${result.ratio} × (target ≤ 1.5 ×)`,
-  );
-  writeFileSync(join(OUT, `postgres-${scale}.json`), `${JSON.stringify(result, null, 2)}\n`);
-  process.stdout.write(`${JSON.stringify(result)}\n`);
+  const results = await postgresBench({ runs: Number(values.runs ?? 3), scale, runner, log });
+  for (const result of results)
+    log(
+      `PostgreSQL import, ${result.input}, ${result.lines} lines: floor ${(result.bestFloorMs / 1000).toFixed(2)} s ` +
+        `(lz4 ${(result.bestFloorLz4Ms / 1000).toFixed(2)} s), livefeed ${(result.bestLivefeedMs / 1000).toFixed(2)} s: ` +
+        `${result.ratio} × the floor (target ≤ 1.5 ×), ${result.ratioLz4} × the lz4 floor`,
+    );
+  writeFileSync(join(OUT, `postgres-${scale}.json`), `${JSON.stringify(results, null, 2)}\n`);
+  process.stdout.write(`${JSON.stringify(results)}\n`);
 }
