@@ -244,8 +244,8 @@ function ceilingNote(ceiling: LoadResult, typename: LoadResult): string {
       ? ' autocannon reads each answer in JavaScript on the same 2 cores: with wrk (`apt-get install wrk`) the same bytes reach several times more.'
       : '';
   return (
-    `The page's ceiling: its ${(ceiling.responseBytes / 1024).toFixed(1)} KiB served by a plain node:http server ` +
-    `that does nothing else reach ${ceiling.requestsPerSecond.toLocaleString('en')} req/s, ${share} × \`__typename\`: ` +
-    `the most the page can show with ${LOAD_GENERATOR} here.${generator}`
+    `The page's ceiling: served as fixed bytes by a plain node:http server that does nothing else, the page's ` +
+    `answer (${(ceiling.responseBytes / 1024).toFixed(1)} KiB) reaches ${ceiling.requestsPerSecond.toLocaleString('en')} req/s, ` +
+    `${share} × \`__typename\`: the most the page can show with ${LOAD_GENERATOR} here.${generator}`
   );
 }
