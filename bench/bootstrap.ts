@@ -56,10 +56,19 @@ async function floorMs(input: BootstrapInput, db: string): Promise<number> {
   return run.ms;
 }
 
-/** `livefeed bootstrap` as a process: the compiled `dist/` (as installed) or the sources through tsx. */
-async function bootstrapProcess(input: BootstrapInput, dataDir: string, runner: string) {
+/**
+ * `livefeed bootstrap` of `input`'s recording full dump into `dataDir` as a process, from the sample
+ * feed on loopback, its signature checked with the test key. `entry`: the node arguments before the
+ * command (bin/livefeed.js' flags and file, or the sources through tsx); `env` is added to
+ * bin/livefeed.js' variables (a PostgreSQL `LIVEFEED_DB`, for bench/bootstrapPostgres.ts).
+ * @throws Error when the process exits non-zero.
+ */
+export async function bootstrapProcess(
+  input: BootstrapInput,
+  dataDir: string,
+  options: { entry: readonly string[]; logLevel: string; env?: NodeJS.ProcessEnv },
+) {
   const feed = await startSampleFeed({ root: input.feedRoot });
-  const entry = runner === 'tsx' ? ['--import', 'tsx', join(ROOT, 'src/cli/main.ts')] : [...LIVEFEED_CLI];
   try {
     const args = [
       'bootstrap',
@@ -72,8 +81,8 @@ async function bootstrapProcess(input: BootstrapInput, dataDir: string, runner: 
     ];
     return await timed(
       process.execPath,
-      [...entry, ...args, '--signing-key', TEST_PUBLIC_KEY_FILE, '--log-level', 'info'],
-      { env: LIVEFEED_ENV },
+      [...options.entry, ...args, '--signing-key', TEST_PUBLIC_KEY_FILE, '--log-level', options.logLevel],
+      { env: { ...LIVEFEED_ENV, ...options.env } },
     );
   } finally {
     await feed.close();
@@ -258,7 +267,8 @@ export async function main(argv: string[] = process.argv.slice(2)): Promise<Reco
   await rm(dataDir, { recursive: true, force: true });
   log(`livefeed bootstrap of ${lines} lines (${runner}) ...`);
   const startedAt = Date.now();
-  const bootstrap = await bootstrapProcess(input, dataDir, runner);
+  const entry = runner === 'tsx' ? ['--import', 'tsx', join(ROOT, 'src/cli/main.ts')] : [...LIVEFEED_CLI];
+  const bootstrap = await bootstrapProcess(input, dataDir, { entry, logLevel: 'info' });
   const bootstrapPhases = phases(bootstrap, startedAt);
   log(`  ${JSON.stringify(bootstrapPhases)}`);
   log('floor: xz -dc | tar -xO | sqlite3 .import ...');

@@ -17,13 +17,11 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import pg from 'pg';
-import { startSampleFeed } from '../src/samplefeed/server.js';
-import { TEST_PUBLIC_KEY_FILE } from '../test/support/archives.js';
 import { POSTGRES_TEST_PASSWORD, type PostgresCluster, startPostgres } from '../test/support/postgres.js';
+import { bootstrapProcess } from './bootstrap.js';
 import { BENCH_OUT, type BootstrapInput, bootstrapInput } from './bootstrapInput.js';
-import { LIVEFEED_CLI, LIVEFEED_ENV } from './cli.js';
+import { LIVEFEED_CLI } from './cli.js';
 import { freshDatabase, type PostgresRun, postgresFloor } from './postgres.js';
-import { timed } from './timed.js';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
 const DATABASE = 'bench_bootstrap';
@@ -71,25 +69,14 @@ async function bootstrapRun(cluster: PostgresCluster, input: BootstrapInput): Pr
   writeFileSync(passwordFile, `${POSTGRES_TEST_PASSWORD}\n`, { mode: 0o600 });
   const dataDir = join(BENCH_OUT, 'bootstrap-postgres-data');
   rmSync(dataDir, { recursive: true, force: true });
-  const feed = await startSampleFeed({ root: input.feedRoot });
   try {
-    const args = [
-      'bootstrap',
-      '--dumps-url',
-      feed.dumpsUrl,
-      '--entities',
-      'recording',
-      '--data-dir',
-      dataDir,
-    ];
-    const run = await timed(
-      process.execPath,
-      [...LIVEFEED_CLI, ...args, '--signing-key', TEST_PUBLIC_KEY_FILE, '--log-level', 'warn'],
-      { env: { ...LIVEFEED_ENV, LIVEFEED_DB: bare, LIVEFEED_DB_PASSWORD_FILE: passwordFile } },
-    );
+    const run = await bootstrapProcess(input, dataDir, {
+      entry: LIVEFEED_CLI,
+      logLevel: 'warn',
+      env: { LIVEFEED_DB: bare, LIVEFEED_DB_PASSWORD_FILE: passwordFile },
+    });
     return { ms: run.ms, peakRssMb: run.treeRssMb ?? null, ...(await databaseFacts(url, input.lines)) };
   } finally {
-    await feed.close();
     rmSync(dataDir, { recursive: true, force: true });
   }
 }
