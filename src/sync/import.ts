@@ -83,12 +83,15 @@ export async function dumpEntityOf(path: string, decoder: XzDecoder = 'auto'): P
  *   stays stored, and the next import or sync pass merges again.
  */
 export async function importJsonDump(store: Store, options: ImportJsonDumpOptions): Promise<ImportResult> {
+  // ingestSizedDump decides whether the dump is a bulk load and says so through its hook.
   let bulk = false;
-  const result = await importJsonDumpWith((ingest) => {
-    const archiveBytes = statSync(ingest.archivePath).size;
-    bulk = isBulkLoad(store, archiveBytes);
-    return ingestSizedDump(store, ingest, archiveBytes);
-  }, options);
+  const result = await importJsonDumpWith(
+    (ingest) =>
+      ingestSizedDump(store, ingest, statSync(ingest.archivePath).size, () => {
+        bulk = true;
+      }),
+    options,
+  );
   // A bulk load wrote most of the index: merging all of it costs a fraction of that. Otherwise a
   // bounded step, resumed by the next import or sync pass (db/searchMerge.ts).
   mergeSearchIndex(store.sqlite, bulk ? undefined : SEARCH_MERGE_BUDGET_MS);
@@ -102,7 +105,7 @@ export async function importJsonDump(store: Store, options: ImportJsonDumpOption
  * (db/bulkJournal.ts): a rollback journal while the connection is alone, and the MBID index built
  * after the lines. Used by `import` and by the sync (sqliteSyncStore.ts). `beforeBulkLoad` runs
  * first when the dump is a bulk load (the sync commits its packet's transaction there: the journal
- * mode changes only outside a transaction).
+ * mode changes only outside a transaction; `import` learns there to merge the whole search index).
  * @throws as ingestJsonDump.
  */
 export async function ingestSizedDump(
