@@ -17,11 +17,11 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import pg from 'pg';
-import { POSTGRES_TEST_PASSWORD, type PostgresCluster, startPostgres } from '../test/support/postgres.js';
+import { type PostgresCluster, startPostgres } from '../test/support/postgres.js';
 import { bootstrapProcess } from './bootstrap.js';
 import { BENCH_OUT, type BootstrapInput, bootstrapInput } from './bootstrapInput.js';
 import { LIVEFEED_CLI } from './cli.js';
-import { freshDatabase, type PostgresRun, postgresFloor } from './postgres.js';
+import { freshDatabase, livefeedDbEnv, type PostgresRun, postgresFloor } from './postgres.js';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
 const DATABASE = 'bench_bootstrap';
@@ -65,15 +65,13 @@ async function databaseFacts(url: string, lines: number) {
  */
 async function bootstrapRun(cluster: PostgresCluster, input: BootstrapInput): Promise<BootstrapRun> {
   const { url, bare } = await freshDatabase(cluster, DATABASE);
-  const passwordFile = join(cluster.dir, 'bench-password');
-  writeFileSync(passwordFile, `${POSTGRES_TEST_PASSWORD}\n`, { mode: 0o600 });
   const dataDir = join(BENCH_OUT, 'bootstrap-postgres-data');
   rmSync(dataDir, { recursive: true, force: true });
   try {
     const run = await bootstrapProcess(input, dataDir, {
       entry: LIVEFEED_CLI,
       logLevel: 'warn',
-      env: { LIVEFEED_DB: bare, LIVEFEED_DB_PASSWORD_FILE: passwordFile },
+      env: livefeedDbEnv(cluster, bare),
     });
     return { ms: run.ms, peakRssMb: run.treeRssMb ?? null, ...(await databaseFacts(url, input.lines)) };
   } finally {

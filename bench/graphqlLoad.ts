@@ -4,7 +4,14 @@ import { writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import Database from 'better-sqlite3';
 import { CHANGE_FEED_CASE, settleBenchPackets } from './changeFeed.js';
-import { describeLoad, type LoadResult, load, startFixedAnswerServer, startServer } from './load.js';
+import {
+  type BenchServer,
+  describeLoad,
+  type LoadResult,
+  load,
+  startFixedAnswerServer,
+  startServer,
+} from './load.js';
 import { ensurePageDump, PAGE_PACKET } from './pageLines.js';
 
 /** The row of the page's ceiling: its answer's bytes from a plain server (bench/fixedAnswerChild.ts). */
@@ -28,7 +35,7 @@ export async function graphqlLoad(
   const lineBytes = await ensurePageDump(dbPath);
   log(`  page of real-sized lines: ${lineBytes} bytes a line on average`);
   const server = await startServer(dbPath);
-  const queries: [string, string, Server?][] = [
+  const queries: [string, string, BenchServer?][] = [
     [
       'changes(first: 50) { nodes { mbid data } } (lines of 3–7 KB)',
       `{ changes(packet: ${PAGE_PACKET}, entity: RECORDING, first: 50) { nodes { mbid data } } }`,
@@ -39,7 +46,7 @@ export async function graphqlLoad(
   ];
   // The change stream serves complete packets only (issue 15).
   settleBenchPackets(dbPath);
-  let ceiling: Server | undefined;
+  let ceiling: BenchServer | undefined;
   try {
     ceiling = await startFixedAnswerServer(await savePageAnswer(server.port, queries[0]![1], dbPath));
     queries.push([PAGE_CEILING, queries[0]![1], ceiling]);
@@ -61,8 +68,6 @@ export async function graphqlLoad(
     ceiling?.child.kill('SIGTERM');
   }
 }
-
-type Server = Awaited<ReturnType<typeof startServer>>;
 
 /** The answer of `query` from the server on `port`, written beside the database; returns its path. */
 async function savePageAnswer(port: number, query: string, dbPath: string): Promise<string> {

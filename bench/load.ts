@@ -70,8 +70,14 @@ async function withServerCpu(
   return { ...figures, serverCpuUs: Math.round(((after - before) * 1000) / figures.requests) };
 }
 
+/** A server process of the bench, listening on 127.0.0.1 at `port`. */
+export interface BenchServer {
+  port: number;
+  child: ChildProcess;
+}
+
 /** `bench/serverChild.ts` on `db`, resolved once it listens. */
-export function startServer(db: string): Promise<{ port: number; child: ChildProcess }> {
+export function startServer(db: string): Promise<BenchServer> {
   return startChild('serverChild.ts', db);
 }
 
@@ -79,12 +85,12 @@ export function startServer(db: string): Promise<{ port: number; child: ChildPro
  * `bench/fixedAnswerChild.ts` on `file`: a plain node:http server that answers every request with
  * the file's bytes, the ceiling of a load of that answer. Resolved once it listens.
  */
-export function startFixedAnswerServer(file: string): Promise<{ port: number; child: ChildProcess }> {
+export function startFixedAnswerServer(file: string): Promise<BenchServer> {
   return startChild('fixedAnswerChild.ts', file);
 }
 
 /** A child of bench/ that prints `{"port": N}` once listening, run as bin/livefeed.js runs the server. */
-async function startChild(script: string, arg: string): Promise<{ port: number; child: ChildProcess }> {
+async function startChild(script: string, arg: string): Promise<BenchServer> {
   const child = spawn(
     process.execPath,
     [...NODE_FLAGS, '--import', 'tsx', join(ROOT, 'bench', script), arg],

@@ -68,6 +68,17 @@ export interface PostgresBenchResult {
   ratioLz4: number;
 }
 
+/**
+ * The environment that points a `livefeed` command at the database `bare` (its URL without the
+ * password) on `cluster`, the password in a file as an operator would give it
+ * (`LIVEFEED_DB_PASSWORD_FILE`, README, PostgreSQL).
+ */
+export function livefeedDbEnv(cluster: PostgresCluster, bare: string): Record<string, string> {
+  const passwordFile = join(cluster.dir, 'bench-password');
+  writeFileSync(passwordFile, `${POSTGRES_TEST_PASSWORD}\n`, { mode: 0o600 });
+  return { LIVEFEED_DB: bare, LIVEFEED_DB_PASSWORD_FILE: passwordFile };
+}
+
 /** A fresh database `name` on `cluster` (dropped first when left by an earlier run). */
 export async function freshDatabase(
   cluster: PostgresCluster,
@@ -131,8 +142,6 @@ export async function postgresLivefeed(
   const { url, bare } = await freshDatabase(cluster, 'bench_livefeed');
   const store = await openPostgresStore({ connectionString: url, display: 'bench_livefeed' });
   await store.close();
-  const passwordFile = join(cluster.dir, 'bench-password');
-  writeFileSync(passwordFile, `${POSTGRES_TEST_PASSWORD}\n`, { mode: 0o600 });
   const cli =
     runner === 'dist' ? [...LIVEFEED_CLI] : ['--import', 'tsx', join(ROOT, 'src', 'cli', 'main.ts')];
   const args = [
@@ -146,7 +155,7 @@ export async function postgresLivefeed(
     'warn',
   ];
   const run = await timed(process.execPath, [...cli, ...args], {
-    env: { ...LIVEFEED_ENV, LIVEFEED_DB: bare, LIVEFEED_DB_PASSWORD_FILE: passwordFile },
+    env: { ...LIVEFEED_ENV, ...livefeedDbEnv(cluster, bare) },
   });
   const facts = await tableFacts(url, 'changes');
   if (facts.rows !== dump.lines)

@@ -17,10 +17,11 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
-import { POSTGRES_TEST_PASSWORD, type PostgresCluster, startPostgres } from '../test/support/postgres.js';
+import { type PostgresCluster, startPostgres } from '../test/support/postgres.js';
 import { LIVEFEED_CLI, LIVEFEED_ENV } from './cli.js';
 import { type LoadResult, load } from './load.js';
 import { PAGE_PACKET, writePageDump } from './pageLines.js';
+import { livefeedDbEnv } from './postgres.js';
 import { timed } from './timed.js';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
@@ -87,9 +88,7 @@ export async function postgresPagesBench(options: {
     options.log(`page dump: 500 recording lines of ${lineBytes} bytes on average`);
     cluster = await startPostgres({ durable: true });
     const { withoutPassword } = await cluster.createDatabase('bench_pages');
-    const passwordFile = join(cluster.dir, 'bench-password');
-    writeFileSync(passwordFile, `${POSTGRES_TEST_PASSWORD}\n`, { mode: 0o600 });
-    const postgres = { LIVEFEED_DB: withoutPassword, LIVEFEED_DB_PASSWORD_FILE: passwordFile };
+    const postgres = livefeedDbEnv(cluster, withoutPassword);
     const sqlite = { LIVEFEED_DB: join(dir, 'livefeed.db') };
     for (const target of [sqlite, postgres]) await importPage(archivePath, target);
     const start = async (target: Target) => {
