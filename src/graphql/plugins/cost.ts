@@ -15,6 +15,7 @@ import {
   type OperationDefinitionNode,
   type SelectionSetNode,
   type ValueNode,
+  valueFromASTUntyped,
 } from 'graphql';
 import { DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE } from '../connection.js';
 import { type FragmentMap, forEachField, fragmentsOf } from './selections.js';
@@ -32,7 +33,9 @@ import { type FragmentMap, forEachField, fragmentsOf } from './selections.js';
  * - a list of an enum returns at most every value of the enum;
  * - a list field may declare its bound: `extensions: { maxItems: N }` (`Packet.dumps`: 11);
  * - any other list counts {@link DEFAULT_LIST_SIZE} items (lists read from one stored line, whose
- *   bytes the line bounds);
+ *   bytes the line bounds); the fields of its items that link to another stored line
+ *   (`extensions: { link: true }`: `ArtistCredit.artist`, `LabelInfo.label`), whose answers that
+ *   line does not bound, count {@link LINKED_LIST_SIZE} times, as many references as a line holds;
  * - a field of the `JSON` scalar costs {@link ROW_COST}; a field may declare its own cost,
  *   `extensions: { cost: N }`, as those holding a whole stored line do (`EntityChange.data`,
  *   `QuarantinedLine.raw`: {@link LINE_COST}), so any field returning them is counted alike;
@@ -43,12 +46,24 @@ import { type FragmentMap, forEachField, fragmentsOf } from './selections.js';
  *   costs for the dearest of those types (`... on EntityChange` and `... on EntityRemoval` of a
  *   `FeedEvent` are not both paid), not the sum of every type's fragment.
  *
+ * - a variable counts with the value the request gives it, else its default in the operation, as
+ *   execution will use it.
+ *
  * So the largest answer within the default limit of 50,000 is about 10 MB, reached by stored lines
  * (README, Hardening; test/graphql/plugins/answerSize.test.ts builds it).
  */
 
 /** Items a list without a known bound is assumed to return. */
 export const DEFAULT_LIST_SIZE = 20;
+
+/**
+ * Items a list read from one stored line is assumed to return when each item links to another
+ * stored line: as many references as a line of 12 KiB (the largest size assumed, {@link LINE_COST})
+ * can hold. The artist credits of the sample lines take 234–2,289 bytes each; the shortest a real
+ * one can be, with the members every one has (the artist's MBID, name, sort name, disambiguation,
+ * type and aliases), takes about 150, so at most about 80 fit (test/graphql/plugins/answerSizeLinks.test.ts).
+ */
+export const LINKED_LIST_SIZE = 100;
 
 /**
  * Cost of one stored JSON dump line (`EntityChange.data`): at the default limit of 50,000 at most
@@ -87,28 +102,33 @@ function listArgumentLength(
   return longest;
 }
 
-/** How many times the children of `field` run: its page size, a list's bound, or 1. */
+/**
+ * How many times the children of `field` run: its page size, a list's bound, or 1; `fromLine` when
+ * it is the assumed size of a list read from one stored line ({@link DEFAULT_LIST_SIZE}).
+ */
 function multiplier(
   parent: GraphQLNamedType,
   definition: GraphQLField<unknown, unknown>,
   field: FieldNode,
   variables: Record<string, unknown>,
-): number {
+): { items: number; fromLine?: true } {
   if (definition.args.some((a) => a.name === 'first')) {
     const first = argument(field, 'first', variables);
     // Beyond the maximum the resolver refuses with PAGE_SIZE_EXCEEDED; it costs no more than that.
-    return Math.min(Math.max(typeof first === 'number' ? first : DEFAULT_PAGE_SIZE, 0), MAX_PAGE_SIZE);
+    return {
+      items: Math.min(Math.max(typeof first === 'number' ? first : DEFAULT_PAGE_SIZE, 0), MAX_PAGE_SIZE),
+    };
   }
-  if (!isListType(getNullableType(definition.type))) return 1;
+  if (!isListType(getNullableType(definition.type))) return { items: 1 };
   // A connection's `edges` and `nodes` are the page its field's `first` already counted.
-  if (parent.name.endsWith('Connection')) return 1;
+  if (parent.name.endsWith('Connection')) return { items: 1 };
   const declared = definition.extensions?.maxItems;
-  if (typeof declared === 'number') return declared;
+  if (typeof declared === 'number') return { items: declared };
   const given = listArgumentLength(definition, field, variables);
-  if (given !== undefined) return given;
+  if (given !== undefined) return { items: given };
   const item = getNamedType(definition.type);
-  if (isEnumType(item)) return item.getValues().length;
-  return DEFAULT_LIST_SIZE;
+  if (isEnumType(item)) return { items: item.getValues().length };
+  return { items: DEFAULT_LIST_SIZE, fromLine: true };
 }
 
 /** Cost of one value of `definition` itself (its children not counted). */
@@ -116,6 +136,40 @@ function fieldCost(definition: GraphQLField<unknown, unknown>): number {
   const declared = definition.extensions?.cost;
   if (typeof declared === 'number') return declared;
   return getNamedType(definition.type).name === 'JSON' ? ROW_COST : 1;
+}
+
+/**
+ * The cost of the fields of one item of a list read from a stored line that link to another stored
+ * line (`extensions: { link: true }`), their selections included: the part of the item that the
+ * line's bytes do not bound.
+ */
+function linkCost(
+  schema: GraphQLSchema,
+  item: GraphQLNamedType,
+  selectionSet: SelectionSetNode,
+  fragments: FragmentMap,
+  variables: Record<string, unknown>,
+  path: Set<string>,
+): number {
+  let sum = 0;
+  forEachField(
+    selectionSet,
+    fragments,
+    (field, typeCondition, inner) => {
+      const owner = (typeCondition && schema.getType(typeCondition)) || item;
+      if (!isObjectType(owner) && !isInterfaceType(owner)) return;
+      const definition = owner.getFields()[field.name.value];
+      if (definition?.extensions?.link !== true) return;
+      const target = getNamedType(definition.type);
+      sum +=
+        fieldCost(definition) +
+        (field.selectionSet
+          ? selectionCost(schema, target, field.selectionSet, fragments, variables, inner)
+          : 0);
+    },
+    path,
+  );
+  return sum;
 }
 
 function selectionCost(
@@ -152,10 +206,14 @@ function selectionCost(
             inner,
           )
         : 0;
-      costs.push([
-        typeCondition,
-        multiplier(owner, definition, field, variables) * (fieldCost(definition) + below),
-      ]);
+      const { items, fromLine } = multiplier(owner, definition, field, variables);
+      let cost = items * (fieldCost(definition) + below);
+      if (fromLine && field.selectionSet) {
+        const item = getNamedType(definition.type);
+        const links = linkCost(schema, item, field.selectionSet, fragments, variables, inner);
+        cost += (LINKED_LIST_SIZE - items) * links;
+      }
+      costs.push([typeCondition, cost]);
     },
     path,
   );
@@ -198,5 +256,20 @@ export function operationCost(
         ? schema.getMutationType()
         : schema.getSubscriptionType();
   if (!root) return 0;
-  return selectionCost(schema, root, operation.selectionSet, fragmentsOf(document), variables);
+  return selectionCost(schema, root, operation.selectionSet, fragmentsOf(document), {
+    ...defaultsOf(operation),
+    ...variables,
+  });
+}
+
+/**
+ * The operation's variable defaults (`query($n: Int = 500)`): a variable the request leaves out
+ * runs with its default, so it counts with it too. A variable given as null stays null.
+ */
+function defaultsOf(operation: OperationDefinitionNode): Record<string, unknown> {
+  const defaults: Record<string, unknown> = {};
+  for (const definition of operation.variableDefinitions ?? [])
+    if (definition.defaultValue)
+      defaults[definition.variable.name.value] = valueFromASTUntyped(definition.defaultValue);
+  return defaults;
 }

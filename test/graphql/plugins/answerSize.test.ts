@@ -28,11 +28,14 @@ let data: Awaited<ReturnType<typeof tempDir>>;
 let store: Store;
 let app: App;
 
-async function answerBytes(query: string): Promise<{ bytes: number; errors: unknown; text: string }> {
+async function answerBytes(
+  query: string,
+  variables?: Record<string, unknown>,
+): Promise<{ bytes: number; errors: unknown; text: string }> {
   const response = await app.yoga.fetch('http://livefeed.test/graphql', {
     method: 'POST',
     headers: { 'content-type': 'application/json', accept: 'application/json' },
-    body: JSON.stringify({ query }),
+    body: JSON.stringify({ query, variables }),
   });
   const text = await response.text();
   return { bytes: Buffer.byteLength(text), errors: (JSON.parse(text) as { errors?: unknown }).errors, text };
@@ -85,6 +88,27 @@ describe('the largest answer within the limits', () => {
     expect((larger.errors as { extensions: { code: string } }[])[0]!.extensions.code).toBe(
       'QUERY_TOO_COMPLEX',
     );
+  });
+
+  it("a variable's default counts as the value the query runs with", async () => {
+    const pages = (first: string) =>
+      `{ a: changes(packet: ${PACKET}, entity: RECORDING, first: ${first}) { nodes { data } } ` +
+      `b: changes(packet: ${PACKET}, entity: RECORDING, first: ${first}, after: "x") { nodes { data } } }`;
+    const withDefault = `query Q($n: Int = 500) ${pages('$n')}`;
+    expect(cost(withDefault)).toBe(cost(pages('500')));
+    // Left out, the variable runs as 500: two pages of 500 lines are refused before they are read.
+    const left = await answerBytes(withDefault);
+    expect((left.errors as { extensions: { code: string } }[])[0]!.extensions.code).toBe('QUERY_TOO_COMPLEX');
+    // Given, the request's value counts.
+    expect(operationCost(schema, parse(withDefault), { n: 5 })).toBe(cost(pages('5')));
+    const lists = `query L($m: [ID!]! = ${JSON.stringify(Array.from({ length: 500 }, (_, i) => mbidOf(i + 20)))}) {
+      a: entities(mbids: $m) { latest { data } } b: entities(mbids: $m) { latest { data } } }`;
+    const refused = await answerBytes(lists);
+    expect((refused.errors as { extensions: { code: string } }[])[0]!.extensions.code).toBe(
+      'QUERY_TOO_COMPLEX',
+    );
+    const small = await answerBytes(lists, { m: [mbidOf(20)] });
+    expect(small.errors).toBeUndefined();
   });
 
   it('500 MBIDs at once are counted as 500 entities, with their lines', async () => {

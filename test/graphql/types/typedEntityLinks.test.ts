@@ -135,16 +135,18 @@ describeAppStores(
       ]);
     });
 
-    it('200 releases with release group, credited artists and labels: ONE read for all their links', async () => {
+    // 100: the most the cost limit lets through with both lists of links (each counted as the
+    // references a line can hold, graphql/plugins/cost.ts LINKED_LIST_SIZE).
+    it('100 releases with release group, credited artists and labels: ONE read for all their links', async () => {
       reset();
       const answer = await gql(
         app(),
-        `{ changes(packet: 5, entity: RELEASE, first: 200) { nodes { entity { mbid ... on Release {
+        `{ changes(packet: 5, entity: RELEASE, first: 100) { nodes { entity { mbid ... on Release {
            releaseGroupMbid releaseGroup { mbid } artistCredit { artistMbid artist { mbid } } labelInfo { label { mbid } } } } } } }`,
       );
       expect(answer.errors).toBeUndefined();
       const nodes = answer.data!.changes.nodes.map((n: { entity: unknown }) => n.entity);
-      expect(nodes).toHaveLength(RELEASES);
+      expect(nodes).toHaveLength(100);
       nodes.forEach((release: Record<string, never>, n: number) => {
         expect(release.mbid).toBe(releaseMbid(n));
         expect(release.releaseGroupMbid).toBe(heldGroup(n) ? TYPED.releaseGroup : unheld('release-group', n));

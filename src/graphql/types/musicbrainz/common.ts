@@ -112,6 +112,8 @@ export const ArtistCreditRef = builder.objectRef<JsonNode>('ArtistCredit').imple
       nullable: true,
       description:
         'The artist (JSON `artist.id`) from the current state; null when this instance does not hold it.',
+      // Reads another stored line: a list of these counts by the references a line holds (cost.ts).
+      extensions: { link: true },
       resolve: (c, _a, ctx) => linkedEntity(ctx, linkedMbid(c, 'artist')),
     }),
   }),

@@ -91,6 +91,8 @@ export function linkField<T extends JsonNode>(t: FieldBuilder<T>, keys: string[]
     type: EntityRef,
     nullable: true,
     description: `The ${about} (JSON \`${keys[0]}.id\`) from the current state; null when this instance does not hold it.`,
+    // Reads another stored line: a list of these counts by the references a line holds (cost.ts).
+    extensions: { link: true },
     resolve: (node, _a, ctx) => linkedEntity(ctx, linkedMbid(node, ...keys)),
   });
 }
