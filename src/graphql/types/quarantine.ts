@@ -1,4 +1,4 @@
-import type { QuarantineKey, QuarantineRow } from '../../db/operatorQueries.js';
+import type { QuarantineFilter, QuarantineKey, QuarantineRow } from '../../db/operatorQueries.js';
 import { isEntityType } from '../../feed/entities.js';
 import { builder } from '../builder.js';
 import { badCursor, connectionType, pageArgs, resolvePage } from '../connection.js';
@@ -27,18 +27,31 @@ export const QuarantinedLineRef = builder.objectRef<QuarantineRow>('QuarantinedL
 /** GraphQL `QuarantinedLineConnection`. */
 export const QuarantinedLineConnection = connectionType('QuarantinedLine', QuarantinedLineRef);
 
-/** Opaque cursor of a quarantined line. */
-export function quarantineCursor(row: QuarantineKey): string {
-  return Buffer.from(`quarantine:${row.packet}:${row.entity}:${row.line}`).toString('base64url');
+/**
+ * The cursor kind of a quarantine filter: a cursor is valid only under the filter (packet, entity
+ * type) it was made under, so a page of one filter never continues from a line of another.
+ */
+export function quarantineCursorKind(filter: QuarantineFilter): string {
+  return `quarantine/${filter.packet ?? '*'}/${filter.entity ?? '*'}`;
+}
+
+/** Opaque cursor of a quarantined line, of the connection whose cursor kind is `kind`. */
+export function quarantineCursor(kind: string, row: QuarantineKey): string {
+  return Buffer.from(`${kind}:${row.packet}:${row.entity}:${row.line}`).toString('base64url');
 }
 
 /**
- * The key of a cursor made by {@link quarantineCursor}; undefined when absent.
- * @throws GraphQLError BAD_CURSOR
+ * The key of a cursor made by {@link quarantineCursor} with the same kind; undefined when absent.
+ * @throws GraphQLError BAD_CURSOR for a cursor of another connection or other filters, or garbage
  */
-export function decodeQuarantineCursor(cursor: string | null | undefined): QuarantineKey | undefined {
+export function decodeQuarantineCursor(
+  kind: string,
+  cursor: string | null | undefined,
+): QuarantineKey | undefined {
   if (cursor === null || cursor === undefined || cursor === '') return undefined;
-  const match = /^quarantine:(\d+):([a-z-]+):(\d+)$/.exec(Buffer.from(cursor, 'base64url').toString('utf8'));
+  const text = Buffer.from(cursor, 'base64url').toString('utf8');
+  const prefix = `${kind}:`;
+  const match = text.startsWith(prefix) ? /^(\d+):([a-z-]+):(\d+)$/.exec(text.slice(prefix.length)) : null;
   // A key past 2^53 is no packet or line and cannot be compared exactly (the stores read it as bigint).
   const safe = (digits: string | undefined) => Number.isSafeInteger(Number(digits));
   if (!match || !isEntityType(match[2]!) || !safe(match[1]) || !safe(match[3])) {
@@ -58,17 +71,18 @@ builder.queryField('quarantine', (t) =>
       ...pageArgs(t.arg),
     },
     resolve: (_root, args, ctx) => {
-      const filter = {
+      const filter: QuarantineFilter = {
         packet:
           args.packet === null || args.packet === undefined ? undefined : checkPacketNumber(args.packet),
         entity: args.entity ?? undefined,
       };
+      const kind = quarantineCursorKind(filter);
       return resolvePage({
         args,
-        decodeAfter: decodeQuarantineCursor,
+        decodeAfter: (cursor) => decodeQuarantineCursor(kind, cursor),
         fetch: (after, limit) => ctx.reads.quarantinePage(filter, after, limit),
         totalCount: () => ctx.reads.quarantineCount(filter),
-        cursorOf: quarantineCursor,
+        cursorOf: (row) => quarantineCursor(kind, row),
       });
     },
   }),

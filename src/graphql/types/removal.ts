@@ -74,22 +74,34 @@ export function removalRange(args: {
   return { from, to, entity: args.entity ?? undefined };
 }
 
-function removalCursor(row: RemovalRow): string {
-  return Buffer.from(`removal:${row.packet}:${row.mbid}:${row.kind}`).toString('base64url');
+/**
+ * The cursor kind of a removal range: a cursor is valid only within the range (packets and entity
+ * type) it was made in, so a cursor of one packet's removals, or of other filters, is refused.
+ * `Query.removals` and `ReplicationPacket.removals` over the same range list the same rows, and
+ * share the kind as `changes` and `JsonDump.changes` do.
+ */
+function removalCursorKind(range: RemovalRange): string {
+  return `removal/${range.from}/${range.to}/${range.entity ?? '*'}`;
 }
 
-function decodeRemovalCursor(cursor: string | null | undefined): RemovalKey | undefined {
+function removalCursor(kind: string, row: RemovalRow): string {
+  return Buffer.from(`${kind}:${row.packet}:${row.mbid}:${row.kind}`).toString('base64url');
+}
+
+function decodeRemovalCursor(kind: string, cursor: string | null | undefined): RemovalKey | undefined {
   if (cursor === null || cursor === undefined || cursor === '') return undefined;
-  const match = /^removal:(\d+):([^:]+):(DELETED|MERGED)$/.exec(
-    Buffer.from(cursor, 'base64url').toString('utf8'),
-  );
+  const text = Buffer.from(cursor, 'base64url').toString('utf8');
+  const prefix = `${kind}:`;
+  const match = text.startsWith(prefix)
+    ? /^(\d+):([^:]+):(DELETED|MERGED)$/.exec(text.slice(prefix.length))
+    : null;
   if (!match || !isMbid(match[2]!) || !Number.isSafeInteger(Number(match[1]))) throw badCursor(cursor);
   return { packet: Number(match[1]), mbid: match[2]!, kind: match[3]! };
 }
 
 /**
  * One page of the removals in `range`, ordered by packet, MBID, kind; the cursor is that key, so
- * a page costs the same however many removals are stored.
+ * a page costs the same however many removals are stored, scoped to `range` (BAD_CURSOR elsewhere).
  * @throws GraphQLError PAGE_SIZE_EXCEEDED, BAD_USER_INPUT, BAD_CURSOR
  */
 export function resolveRemovals(
@@ -97,12 +109,13 @@ export function resolveRemovals(
   range: RemovalRange,
   args: { first?: number | null; after?: string | null },
 ): Awaitable<Page<RemovalRow>> {
+  const kind = removalCursorKind(range);
   return resolvePage({
     args,
-    decodeAfter: decodeRemovalCursor,
+    decodeAfter: (cursor) => decodeRemovalCursor(kind, cursor),
     fetch: (after, limit) => reads.removalsPage(range, after, limit),
     totalCount: () => reads.removalCount(range),
-    cursorOf: removalCursor,
+    cursorOf: (row) => removalCursor(kind, row),
   });
 }
 

@@ -115,7 +115,8 @@ export interface RowChangeArgs {
 
 /**
  * One page of the row changes of a stored replication packet, in apply order; the cursor is the
- * apply position (`ord`). At once over SQLite, a promise over PostgreSQL.
+ * apply position (`ord`), valid only with the same packet, table and op (else BAD_CURSOR). At once
+ * over SQLite, a promise over PostgreSQL.
  * @throws GraphQLError INVALID_TABLE, PAGE_SIZE_EXCEEDED, BAD_USER_INPUT, BAD_CURSOR
  */
 export function resolveRowChanges(
@@ -127,12 +128,15 @@ export function resolveRowChanges(
     table: args.table === null || args.table === undefined ? undefined : checkTableName(args.table),
     op: args.op ?? undefined,
   };
+  // The apply position alone would pick a page of any filter: the kind binds it to the packet,
+  // table and operation it was made under (the checked table, so a quoted name is the same filter).
+  const kind = `row-change/${packet}/${filter.table ?? '*'}/${filter.op ?? '*'}`;
   return resolvePage({
     args,
-    decodeAfter: (cursor) => decodeCursor(`row-change/${packet}`, cursor),
+    decodeAfter: (cursor) => decodeCursor(kind, cursor),
     fetch: (after, limit) => reads.rowChangesPage(packet, filter, after ?? -1, limit),
     totalCount: () => reads.rowChangeCount(packet, filter),
-    cursorOf: (r) => encodeCursor(`row-change/${packet}`, r.ord),
+    cursorOf: (r) => encodeCursor(kind, r.ord),
   });
 }
 

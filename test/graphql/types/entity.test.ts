@@ -72,6 +72,27 @@ describeAppStores('entity(mbid) over either store', buildCurrentStateOn, (_kind,
     expect(removal.data).toEqual({ removal: { packet: 13, kind: 'MERGED', mergedInto: MBID.chainEnd } });
   });
 
+  it('a removals cursor holds only on its own packet and filters; there it goes on, nothing twice', async () => {
+    const PAGE = `query($n: Int!, $after: String) { packet(number: $n) { replication {
+      removals(first: 2, after: $after) { pageInfo { endCursor } nodes { mbid } } } } }`;
+    const first = (await gql(run().app, PAGE, { n: 12 })).data!.packet.replication.removals;
+    const after = first.pageInfo.endCursor as string;
+    for (const query of [
+      `{ packet(number: 13) { replication { removals(after: "${after}") { totalCount } } } }`,
+      `{ removals(fromPacket: 12, toPacket: 13, after: "${after}") { totalCount } }`,
+      `{ removals(fromPacket: 12, toPacket: 12, entity: LABEL, after: "${after}") { totalCount } }`,
+    ]) {
+      expect((await gql(run().app, query)).errors?.[0]?.extensions?.code, query).toBe('BAD_CURSOR');
+    }
+    const next = (await gql(run().app, PAGE, { n: 12, after })).data!.packet.replication.removals;
+    expect([...first.nodes, ...next.nodes].map((r: { mbid: string }) => r.mbid)).toEqual([
+      MBID.reappeared,
+      MBID.chainStart,
+      MBID.mergedThenDeleted,
+      MBID.deletedDespiteOlderDump,
+    ]);
+  });
+
   // Last: it stores removals of its own.
   it('of a deletion and a merge in one packet, removed, redirect and resolve all take the merge', async () => {
     const insert =

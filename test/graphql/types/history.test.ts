@@ -76,7 +76,8 @@ describeAppStores('Entity.history(first, after)', build, (_kind, run) => {
     const ofY = (await history(Y, 1)).data!.entity.history.pageInfo.endCursor;
     const code = (r: GqlResult) => r.errors?.[0]?.extensions?.code;
     expect(code(await history(X, 5, ofY))).toBe('BAD_CURSOR');
-    const removals = Buffer.from(`removal:10:${X}:DELETED`).toString('base64url');
+    // A real cursor of `removals()` (packets 1 to the largest, every entity type).
+    const removals = Buffer.from(`removal/1/2097151/*:10:${X}:DELETED`).toString('base64url');
     expect(code(await history(X, 5, removals))).toBe('BAD_CURSOR');
     expect(code(await history(X, 5, 'bm9wZQ'))).toBe('BAD_CURSOR');
     expect(code(await history(X, 501))).toBe('PAGE_SIZE_EXCEEDED');

@@ -116,8 +116,9 @@ describeAppStores(
 
     it.each([
       ['failures', `failure:${2 ** 60}:`],
-      ['quarantine', `quarantine:${QUARANTINE_PACKET}:release:${2 ** 60}`],
-      ['quarantine', 'quarantine:1:release-groups:1'],
+      // `quarantine/*/*` is the cursor kind of quarantine without filters.
+      ['quarantine', `quarantine/*/*:${QUARANTINE_PACKET}:release:${2 ** 60}`],
+      ['quarantine', 'quarantine/*/*:1:release-groups:1'],
     ])('%s refuses the cursor %s as BAD_CURSOR', async (field, text) => {
       const answer = await ask(`{ ${field}(after: "${cursorOf(text)}") { totalCount } }`);
       expect(answer.errors?.[0]?.extensions?.code).toBe('BAD_CURSOR');

@@ -102,6 +102,38 @@ describeAppStores(
       expect(answer.data!.quarantine.totalCount).toBe(4);
       expect(answer.data!.quarantine.nodes.map((q: { line: number }) => q.line)).toEqual([10, 20, 30, 40]);
     });
+
+    it('a cursor holds only under its own packet and entity filters; there it goes on, nothing twice', async () => {
+      const ask = (variables: Record<string, unknown>) => gql(run().app, PAGE, variables);
+      const code = (answer: GqlResult) => answer.errors?.[0]?.extensions?.code;
+      const unfiltered = (await ask({ first: 2 })).data!.quarantine.pageInfo.endCursor as string;
+      const of300 = (await ask({ packet: 300, first: 2 })).data!.quarantine.pageInfo.endCursor as string;
+      const ofArea = (await ask({ entity: 'AREA', first: 2 })).data!.quarantine.pageInfo.endCursor as string;
+      for (const [after, filters] of [
+        [unfiltered, [{ packet: 300 }, { entity: 'AREA' }, { packet: 300, entity: 'AREA' }]],
+        [of300, [{}, { packet: 301 }, { packet: 300, entity: 'AREA' }, { entity: 'AREA' }]],
+        [ofArea, [{}, { packet: 300 }, { entity: 'WORK' }, { packet: 300, entity: 'AREA' }]],
+      ] as const) {
+        for (const filter of filters) {
+          const answer = await ask({ ...filter, after });
+          expect(code(answer), JSON.stringify(filter)).toBe('BAD_CURSOR');
+          expect(answer.errors?.[0]?.message).toContain('is not a cursor of this connection');
+        }
+      }
+      // Packet 300 holds 8 lines (two dumps of 4): pages of 3 from its own cursors, each line once.
+      const whole = (await ask({ packet: 300, first: 100 })).data!.quarantine.nodes;
+      expect(whole).toHaveLength(8);
+      const walked: unknown[] = [];
+      let after: string | null = null;
+      for (let page = 0; page < 5; page++) {
+        const answer: GqlResult = await ask({ packet: 300, first: 3, after });
+        expect(answer.errors).toBeUndefined();
+        walked.push(...answer.data!.quarantine.nodes);
+        if (!answer.data!.quarantine.pageInfo.hasNextPage) break;
+        after = answer.data!.quarantine.pageInfo.endCursor;
+      }
+      expect(walked).toEqual(whole);
+    });
   },
   { service: { entities: ENTITIES } },
 );

@@ -119,6 +119,54 @@ describe('replication packets not stored, and MBIDs known only from removals', (
     expect(ofPacket.data!.packet.replication.removals.nodes).toEqual([{ mbid: ONLY_REMOVED }]);
   });
 
+  it("a packet's removals cursor is refused by another packet's and by removals of other filters", async () => {
+    const OF_PACKET = `query($n: Int!, $first: Int, $after: String) { packet(number: $n) { replication {
+      removals(first: $first, after: $after) { pageInfo { hasNextPage endCursor } nodes { mbid } } } } }`;
+    const ofPacket = async (n: number, first: number, after?: string) => {
+      const answer = await gql(app, OF_PACKET, { n, first, after });
+      return { errors: answer.errors, page: answer.data?.packet?.replication?.removals };
+    };
+    const code = (answer: { errors?: readonly { extensions?: Record<string, unknown> }[] }) =>
+      answer.errors?.[0]?.extensions?.code;
+    const of500 = (await ofPacket(500, 2)).page.pageInfo.endCursor as string;
+    const of501 = (await ofPacket(501, 1)).page.pageInfo.endCursor as string;
+    const refused = await ofPacket(501, 5, of500);
+    expect(code(refused)).toBe('BAD_CURSOR');
+    expect(refused.errors?.[0]?.message).toContain('is not a cursor of this connection');
+    expect(code(await ofPacket(500, 5, of501))).toBe('BAD_CURSOR');
+    for (const args of [
+      '',
+      'entity: LABEL',
+      'fromPacket: 500',
+      'fromPacket: 500, toPacket: 500, entity: ARTIST',
+    ]) {
+      const answer = await gql(app, `{ removals(${args}${args && ', '}after: "${of500}") { totalCount } }`);
+      expect(code(answer), args).toBe('BAD_CURSOR');
+    }
+    // The same rows as the packet's own list, under the same cursor kind (as changes and JsonDump.changes).
+    const sameRange = await gql(
+      app,
+      `{ removals(fromPacket: 500, toPacket: 500, first: 1, after: "${of500}") { nodes { mbid } } }`,
+    );
+    expect(sameRange.data!.removals.nodes).toEqual([{ mbid: '00000000-0000-4000-8000-000000000002' }]);
+    // On its own connection the cursor goes on: pages of 2 after the first are the next rows, each once.
+    const whole = (await ofPacket(500, 8)).page.nodes;
+    const walked = [...(await ofPacket(500, 2)).page.nodes];
+    let after = of500;
+    while (walked.length < whole.length) {
+      const { errors, page } = await ofPacket(500, 2, after);
+      expect(errors).toBeUndefined();
+      expect(page.pageInfo.hasNextPage).toBe(true);
+      walked.push(...page.nodes);
+      after = page.pageInfo.endCursor;
+    }
+    expect(walked).toEqual(whole);
+    expect((await ofPacket(501, 5, of501)).page).toEqual({
+      pageInfo: { hasNextPage: false, endCursor: null },
+      nodes: [],
+    });
+  });
+
   it('replicationStatus says why there is no Packet.replication', async () => {
     const answer = await gql(
       app,

@@ -61,6 +61,35 @@ describeAppStores('rowChanges over either store', syncBundledFeed, (kind, run) =
     });
   });
 
+  it('a cursor holds only with its own packet, table and op; there the next page goes on', async () => {
+    const packet = manifest.packets.find((p) => p.number === 186118)!;
+    const recording = packet.replication!.rows.filter((row) => row.table === 'musicbrainz.recording');
+    expect(recording).toHaveLength(2);
+    const PAGE = `query($p: Int!, $t: String, $op: RowOperation, $after: String) {
+      rowChanges(packet: $p, table: $t, op: $op, first: 1, after: $after) {
+        pageInfo { hasNextPage endCursor } nodes { seqid op } } }`;
+    const ask = (variables: Record<string, unknown>) => gql(app(), PAGE, variables);
+    const first = await ask({ p: 186118, t: 'musicbrainz.recording' });
+    const after = first.data!.rowChanges.pageInfo.endCursor as string;
+    for (const other of [
+      { p: 186118, t: 'musicbrainz.recording_gid_redirect' },
+      { p: 186118 },
+      { p: 186118, t: 'musicbrainz.recording', op: 'DELETE' },
+      { p: 186119, t: 'musicbrainz.recording' },
+    ]) {
+      const answer = await ask({ ...other, after });
+      expect(answer.errors?.[0]?.extensions?.code, JSON.stringify(other)).toBe('BAD_CURSOR');
+      expect(answer.errors?.[0]?.message).toContain('is not a cursor of this connection');
+    }
+    // The quoted table name is the same filter: the cursor goes on to the second and last row.
+    const next = await ask({ p: 186118, t: '"musicbrainz"."recording"', after });
+    expect(next.errors).toBeUndefined();
+    expect([...first.data!.rowChanges.nodes, ...next.data!.rowChanges.nodes]).toEqual(
+      recording.map((row) => ({ seqid: row.seqid, op: v2Answer(186118, row).op })),
+    );
+    expect(next.data!.rowChanges.pageInfo.hasNextPage).toBe(false);
+  });
+
   it('a packet whose replication packet is not stored is NOT_FOUND; a bad table INVALID_TABLE', async () => {
     const missing = await gql(app(), '{ rowChanges(packet: 186099) { totalCount } }');
     expect(missing.errors?.[0]?.extensions).toMatchObject({
