@@ -5,7 +5,7 @@ import tar from 'tar-stream';
 import { ArchiveError } from './errors.js';
 import { createXzDecompressor, type XzDecoder } from './xz.js';
 
-/** What the head of a JSON dump archive says before its data member. */
+/** What the head of a JSON dump archive says: its packet and its data member. */
 export interface DumpHead {
   /** `REPLICATION_SEQUENCE`: the packet the dump is consistent with. */
   replicationSequence: number;
@@ -14,11 +14,15 @@ export interface DumpHead {
 }
 
 /**
- * Reads a JSON dump archive (hourly or full, FEED.md, JSON dump archives) only up to its data
- * member: upstream writes `REPLICATION_SEQUENCE` before `mbdump/<entity>`, so a full dump of tens
- * of GB is not decompressed to learn its packet.
- * @throws ArchiveError naming the file when no `mbdump/` member comes, or REPLICATION_SEQUENCE is
- *   missing before it or not a number; decompression errors.
+ * Reads a JSON dump archive (hourly or full, FEED.md, JSON dump archives) only until it knows both
+ * `REPLICATION_SEQUENCE` and the data member `mbdump/<entity>`, then stops decompressing. Upstream
+ * writes `REPLICATION_SEQUENCE` before the data, so a full dump of tens of GB is read only up to its
+ * data member's header. FEED.md says not to rely on member order, though: when the data member
+ * comes first, its bytes are decompressed and skipped until `REPLICATION_SEQUENCE` appears, which
+ * costs a whole decompression pass more (bootstrap then decompresses the dump again to import it)
+ * only for an archive built in another order than upstream's.
+ * @throws ArchiveError naming the file when the archive has no `mbdump/` member, or
+ *   REPLICATION_SEQUENCE is missing from it or not a number; decompression errors.
  */
 export async function readDumpHead(path: string, decoder: XzDecoder = 'auto'): Promise<DumpHead> {
   let sequence: string | undefined;
@@ -29,17 +33,21 @@ export async function readDumpHead(path: string, decoder: XzDecoder = 'auto'): P
     const stream = source as unknown as Readable;
     // The abort below destroys the entry too; its error is the expected stop, not a failure.
     stream.on('error', () => {});
+    const skip = () => void stream.on('end', next).resume();
     if (header.name.startsWith('mbdump/')) {
+      if (dataMember !== undefined) return skip();
       dataMember = header.name.slice('mbdump/'.length);
-      stop.abort();
-      return;
+      if (sequence !== undefined) return stop.abort();
+      // REPLICATION_SEQUENCE follows the data: skip the data's bytes (not stored) to reach it.
+      return skip();
     }
-    if (header.name !== 'REPLICATION_SEQUENCE') return void stream.on('end', next).resume();
+    if (header.name !== 'REPLICATION_SEQUENCE') return skip();
     const chunks: Buffer[] = [];
     stream.on('data', (chunk: Buffer) => chunks.push(chunk));
     stream.on('end', () => {
       sequence = Buffer.concat(chunks).toString('utf8').slice(0, 64);
-      next();
+      if (dataMember !== undefined) stop.abort();
+      else next();
     });
   });
   try {
@@ -53,7 +61,7 @@ export async function readDumpHead(path: string, decoder: XzDecoder = 'auto'): P
   const text = sequence?.trim();
   if (text === undefined || !/^\d+$/.test(text)) {
     throw new ArchiveError(
-      `${path}: REPLICATION_SEQUENCE ${text === undefined ? 'is missing before the data' : `is not a number: ${JSON.stringify(text)}`}`,
+      `${path}: REPLICATION_SEQUENCE ${text === undefined ? 'is missing from the archive' : `is not a number: ${JSON.stringify(text)}`}`,
     );
   }
   return { replicationSequence: Number(text), dataMember };

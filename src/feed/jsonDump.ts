@@ -33,8 +33,11 @@ export interface ReadJsonDumpOptions {
   /** Most decompressed bytes accepted, the whole tar stream (archive bombs). Default 64 GiB. */
   maxBytes?: number;
   /**
-   * Called with the metadata members read before `mbdump/<entity>`, before the first line (those
-   * that follow the data, such as `JSON_DUMPS_SCHEMA_NUMBER` upstream, are in the summary only).
+   * Called exactly once with the metadata. When `REPLICATION_SEQUENCE`, `TIMESTAMP` and
+   * `SCHEMA_SEQUENCE` precede `mbdump/<entity>` (upstream's order, FEED.md, JSON dump archives), it
+   * is called before the first line, and `jsonDumpsSchemaNumber` is null when that member follows
+   * the data (the summary has it). Otherwise it is called once the whole archive was read, with the
+   * complete metadata, before the promise resolves (never when the metadata is missing or wrong).
    */
   onMetadata?: (metadata: JsonDumpMetadata) => void;
   /** Called for a member that is neither metadata nor `mbdump/<entity>`; it is not read. */
@@ -91,9 +94,15 @@ export const DEFAULT_MAX_BYTES = DEFAULT_MAX_ARCHIVE_BYTES;
  * call: see {@link LineSplitter}). `onLine` is synchronous so that storing keeps pace with
  * decompression, which runs in parallel (another process or thread, see {@link XzDecoder}); memory
  * stays bounded by the chunk size and the longest line, whatever the dump's size.
+ *
+ * Members may come in any order (FEED.md, JSON dump archives: "Do not rely on member order"). The
+ * metadata members read before `mbdump/<entity>` are checked before its first line is handed over;
+ * those that follow it are checked once the whole archive was read, so a dump whose late
+ * `REPLICATION_SEQUENCE` is wrong or whose `TIMESTAMP` is missing rejects only after `onLine` saw its
+ * lines: callers store the lines in a transaction that commits only once this promise resolves.
  * @throws ArchiveError naming packet, entity and member when REPLICATION_SEQUENCE differs from the
- *   packet, a metadata member is missing or malformed, a member path is unsafe, `mbdump/<entity>`
- *   is absent, or the size limit is passed; decompression errors propagate.
+ *   packet, a metadata member is missing, malformed or given twice, a member path is unsafe,
+ *   `mbdump/<entity>` is absent, or the size limit is passed; decompression errors propagate.
  */
 export async function readJsonDump(
   path: string | Readable,
@@ -103,7 +112,7 @@ export async function readJsonDump(
   const where = `JSON dump ${options.entity} of packet ${options.packet}`;
   const texts = new Map<string, string>();
   const dataMember = `mbdump/${options.entity}`;
-  let metadata: JsonDumpMetadata | undefined;
+  let notified = false;
   let lineCount = 0;
   let bytes = 0;
   let sawData = false;
@@ -128,6 +137,12 @@ export async function readJsonDump(
     }
     const limit = METADATA_MEMBERS[name];
     if (limit !== undefined) {
+      // A second copy would make the value checked before the data and the one in the summary differ.
+      if (texts.has(name)) {
+        stream.resume();
+        done(new ArchiveError(`${where}: member ${name} appears twice`));
+        return;
+      }
       readSmallMember(stream, limit, `${where}: member ${name}`).then((text) => {
         texts.set(name, text);
         done();
@@ -142,8 +157,13 @@ export async function readJsonDump(
     }
     sawData = true;
     try {
-      metadata = parseMetadata(texts, options.packet, where);
-      options.onMetadata?.(metadata);
+      // Members that follow the data are checked once the archive is read; those already read are
+      // checked now, so a wrong dump fails before a line of a (possibly huge) data member is stored.
+      checkMembersRead(texts, options.packet, where);
+      if (REQUIRED_MEMBERS.every((member) => texts.has(member)) && !notified) {
+        notified = true;
+        options.onMetadata?.(parseMetadata(texts, options.packet, where));
+      }
     } catch (error) {
       stream.resume();
       done(error);
@@ -206,9 +226,25 @@ export async function readJsonDump(
     },
   );
   if (!sawData) throw new ArchiveError(`${where}: archive has no member ${dataMember}`);
-  // Members after the data (the producer writes JSON_DUMPS_SCHEMA_NUMBER last) are read by now.
-  const complete = { ...metadata!, jsonDumpsSchemaNumber: schemaNumber(texts, where) };
-  return { metadata: complete, lineCount, bytes };
+  // Every member is read by now, wherever it stood: a member missing or wrong after the data fails
+  // here, and the callers' transactions (sync/ingest.ts, sync/postgres/ingest.ts) roll the lines back.
+  const metadata = parseMetadata(texts, options.packet, where);
+  if (!notified) options.onMetadata?.(metadata);
+  return { metadata, lineCount, bytes };
+}
+
+/** The members without which a dump is refused (JSON_DUMPS_SCHEMA_NUMBER may be absent). */
+const REQUIRED_MEMBERS = ['REPLICATION_SEQUENCE', 'TIMESTAMP', 'SCHEMA_SEQUENCE'] as const;
+
+/**
+ * Checks the metadata members read so far, leaving the absent ones to {@link parseMetadata}.
+ * @throws ArchiveError as parseMetadata, for a member present only.
+ */
+function checkMembersRead(texts: Map<string, string>, packet: number, where: string): void {
+  if (texts.has('REPLICATION_SEQUENCE')) replicationSequenceOf(texts, packet, where);
+  if (texts.has('TIMESTAMP')) timestampOf(texts, where);
+  if (texts.has('SCHEMA_SEQUENCE')) integerMember(texts.get('SCHEMA_SEQUENCE'), 'SCHEMA_SEQUENCE', where);
+  schemaNumber(texts, where);
 }
 
 function schemaNumber(texts: Map<string, string>, where: string): number | null {
@@ -217,23 +253,34 @@ function schemaNumber(texts: Map<string, string>, where: string): number | null 
     : null;
 }
 
+/**
+ * The metadata of a dump from its members' texts (FEED.md, JSON dump archives).
+ * @throws ArchiveError naming the member when one is missing or malformed, or when
+ *   REPLICATION_SEQUENCE differs from `packet`.
+ */
 function parseMetadata(texts: Map<string, string>, packet: number, where: string): JsonDumpMetadata {
+  return {
+    replicationSequence: replicationSequenceOf(texts, packet, where),
+    timestamp: timestampOf(texts, where),
+    schemaSequence: integerMember(texts.get('SCHEMA_SEQUENCE'), 'SCHEMA_SEQUENCE', where),
+    jsonDumpsSchemaNumber: schemaNumber(texts, where),
+  };
+}
+
+function replicationSequenceOf(texts: Map<string, string>, packet: number, where: string): number {
   const replicationSequence = integerMember(texts.get('REPLICATION_SEQUENCE'), 'REPLICATION_SEQUENCE', where);
   if (replicationSequence !== packet) {
     throw new ArchiveError(`${where}: REPLICATION_SEQUENCE is ${replicationSequence}, expected ${packet}`);
   }
+  return replicationSequence;
+}
+
+function timestampOf(texts: Map<string, string>, where: string): string {
   const timestampText = texts.get('TIMESTAMP');
   if (timestampText === undefined) throw new ArchiveError(`${where}: member TIMESTAMP is missing`);
-  let timestamp: string;
   try {
-    timestamp = parsePgTimestamp(timestampText);
+    return parsePgTimestamp(timestampText);
   } catch (error) {
     throw new ArchiveError(`${where}: member TIMESTAMP: ${(error as Error).message}`);
   }
-  return {
-    replicationSequence,
-    schemaSequence: integerMember(texts.get('SCHEMA_SEQUENCE'), 'SCHEMA_SEQUENCE', where),
-    timestamp,
-    jsonDumpsSchemaNumber: schemaNumber(texts, where),
-  };
 }

@@ -178,6 +178,12 @@ export interface JsonDumpOptions {
    * `before-data` (with the other small members), to test that readers accept both orders.
    */
   schemaNumberAt?: 'after-data' | 'before-data';
+  /**
+   * The standard members left after `omitMembers`, each named once, in the order to write them
+   * (e.g. `['mbdump/area', 'REPLICATION_SEQUENCE', ...]`), to test that readers accept any order;
+   * overrides `schemaNumberAt`. Default upstream's order.
+   */
+  memberOrder?: readonly string[];
   /** Members appended after `mbdump/<entity>`, in order. */
   extraMembers?: readonly TarMember[];
   /** Standard members to leave out, e.g. `['REPLICATION_SEQUENCE']` or `['mbdump/area']`. */
@@ -198,9 +204,10 @@ const README =
  * Writes `<root>/json-dumps/json-dump-<packet>/<entity>.tar.xz` with upstream's members and order
  * (FEED.md, JSON dump archives): `TIMESTAMP`, `COPYING`, `README`, `REPLICATION_SEQUENCE`,
  * `SCHEMA_SEQUENCE`, `mbdump/<entity>`, `JSON_DUMPS_SCHEMA_NUMBER` (the producer writes it after
- * the data; see `schemaNumberAt`), then `extraMembers`.
+ * the data; see `schemaNumberAt`), then `extraMembers`; `memberOrder` writes them in another order.
  * Replaces an existing file atomically.
- * @throws Error for an unknown name in `omitMembers` and the errors of {@link writeTarArchive}.
+ * @throws Error for an unknown name in `omitMembers`, a `memberOrder` that is not an order of the
+ *   members kept, and the errors of {@link writeTarArchive}.
  */
 export async function writeJsonDump(root: string, options: JsonDumpOptions): Promise<BuiltFeedFile> {
   const { packet, entity } = options;
@@ -226,13 +233,33 @@ export async function writeJsonDump(root: string, options: JsonDumpOptions): Pro
       throw new Error(`json-dump-${packet}/${entity}: cannot omit unknown member ${JSON.stringify(name)}`);
     }
   }
-  const members = [...standard.filter((member) => !omit.has(member.name)), ...(options.extraMembers ?? [])];
+  const kept = standard.filter((member) => !omit.has(member.name));
+  const members = [
+    ...inOrder(kept, options.memberOrder, `json-dump-${packet}/${entity}`),
+    ...(options.extraMembers ?? []),
+  ];
   const feedPath = jsonDumpPath(packet, entity);
   const built = await writeTarArchive(join(root, ...feedPath.split('/')), members, {
     compression: 'xz',
     mtime: options.mtime ?? pgTimestampSeconds(timestamp) ?? 0,
   });
   return { ...built, feedPath };
+}
+
+/** `members` in the order of the names in `order` (all of them, each once), or as they are. */
+function inOrder(members: TarMember[], order: readonly string[] | undefined, what: string): TarMember[] {
+  if (order === undefined) return members;
+  const byName = new Map(members.map((member) => [member.name, member]));
+  const ordered = order.map((name) => byName.get(name));
+  if (
+    new Set(order).size !== members.length ||
+    order.length !== members.length ||
+    ordered.some((member) => member === undefined)
+  ) {
+    const names = JSON.stringify(members.map((member) => member.name));
+    throw new Error(`${what}: memberOrder ${JSON.stringify(order)} is not an order of ${names}`);
+  }
+  return ordered as TarMember[];
 }
 
 async function* terminatedLines(lines: Iterable<string> | AsyncIterable<string>): AsyncGenerator<string> {
