@@ -57,6 +57,24 @@ class RetryableError extends Error {
   }
 }
 
+/**
+ * True for a 404 whose body is an HTML page: the path matches no route on the feed (FEED.md,
+ * Errors: last row), where a missing file's 404 is `text/plain` (`Can't find ...`). Taken for "no
+ * dump", it would let hours settle as having no changes on a wrong feed root or entity type path.
+ */
+function isRouteMiss(res: HttpResponse): boolean {
+  return res.statusCode === 404 && /^\s*text\/html\b/i.test(String(res.headers['content-type'] ?? ''));
+}
+
+/** The error of a {@link isRouteMiss} answer: never retried, the file is recorded FAILED. */
+function routeMiss(url: URL): FeedHttpError {
+  return new FeedHttpError(
+    404,
+    redactUrl(url),
+    'the feed has no route at this path (an HTML page, not a missing file\'s "Can\'t find ..."): check --feed-url (README, Configuration)',
+  );
+}
+
 function retryAfter(headers: Record<string, string | string[] | undefined>): number | undefined {
   const value = headers['retry-after'];
   const text = Array.isArray(value) ? value[0] : value;
@@ -126,7 +144,8 @@ export class FeedClient {
    * its size equals Content-Length. An interrupted transfer (cut, idle timeout, abort, crash) is
    * resumed on the next attempt with `Range`/`If-Range` when the server announced
    * `Accept-Ranges: bytes` and a validator, else fetched again whole (src/feed/partial.ts).
-   * A 404 gives `{status: 'missing'}` (FEED.md, Errors). `tap` is told where each body goes and
+   * A 404 gives `{status: 'missing'}` (FEED.md, Errors), unless its body is an HTML page: a path
+   * that matches no route is an error, not a missing file. `tap` is told where each body goes and
    * how far it got, so that readers can follow the file as it arrives (streamedDownload.ts).
    * @throws FeedAuthError on 400/403, FeedHttpError on other statuses, FeedNetworkError after retries.
    */
@@ -142,7 +161,9 @@ export class FeedClient {
       const res = await this.#get(url, signal, partial.requestHeaders());
       if (res.statusCode === 404) {
         await partial.discard();
-        return { status: 'missing', body: await readText(res.body) };
+        const body = await readText(res.body);
+        if (isRouteMiss(res)) throw routeMiss(url);
+        return { status: 'missing', body };
       }
       if (res.statusCode === 416) {
         await drain(res.body);
@@ -168,11 +189,12 @@ export class FeedClient {
     });
   }
 
-  /** Text of `path` (signatures), or null on 404. Same errors as {@link download}. */
+  /** Text of `path` (signatures), or null on a missing file's 404. Same errors as {@link download}. */
   async text(path: string, signal?: AbortSignal): Promise<string | null> {
     return this.#withRetry(path, signal, async (url) => {
       const res = await this.#get(url, signal);
       const body = await readText(res.body);
+      if (isRouteMiss(res)) throw routeMiss(url);
       if (res.statusCode === 404) return null;
       this.#check(res, url, body, true);
       this.#onFetched?.({ path, bytes: Buffer.byteLength(body) });

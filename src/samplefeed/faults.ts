@@ -11,8 +11,12 @@ import type { OpenFeedFile } from '../files/local.js';
 
 /** One injected fault. Byte offsets count from the start of the response body (of a range, when one was asked). */
 export type Fault =
-  /** Answer `status` (e.g. 500, 502, 503, 429) with a short text body and optional `Retry-After` (seconds or an HTTP date). */
-  | { kind: 'status'; status: number; retryAfter?: number | string; body?: string }
+  /**
+   * Answer `status` (e.g. 500, 502, 503, 429) with a short body (`text/plain` unless `contentType`
+   * says otherwise: `text/html` for the page of a path that matches no route) and optional
+   * `Retry-After` (seconds or an HTTP date).
+   */
+  | { kind: 'status'; status: number; retryAfter?: number | string; body?: string; contentType?: string }
   /** Answer 403 as upstream does for a revoked token (FEED.md, Errors). */
   | { kind: 'wrong-token' }
   /** Close the connection before any response (a connection reset). */
@@ -121,7 +125,7 @@ export function answerFault(
   const body =
     fault.kind === 'status' ? (fault.body ?? `injected fault: HTTP ${status}\n`) : ERROR_BODIES.invalidToken;
   const headers: Record<string, string | number> = {
-    'content-type': 'text/plain; charset=utf-8',
+    'content-type': (fault.kind === 'status' && fault.contentType) || 'text/plain; charset=utf-8',
     'content-length': Buffer.byteLength(body),
   };
   if (fault.kind === 'status' && fault.retryAfter !== undefined)
