@@ -6,6 +6,7 @@ import { type BetterSQLite3Database, drizzle } from 'drizzle-orm/better-sqlite3'
 import { migrate } from 'drizzle-orm/better-sqlite3/migrator';
 import { ConfigError } from '../config.js';
 import * as schema from './schema.js';
+import { registerSearchFold } from './searchFold.js';
 
 /** The drizzle database over livefeed's schema. */
 export type Db = BetterSQLite3Database<typeof schema>;
@@ -79,6 +80,8 @@ export function openStore(path: string, options: OpenStoreOptions = {}): Store {
     // NORMAL is durable across process crashes in WAL mode; only a power loss can drop the last commits.
     sqlite.pragma('synchronous = NORMAL');
     sqlite.pragma('foreign_keys = ON');
+    // Before the migrations: drizzle/sqlite/0012_search_fold.sql and the search index's writers call it.
+    registerSearchFold(sqlite);
   } catch (error) {
     throw new Error(`cannot open database ${path}: ${explain(path, error)}`, { cause: error });
   }

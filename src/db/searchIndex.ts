@@ -3,6 +3,7 @@ import type { EntityType } from '../feed/entities.js';
 import type { Store } from './client.js';
 import { newestChangeIdSql } from './currentQueries.js';
 import { idPacketSql } from './keys.js';
+import { foldSearchValue, SEARCH_FOLD_SQL } from './searchFold.js';
 import { cachedStatement } from './statements.js';
 
 /**
@@ -13,7 +14,8 @@ import { cachedStatement } from './statements.js';
  * later packet exists (`removals_mbid`; a removal wins over a JSON dump line of its packet).
  * Columns: `name` (the JSON dump line's `title` for recordings, releases, release groups and works,
  * `name` for the others), `sort_name` (`sort-name`), `aliases` (every alias's `name`, and its
- * `sort-name` when it differs) and `disambiguation`, tokenized by unicode61 with
+ * `sort-name` when it differs) and `disambiguation`, folded as PostgreSQL's `unaccent` spells the
+ * letters unicode61 keeps (db/searchFold.ts: Ø as O, ß as ss) and tokenized by unicode61 with
  * `remove_diacritics 2` (case and diacritics do not matter). The writers keep it in the same
  * transaction as the rows the current state is read from: per JSON dump {@link SearchIndexWriter},
  * per replication packet {@link RemovalIndexWriter}. Each step is set-based over the dump's id
@@ -32,21 +34,31 @@ export function isTitled(entity: EntityType): boolean {
 const TITLED = TITLED_ENTITY_TYPES.map((entity) => `'${entity}'`).join(', ');
 
 /**
- * The columns of one index row after its rowid, from a `changes` row `c` (columns `entity`,
- * `data`); the migrations' fills (drizzle/sqlite/0008_search.sql, 0009_search_prefixes.sql) repeat them, as a migration is plain
- * SQL, and the ingest reads the same values in JS (sync/searchFields.ts). The json_extract calls
- * share SQLite's JSON parse cache, so the line is parsed once per row; json_each reads the aliases
- * from that parse and runs only for lines that have aliases.
+ * The columns of one index row after its rowid as the line holds them (not folded), from a
+ * `changes` row `c` (columns `entity`, `data`); the migrations' fills (drizzle/sqlite/0008_search.sql,
+ * 0009_search_prefixes.sql, 0012_search_fold.sql) repeat them, as a migration is plain SQL, and the
+ * ingest reads the same values in JS (sync/searchFields.ts). The json_extract calls share SQLite's
+ * JSON parse cache, so the line is parsed once per row; json_each reads the aliases from that
+ * parse and runs only for lines that have aliases.
  */
-export const FIELD_COLUMNS = `json_extract(c.data, iif(c.entity IN (${TITLED}), '$.title', '$.name')),
-  json_extract(c.data, '$."sort-name"'),
-  iif(json_array_length(c.data, '$.aliases') > 0, (SELECT group_concat(iif(a.value ->> 'sort-name' IS a.value ->> 'name',
+const FIELDS = [
+  `json_extract(c.data, iif(c.entity IN (${TITLED}), '$.title', '$.name'))`,
+  `json_extract(c.data, '$."sort-name"')`,
+  `iif(json_array_length(c.data, '$.aliases') > 0, (SELECT group_concat(iif(a.value ->> 'sort-name' IS a.value ->> 'name',
      a.value ->> 'name', concat_ws(' ', a.value ->> 'name', a.value ->> 'sort-name')), ' ')
-     FROM json_each(json_extract(c.data, '$.aliases')) a WHERE a.type = 'object'), NULL),
-  json_extract(c.data, '$.disambiguation')`;
+     FROM json_each(json_extract(c.data, '$.aliases')) a WHERE a.type = 'object'), NULL)`,
+  `json_extract(c.data, '$.disambiguation')`,
+];
 
-/** {@link FIELD_COLUMNS} with the row's id first: one index row from a `changes` row `c`. */
-export const INDEX_COLUMNS = `c.id, ${FIELD_COLUMNS}`;
+/** {@link FIELDS} as a column list: the text each store indexes, before SQLite's fold. */
+export const FIELD_COLUMNS = FIELDS.join(',\n  ');
+
+/**
+ * One index row from a `changes` row `c`: the row's id, then {@link FIELDS} folded
+ * ({@link SEARCH_FOLD_SQL}, registered on every connection by db/client.ts), as the ingest's
+ * {@link SearchIndexWriter.stage} folds them in JS.
+ */
+export const INDEX_COLUMNS = `c.id, ${FIELDS.map((field) => `${SEARCH_FOLD_SQL}(${field})`).join(',\n  ')}`;
 
 /** One index row's columns after its rowid: name, sort name, aliases, disambiguation. */
 export type SearchFields = [
@@ -153,10 +165,21 @@ export class SearchIndexWriter {
     this.clearStage.run();
   }
 
-  /** Stages line `id` of `mbid` with its columns as read by the ingest (sync/searchFields.ts). */
+  /**
+   * Stages line `id` of `mbid` with its columns as read by the ingest (sync/searchFields.ts), folded
+   * here (db/searchFold.ts) rather than in SQL: a JS test per column costs less than a call from
+   * SQLite into JS, and sync/searchFields.ts stays the text PostgreSQL's ingest stages too.
+   */
   stage(id: number, mbid: string, fields: SearchFields): void {
     const staged = this.staged;
-    staged.push(id, mbid, fields[0], fields[1], fields[2], fields[3]);
+    staged.push(
+      id,
+      mbid,
+      foldSearchValue(fields[0]),
+      foldSearchValue(fields[1]),
+      foldSearchValue(fields[2]),
+      foldSearchValue(fields[3]),
+    );
     if (staged.length === STAGE_BATCH * 6) {
       this.stageMany.run(staged);
       staged.length = 0;

@@ -1,5 +1,6 @@
 import { createHash } from 'node:crypto';
 import type { GraphQLError } from 'graphql';
+import { foldSearchText } from '../db/searchFold.js';
 import type { SearchFilter, SearchKey } from '../db/searchQueries.js';
 import { badCursor } from './connection.js';
 import { userError } from './errors.js';
@@ -25,6 +26,8 @@ function queryError(message: string): GraphQLError {
  * word and every "quoted phrase", each written as an FTS5 string, so nothing the user types is
  * FTS5 syntax (`NEAR`, `OR`, `-`, `*`, `:` and `^` match as text). The last term matches as a prefix
  * (search as you type: `"moun"*`) when it is a plain word and the query does not end in white space.
+ * Letters unicode61 keeps but PostgreSQL's unaccent spells out are spelt out (`"royksopp"` for
+ * "røyksopp"), as in the SQLite index.
  * @throws GraphQLError BAD_USER_INPUT (extensions.argument `query`) for a query without a word, or
  *   longer than {@link MAX_QUERY_LENGTH} characters or {@link MAX_QUERY_TERMS} terms.
  */
@@ -35,7 +38,9 @@ export function searchPhrases(query: string): string[] {
   const terms: { text: string; phrase: boolean }[] = [];
   for (const match of query.matchAll(TERM)) {
     const phrase = match[1] !== undefined;
-    const text = phrase ? match[1]! : match[3]!;
+    // Folded as the SQLite index is (db/searchFold.ts), before FTS5 escaping: "røyk" is "royk"*.
+    // PostgreSQL's unaccent gives the same text for either, so its answers do not change.
+    const text = foldSearchText(phrase ? match[1]! : match[3]!);
     if (TOKEN_CHAR.test(text)) terms.push({ text, phrase: phrase && match[2] === '"' });
   }
   if (terms.length === 0) {

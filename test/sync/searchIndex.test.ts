@@ -3,6 +3,7 @@ import Database from 'better-sqlite3';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { openStore, type Store } from '../../src/db/client.js';
 import { changeId } from '../../src/db/keys.js';
+import { FIELD_COLUMNS } from '../../src/db/searchIndex.js';
 import { searchHits } from '../../src/db/searchQueries.js';
 import { parseKeepFiles } from '../../src/files/retentionPolicy.js';
 import { ingestJsonDump } from '../../src/sync/ingest.js';
@@ -20,6 +21,8 @@ import {
 } from '../support/searchFeed.js';
 
 const line = (mbid: string, name: string) => JSON.stringify({ id: mbid, name, 'sort-name': name });
+const ROYKSOPP = 'e3000000-0000-4000-8000-000000000001';
+const LODZ = 'e3000000-0000-4000-8000-000000000002';
 
 describe('the search index follows the current state in the writers’ transactions', () => {
   let dir: Awaited<ReturnType<typeof tempDir>>;
@@ -166,6 +169,46 @@ describe('the search index follows the current state in the writers’ transacti
     expect(indexedIds(store)).toEqual(currentIds(store));
     expect(found('"grosse" "boite"').sort()).toEqual([SEARCH.grosse, SEARCH.label, SEARCH.recording].sort());
     expect(found('"lumiere" "again"')).toEqual([SEARCH.byName]);
+    const check = store.sqlite.prepare("INSERT INTO search_index(search_index) VALUES ('integrity-check')");
+    expect(() => check.run()).not.toThrow();
+  });
+
+  it('every writer path folds (db/searchFold.ts): the JS columns, SQLite’s read of a line, a restore', async () => {
+    // Łódź's disambiguation is a number: the ingest has SQLite read that line (stageLine).
+    await storeDump(store, dir.dir, 14, 'artist', [
+      line(ROYKSOPP, 'Røyksopp'),
+      JSON.stringify({ id: LODZ, name: 'Łódź', disambiguation: 7 }),
+    ]);
+    expect(found('"royksopp"')).toEqual([ROYKSOPP]);
+    expect(found('"lodz"')).toEqual([LODZ]);
+    await storeDump(store, dir.dir, 15, 'artist', [line(ROYKSOPP, 'Renamed')]);
+    expect(found('"royksopp"')).toEqual([]);
+    // Stored again without it: the version it replaced is indexed again by SQL (INDEX_COLUMNS).
+    await storeDump(store, dir.dir, 15, 'artist', [line(SEARCH.byName, 'Lumière')]);
+    expect(found('"royksopp"')).toEqual([ROYKSOPP]);
+    expect(indexedIds(store)).toEqual(currentIds(store));
+  });
+
+  it('the fold migration folds an index made before it: "royksopp" finds "Røyksopp"', async () => {
+    await storeDump(store, dir.dir, 14, 'artist', [line(ROYKSOPP, 'Røyksopp')]);
+    const path = store.path;
+    const expected = indexedIds(store);
+    store.close();
+    // Back to the index as the writers made it before drizzle/sqlite/0012: columns not folded.
+    const old = new Database(path);
+    old.exec(`INSERT INTO search_index (search_index) VALUES ('delete-all');
+      INSERT INTO search_index (rowid, name, sort_name, aliases, disambiguation)
+      SELECT c.id, ${FIELD_COLUMNS} FROM changes c WHERE c.id IN (${expected.join(', ')}) ORDER BY c.id`);
+    const match = old.prepare('SELECT rowid FROM search_index WHERE search_index MATCH ?').pluck();
+    expect(match.all('"royksopp"')).toEqual([]);
+    expect(match.all('"røyksopp"')).toHaveLength(1);
+    old.prepare('DELETE FROM __drizzle_migrations WHERE created_at >= ?').run(migrationTime('search_fold'));
+    old.close();
+    store = openStore(path);
+    expect(indexedIds(store)).toEqual(expected);
+    expect(found('"royksopp"')).toEqual([ROYKSOPP]);
+    expect(found('"royk"*')).toEqual([ROYKSOPP]);
+    expect(found('"grosse" "boite"').sort()).toEqual([SEARCH.grosse, SEARCH.label, SEARCH.recording].sort());
     const check = store.sqlite.prepare("INSERT INTO search_index(search_index) VALUES ('integrity-check')");
     expect(() => check.run()).not.toThrow();
   });
