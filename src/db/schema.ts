@@ -16,6 +16,11 @@ export const packets = sqliteTable(
     /** When every tracked file of the packet became terminal; null while any is pending or failed. */
     syncedAt: text('synced_at'),
     createdAt: text('created_at').notNull(),
+    /**
+     * When a probe first found a JSON dump of this packet of an entity type the sync does not track
+     * (`--entities`; sync/evidence.ts): evidence that earlier packets' 404s mean no changes.
+     */
+    dumpsSeenAt: text('dumps_seen_at'),
   },
   // The first incomplete packet (synced_at IS NULL, then number) and the packets completed since a
   // time (the packetSynced watch) without reading every packet.

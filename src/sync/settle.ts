@@ -1,11 +1,13 @@
 import type { SyncContext, SyncReport } from './context.js';
 import { askDump } from './dumpStep.js';
+import { probeLaterDumps } from './evidence.js';
 import { settleDecision } from './state.js';
 
 /**
  * Declares settled missing dumps NO_CHANGES (FEED.md, Errors: only a later packet's JSON dump is
  * evidence; `--settle-after` hours when the operator set them), asking once more where the last
- * 404 predates the evidence.
+ * 404 predates the evidence. Where the sync tracks only some entity types, first looks upstream for
+ * that evidence among the others (sync/evidence.ts).
  */
 export async function settle(
   ctx: SyncContext,
@@ -13,6 +15,11 @@ export async function settle(
   report: SyncReport,
   now: () => Date,
 ): Promise<void> {
+  const waiting = (await ctx.store.pendingDumps(range.from, range.to)).filter((dump) =>
+    ctx.policy.entities.includes(dump.entity),
+  );
+  if (report.latest !== null && waiting.some((dump) => dump.laterDumpSeenAt === null))
+    await probeLaterDumps(ctx, waiting, report.latest, now);
   for (const dump of await ctx.store.pendingDumps(range.from, range.to)) {
     if (!ctx.policy.entities.includes(dump.entity)) continue;
     const { decision, by } = settleDecision(dump, ctx.policy.settleAfterMs, now());

@@ -16,6 +16,7 @@ import { recordSignatureFailure } from './signatureMissing.js';
 import {
   completePackets,
   dumpStatus,
+  markDumpsSeen,
   markNoChanges,
   pendingDumps,
   reopenPacket,
@@ -109,6 +110,7 @@ export function sqliteSyncStore(
     dumpStatus: async (packet, entity) => dumpStatus(store, packet, entity),
     pendingDumps: async (from, to) => pendingDumps(store, from, to),
     markNoChanges: async (packet, entity, by, now) => markNoChanges(store, packet, entity, by, now),
+    markDumpsSeen: async (packet, at) => markDumpsSeen(store, packet, at),
     timeSettledWithEvidence: async () => timeSettledWithEvidence(store),
     completePackets: async (range, entities, requireReplication, now) =>
       completePackets(store, range, entities, requireReplication, now),

@@ -7,6 +7,13 @@ import type { EntityType } from '../feed/entities.js';
 export type DumpStatus = 'SYNCED' | 'NO_CHANGES' | 'PENDING' | 'FAILED';
 
 /**
+ * When JSON dumps of packets after `d.packet` were seen (column `at`): each one the sync fetched,
+ * and each packet where a probe found a dump of an entity type it does not track (sync/evidence.ts).
+ */
+const LATER_DUMPS_SEEN = `SELECT f.fetched_at AS at FROM feed_files f WHERE f.packet > d.packet AND f.name LIKE 'json-dumps/%'
+       UNION ALL SELECT s.dumps_seen_at FROM packets s WHERE s.number > d.packet AND s.dumps_seen_at IS NOT NULL`;
+
+/**
  * The statements of this module with `?` parameters, written once for SQLite and PostgreSQL
  * (sync/postgres/packetState.ts); aliases are quoted so that both give the same names.
  */
@@ -15,7 +22,7 @@ export const PACKET_STATE_SQL = {
   dumpStatus: 'SELECT status FROM dumps WHERE packet = ? AND entity = ?',
   /** (from, to) → PendingDump rows. */
   pendingDumps: `SELECT d.packet, d.entity, d.checked_at AS "checkedAt", p.timestamp,
-         (SELECT min(f.fetched_at) FROM feed_files f WHERE f.packet > d.packet AND f.name LIKE 'json-dumps/%') AS "laterDumpSeenAt"
+         (SELECT min(e.at) FROM (${LATER_DUMPS_SEEN}) e) AS "laterDumpSeenAt"
        FROM dumps d JOIN packets p ON p.number = d.packet
        WHERE d.status = 'PENDING' AND d.packet BETWEEN ? AND ? ORDER BY d.packet, d.entity`,
   /** (settled_by, updated_at, packet, entity). */
@@ -23,7 +30,7 @@ export const PACKET_STATE_SQL = {
   /** () → (packet, entity) rows. */
   timeSettledWithEvidence: `SELECT d.packet, d.entity FROM dumps d
        WHERE d.status = 'NO_CHANGES' AND d.settled_by = 'TIME'
-         AND EXISTS (SELECT 1 FROM feed_files f WHERE f.packet > d.packet AND f.name LIKE 'json-dumps/%')
+         AND EXISTS (${LATER_DUMPS_SEEN})
        ORDER BY d.packet, d.entity`,
   /** (...entities, from, to) → {@link IncompletePacket} rows, for `entityCount` entity types. */
   incompletePackets: (entityCount: number) =>
@@ -32,6 +39,8 @@ export const PACKET_STATE_SQL = {
             AND d.entity IN (${Array.from({ length: entityCount }, () => '?').join(', ')})) AS done,
          (SELECT status FROM replication_packets r WHERE r.packet = p.number) AS replication
        FROM packets p WHERE p.synced_at IS NULL AND p.number BETWEEN ? AND ? ORDER BY p.number`,
+  /** (dumps_seen_at, packet): the first time a probe found a JSON dump of the packet (sync/evidence.ts). */
+  markDumpsSeen: 'UPDATE packets SET dumps_seen_at = ? WHERE number = ? AND dumps_seen_at IS NULL',
   /** (synced_at, packet). */
   complete: 'UPDATE packets SET synced_at = ? WHERE number = ?',
   /** (packet). */
@@ -80,7 +89,7 @@ export interface PendingDump {
   checkedAt: string;
   /** The packet's TIMESTAMP (ISO), when any of its archives was read. */
   timestamp: string | null;
-  /** When the first JSON dump of a later packet was fetched (ISO), if any. */
+  /** When the first JSON dump of a later packet was fetched or found by a probe (ISO), if any. */
   laterDumpSeenAt: string | null;
 }
 
@@ -125,6 +134,11 @@ export function markNoChanges(
   now: string,
 ): void {
   cachedStatement(store, PACKET_STATE_SQL.markNoChanges).run(by, now, packet, entity);
+}
+
+/** Records that a probe found a JSON dump of `packet` (sync/evidence.ts); the first time counts. */
+export function markDumpsSeen(store: Store, packet: number, at: string): void {
+  cachedStatement(store, PACKET_STATE_SQL.markDumpsSeen).run(at, packet);
 }
 
 /**

@@ -41,6 +41,11 @@ export interface PacketState {
   pendingDumps(from: number, to: number): Promise<PendingDump[]>;
   /** PENDING → NO_CHANGES, recording what settled it. `now`: ISO 8601. */
   markNoChanges(packet: number, entity: EntityType, by: SettledBy, now: string): Promise<void>;
+  /**
+   * A probe found a JSON dump of `packet` upstream, of an entity type the sync does not track
+   * (sync/evidence.ts): evidence for the 404s of earlier packets. `at`: ISO 8601; the first counts.
+   */
+  markDumpsSeen(packet: number, at: string): Promise<void>;
   /** NO_CHANGES dumps settled by time for which a later packet's JSON dump has since been seen. */
   timeSettledWithEvidence(): Promise<{ packet: number; entity: EntityType }[]>;
   /**

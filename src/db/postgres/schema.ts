@@ -37,6 +37,7 @@ export const packets = pgTable(
     schemaSequence: integer('schema_sequence'),
     syncedAt: time('synced_at'),
     createdAt: time('created_at').notNull(),
+    dumpsSeenAt: time('dumps_seen_at'),
   },
   (t) => [index('packets_synced_at').on(t.syncedAt, t.number)],
 );

@@ -41,6 +41,9 @@ export function postgresSyncStore(store: PostgresStore): SyncStore {
     markNoChanges: async (packet, entity, by, now) => {
       await pgRows(pool, PACKET_STATE_SQL.markNoChanges, [by, now, packet, entity]);
     },
+    markDumpsSeen: async (packet, at) => {
+      await pgRows(pool, PACKET_STATE_SQL.markDumpsSeen, [at, packet]);
+    },
     timeSettledWithEvidence: () => pgRows(pool, PACKET_STATE_SQL.timeSettledWithEvidence),
     completePackets: (range, entities, requireReplication, now) =>
       completePacketsPostgres(store, range, entities, requireReplication, now),

@@ -1,0 +1,1 @@
+ALTER TABLE "packets" ADD COLUMN "dumps_seen_at" text;
