@@ -17,6 +17,8 @@ export interface EntityShape {
   type: EntityType;
   /** The newest JSON dump line; null when no JSON dump held this MBID. */
   latest: ChangeRow | null;
+  /** Relevance, when `search` found it (`Entity.score`, graphql/types/search.ts). */
+  score?: number;
 }
 
 /** The {@link EntityShape} of a current state row. */

@@ -9,7 +9,7 @@ import { EntityTypeEnum } from './entityType.js';
 
 /** The entity of a hit: the index holds only CURRENT entities, so its line is the current version. */
 function entityOfHit(hit: SearchHit): EntityShape {
-  return { mbid: hit.change.mbid, type: hit.change.entity, latest: hit.change };
+  return { mbid: hit.change.mbid, type: hit.change.entity, latest: hit.change, score: scoreOf(hit) };
 }
 
 /** Entity type slots of the `entities` filter, sorted and distinct; null (all) when absent or empty. */
@@ -21,19 +21,27 @@ function slotsOf(entities: EntityType[] | null | undefined): number[] | null {
 /** `score` of a hit: bm25 negated, so that higher is better. */
 const scoreOf = (hit: SearchHit) => -hit.bm25;
 
+const SCORE_DESCRIPTION =
+  'Relevance (FTS5 bm25, negated): higher is better. A word found in the name weighs most, then the sort ' +
+  'name, then aliases, then the disambiguation; rarer words weigh more, and a word too common to rank ' +
+  '(README, Search) counts 0: a search of only such words scores 0 everywhere (newest first). Compare ' +
+  'scores within one search only.';
+
+// Issue 15: "Nodes are `Entity` with a `score`": `search { nodes { score } }` as well as the edge's.
+builder.objectField(EntityRef, 'score', (t) =>
+  t.float({
+    nullable: true,
+    description: `When \`search\` returned this entity: ${SCORE_DESCRIPTION} Null when it was reached otherwise.`,
+    resolve: (e) => e.score ?? null,
+  }),
+);
+
 // The edge keeps its page: the cursor is encoded only when a query asks for it.
 const SearchEdge = builder.objectRef<{ page: Page<SearchHit>; hit: SearchHit }>('SearchEdge').implement({
   description: 'One search hit.',
   fields: (t) => ({
     cursor: t.string({ resolve: (e) => e.page.cursorOf(e.hit) }),
-    score: t.float({
-      description:
-        'Relevance (FTS5 bm25, negated): higher is better. A word found in the name weighs most, then the sort ' +
-        'name, then aliases, then the disambiguation; rarer words weigh more, and a word too common to rank ' +
-        '(README, Search) counts 0: a search of only such words scores 0 everywhere (newest first). Compare ' +
-        'scores within one search only.',
-      resolve: (e) => scoreOf(e.hit),
-    }),
+    score: t.float({ description: SCORE_DESCRIPTION, resolve: (e) => scoreOf(e.hit) }),
     node: t.field({ type: EntityRef, resolve: (e) => entityOfHit(e.hit) }),
   }),
 });

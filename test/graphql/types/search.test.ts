@@ -109,6 +109,11 @@ describeAppStores('search over the current state (yoga.fetch, real archives)', b
     expect(edges[0]!.score).toBeGreaterThan(edges[1]!.score);
     expect(edges[1]!.score).toBeGreaterThan(edges[2]!.score);
     expect(edges[2]!.score).toBeGreaterThan(0);
+    // Issue 15: "Nodes are `Entity` with a `score`": the same relevance on the nodes, null elsewhere.
+    const nodes = await gql(run().app, '{ search(query: "lumiere") { nodes { mbid score } } }');
+    expect(nodes.data!.search.nodes).toEqual(edges.map((e) => ({ mbid: e.node.mbid, score: e.score })));
+    const entity = await gql(run().app, `{ entity(mbid: "${SEARCH.byName}") { score } }`);
+    expect(entity.data!.entity).toEqual({ score: null });
   });
 
   it('finds aliases by name and by sort name, and sort names', async () => {
