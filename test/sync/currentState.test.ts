@@ -5,7 +5,7 @@ import { currentCounts, currentOfMbid, currentOfMbids } from '../../src/db/curre
 import { changeId } from '../../src/db/keys.js';
 import { buildCurrentStateHistory, FILLER, MBID } from '../support/currentStateFeed.js';
 import { tempDir } from '../support/harness.js';
-import { DROP_CHANGE_NAMES, migrationTime } from '../support/migrations.js';
+import { rewindMigrations } from '../support/migrations.js';
 
 type StateRow = {
   mbid: string;
@@ -131,10 +131,7 @@ describe('current state, kept by the JSON dump and replication packet writers', 
       'DROP TRIGGER removals_version_insert; DROP TRIGGER removals_version_delete; ' +
         "DROP TRIGGER removals_version_update; DELETE FROM meta WHERE key = 'removals_version'",
     );
-    old.sqlite.exec(DROP_CHANGE_NAMES);
-    old.sqlite
-      .prepare('DELETE FROM __drizzle_migrations WHERE created_at >= ?')
-      .run(migrationTime('current_state_from_indexes'));
+    rewindMigrations(old.sqlite, 'current_state_from_indexes');
     old.close();
     store = openStore(path);
     expect(

@@ -10,7 +10,7 @@ import { ingestJsonDump } from '../../src/sync/ingest.js';
 import { pruneHistory } from '../../src/sync/prune.js';
 import { writeJsonDump } from '../support/archives.js';
 import { tempDir, testLogger } from '../support/harness.js';
-import { DROP_CHANGE_NAMES, migrationTime } from '../support/migrations.js';
+import { rewindMigrations } from '../support/migrations.js';
 import {
   buildSearchStory,
   currentIds,
@@ -202,7 +202,7 @@ describe('the search index follows the current state in the writers’ transacti
     const match = old.prepare('SELECT rowid FROM search_index WHERE search_index MATCH ?').pluck();
     expect(match.all('"royksopp"')).toEqual([]);
     expect(match.all('"røyksopp"')).toHaveLength(1);
-    old.prepare('DELETE FROM __drizzle_migrations WHERE created_at >= ?').run(migrationTime('search_fold'));
+    rewindMigrations(old, 'search_fold');
     old.close();
     store = openStore(path);
     expect(indexedIds(store)).toEqual(expected);
@@ -220,8 +220,7 @@ describe('the search index follows the current state in the writers’ transacti
     // Back to the state before the migration: no index, the migration not recorded.
     const old = new Database(path);
     old.exec('DROP TABLE search_index');
-    old.exec(DROP_CHANGE_NAMES);
-    old.prepare('DELETE FROM __drizzle_migrations WHERE created_at >= ?').run(migrationTime('search'));
+    rewindMigrations(old, 'search');
     old.close();
     store = openStore(path);
     expect(indexedIds(store)).toEqual(expected);
@@ -240,10 +239,7 @@ describe('the search index follows the current state in the writers’ transacti
     old.exec(
       `INSERT INTO search_index (rowid, name) VALUES ${expected.map((id) => `(${id}, 'stale')`).join(', ')}`,
     );
-    old.exec(DROP_CHANGE_NAMES);
-    old
-      .prepare('DELETE FROM __drizzle_migrations WHERE created_at >= ?')
-      .run(migrationTime('search_prefixes'));
+    rewindMigrations(old, 'search_prefixes');
     old.close();
     store = openStore(path);
     const sql = store.sqlite

@@ -87,6 +87,7 @@ describeStores('storing a replication packet', (stores) => {
         schema_sequence: 31,
         synced_at: null,
         created_at: NOW.toISOString(),
+        dumps_seen_at: null,
       },
     ]);
   });

@@ -142,7 +142,14 @@ describeStores('removals and events of a replication packet', (stores) => {
     );
     await store_({ packet: 7, format: 'v2', rows: HOUR });
     expect(await db.rows('SELECT * FROM packets')).toEqual([
-      { number: 7, timestamp: '2026-05-11T21:14:00Z', schema_sequence: 31, synced_at: null, created_at: 'x' },
+      {
+        number: 7,
+        timestamp: '2026-05-11T21:14:00Z',
+        schema_sequence: 31,
+        synced_at: null,
+        created_at: 'x',
+        dumps_seen_at: null,
+      },
     ]);
   });
 });
