@@ -19,15 +19,11 @@ export async function withBulkJournal<T>(
   work: () => Promise<T>,
 ): Promise<{ result: T; rollbackJournal: boolean }> {
   const switched = setJournalMode(store, 'truncate') === 'truncate';
-  // The search index's stage (a row per line, db/searchIndex.ts) and the MBID index's sort
-  // (db/mbidIndex.ts) go through the temp database; its default cache kept about 100 MB of them
-  // resident for 1M lines (peak RSS 240 MB against 143 MB with 2 MB, and no slower).
-  const tempCache = store.sqlite.pragma('temp.cache_size', { simple: true }) as number;
-  store.sqlite.pragma('temp.cache_size = -2000');
+  // The search index's stage and the MBID index's sort go through the temp database, whose cache
+  // every writer's connection bounds (db/client.ts TEMP_CACHE_BYTES).
   try {
     return { result: await work(), rollbackJournal: switched };
   } finally {
-    store.sqlite.pragma(`temp.cache_size = ${tempCache}`);
     // Another process may have tried to open the file meanwhile; the next open sets WAL anyway.
     if (switched) setJournalMode(store, 'wal');
   }

@@ -39,9 +39,13 @@ export function cannotWrite(path: string): string | null {
  */
 export function openForServing(path: string): Store {
   const why = cannotWrite(path);
-  if (why === null) return openStore(path, { cacheBytes: SERVING_CACHE_BYTES });
+  // A server's reads keep SQLite's temp cache: only the writer stages archives in TEMP tables.
+  if (why === null) return openStore(path, { cacheBytes: SERVING_CACHE_BYTES, tempCacheBytes: null });
   try {
-    return { ...openStore(path, { readonly: true, cacheBytes: SERVING_CACHE_BYTES }), readOnly: why };
+    return {
+      ...openStore(path, { readonly: true, cacheBytes: SERVING_CACHE_BYTES, tempCacheBytes: null }),
+      readOnly: why,
+    };
   } catch (error) {
     const wal = `${path}-wal`;
     const size = statSync(path).size;

@@ -4,7 +4,8 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { isBulkLoad, withBulkJournal } from '../../src/db/bulkJournal.js';
-import { openStore, type Store } from '../../src/db/client.js';
+import { openStore, type Store, TEMP_CACHE_BYTES } from '../../src/db/client.js';
+import { openForServing } from '../../src/db/readOnly.js';
 import { tempDir } from '../support/harness.js';
 
 describe('withBulkJournal: a bulk load written once, with a rollback journal', () => {
@@ -24,16 +25,26 @@ describe('withBulkJournal: a bulk load written once, with a rollback journal', (
   it('uses a rollback journal when the connection is alone, and goes back to WAL', async () => {
     const { result, rollbackJournal } = await withBulkJournal(store, async () => {
       store.sqlite.exec("CREATE TABLE t (x); INSERT INTO t VALUES ('during')");
-      expect(store.sqlite.pragma('temp.cache_size', { simple: true })).toBe(-2000);
+      // The stage and the sort go through the temp database, bounded on every writer's connection.
+      expect(store.sqlite.pragma('temp.cache_size', { simple: true })).toBe(-TEMP_CACHE_BYTES / 1024);
       return mode(store);
     });
     expect(rollbackJournal).toBe(true);
     expect(result).toBe('truncate');
     expect(mode(store)).toBe('wal');
-    expect(store.sqlite.pragma('temp.cache_size', { simple: true })).not.toBe(-2000);
     const other = openStore(store.path);
     expect(other.sqlite.prepare('SELECT x FROM t').pluck().get()).toBe('during');
     other.close();
+  });
+
+  it("bounds a writer's temp cache; a server's connection keeps SQLite's", () => {
+    expect(store.sqlite.pragma('temp.cache_size', { simple: true })).toBe(-TEMP_CACHE_BYTES / 1024);
+    const server = openForServing(store.path);
+    try {
+      expect(server.sqlite.pragma('temp.cache_size', { simple: true })).not.toBe(-TEMP_CACHE_BYTES / 1024);
+    } finally {
+      server.close();
+    }
   });
 
   it('stays in WAL mode, without waiting, when another connection has the file open', async () => {
