@@ -10,6 +10,7 @@ import {
   type TableChangesRow,
 } from '../../db/replicationQueries.js';
 import { packetLabel, readReplicationArchive } from '../../feed/replication/archive.js';
+import type { ReplicationArchiveInfo } from '../../feed/replication/types.js';
 import {
   DELETE_PACKET_ROWS_SQL,
   DELETE_UNRESOLVED_SQL,
@@ -57,6 +58,19 @@ async function deriveRemovalsPostgres(
   );
 }
 
+/** {@link StoreReplicationOptions} and, on PostgreSQL, the staged rows' bound in memory. */
+export interface PostgresReplicationOptions extends StoreReplicationOptions {
+  /** Characters of COPY text each staging table holds in memory before its temporary file (textSpool.ts). */
+  spoolMemoryChars?: number;
+}
+
+/** What {@link writePacket} is told besides the staged rows. */
+interface WriteOptions extends StoreReplicationOptions {
+  fileName: string;
+  where: string;
+  now: () => Date;
+}
+
 /**
  * Stores replication packet `packet` from the verified archive at `archivePath` in ONE transaction,
  * visible whole or not at all, as sync/replication.ts storeReplicationPacket does on SQLite: its row
@@ -70,20 +84,36 @@ export async function storeReplicationPacketPostgres(
   store: PostgresStore,
   packet: number,
   archivePath: string,
-  options: StoreReplicationOptions = {},
+  options: PostgresReplicationOptions = {},
 ): Promise<StoredReplicationPacket> {
   const now = options.now ?? (() => new Date());
   const fileName = options.fileName ?? basename(archivePath);
   const where = packetLabel(packet, fileName);
   options.signal?.throwIfAborted();
-  const staging = new PostgresPacketStaging();
-  const info = await readReplicationArchive(archivePath, staging, {
-    packet,
-    fileName,
-    signal: options.signal,
-    maxBytes: options.maxBytes,
-  });
-  options.signal?.throwIfAborted();
+  const staging = new PostgresPacketStaging(options.spoolMemoryChars);
+  try {
+    const info = await readReplicationArchive(archivePath, staging, {
+      packet,
+      fileName,
+      signal: options.signal,
+      maxBytes: options.maxBytes,
+    });
+    options.signal?.throwIfAborted();
+    return await writePacket(store, packet, staging, info, { ...options, fileName, where, now });
+  } finally {
+    staging.close();
+  }
+}
+
+/** The staged packet written in one transaction (see {@link storeReplicationPacketPostgres}). */
+async function writePacket(
+  store: PostgresStore,
+  packet: number,
+  staging: PostgresPacketStaging,
+  info: ReplicationArchiveInfo,
+  options: WriteOptions,
+): Promise<StoredReplicationPacket> {
+  const { fileName, where, now } = options;
   return inPgTransaction(store.pool, async (client) => {
     const at = now().toISOString();
     // A packet stored again: the entities its earlier copy removed are indexed again before that

@@ -12,12 +12,14 @@ import type {
   V1PendingRecord,
 } from '../../feed/replication/types.js';
 import { notObjectError, stagingSql, type V1Problem, v1Error } from '../replicationSql.js';
+import { SPOOL_MEMORY_CHARS, TextSpool } from './textSpool.js';
 
 /**
  * The PostgreSQL twin of sync/replicationStaging.ts (issue 17). The archive reader hands over lines
  * synchronously, and a PostgreSQL connection takes one COPY at a time, asynchronously: so each
  * staging table's rows are kept as CSV text while the archive is read (about the size of the
- * decompressed members), then copied with `COPY ... FROM STDIN` into TEMP tables dropped at COMMIT,
+ * decompressed members: in memory up to a bound, then in an unlinked temporary file, textSpool.ts),
+ * then copied with `COPY ... FROM STDIN` into TEMP tables dropped at COMMIT,
  * where the statements of replicationSql.ts join them into `row_changes` (jsonb). Duplicates are
  * refused as the lines arrive, and v2 row images are checked to be JSON objects here (PostgreSQL 15
  * has no way to test a text for JSON without failing the statement), naming member and line as
@@ -73,12 +75,18 @@ function isJsonObject(text: string): boolean {
  * `client`, copies them into TEMP tables and writes them to `row_changes` in apply order.
  */
 export class PostgresPacketStaging implements ReplicationSink {
-  private readonly rows = {
-    change: [] as string[],
-    v1data: [] as string[],
-    keys: [] as string[],
-    ts: [] as string[],
-  };
+  private readonly rows: Record<keyof typeof COPY, TextSpool>;
+
+  /** @param memoryChars characters of COPY text each table holds in memory before its file. */
+  constructor(memoryChars = SPOOL_MEMORY_CHARS) {
+    this.rows = {
+      change: new TextSpool(memoryChars),
+      v1data: new TextSpool(memoryChars),
+      keys: new TextSpool(memoryChars),
+      ts: new TextSpool(memoryChars),
+    };
+  }
+
   private readonly seen = {
     change: new Set<number>(),
     v1data: new Set<string>(),
@@ -94,27 +102,27 @@ export class PostgresPacketStaging implements ReplicationSink {
       if (r.oldJson !== null && !isJsonObject(r.oldJson)) this.badJson = { line, column: 'olddata' };
       else if (r.newJson !== null && !isJsonObject(r.newJson)) this.badJson = { line, column: 'newdata' };
     }
-    this.rows.change.push(csv(r.seqid, r.xid, r.table, r.op, r.oldJson, r.newJson, line));
+    this.rows.change.add(csv(r.seqid, r.xid, r.table, r.op, r.oldJson, r.newJson, line));
   }
 
   v1Pending(r: V1PendingRecord, line: number): void {
     this.once('change', r.seqid, `seqid ${r.seqid}`);
-    this.rows.change.push(csv(r.seqid, r.xid, r.table, r.op, null, null, line));
+    this.rows.change.add(csv(r.seqid, r.xid, r.table, r.op, null, null, line));
   }
 
   v1PendingData(r: V1PendingDataRecord, line: number): void {
     this.once('v1data', `${r.seqid}/${r.isKey}`, `${r.isKey ? 'key' : 'value'} data of seqid ${r.seqid}`);
-    this.rows.v1data.push(csv(r.seqid, r.isKey ? 1 : 0, JSON.stringify(r.data), line));
+    this.rows.v1data.add(csv(r.seqid, r.isKey ? 1 : 0, JSON.stringify(r.data), line));
   }
 
   pendingKeys(r: PendingKeysRecord): void {
     this.once('keys', r.table, `table ${r.table}`);
-    for (const [pos, col] of r.columns.entries()) this.rows.keys.push(csv(r.table, pos, col));
+    for (const [pos, col] of r.columns.entries()) this.rows.keys.add(csv(r.table, pos, col));
   }
 
   pendingTs(r: PendingTsRecord): void {
     this.once('ts', r.xid, `xid ${r.xid}`);
-    this.rows.ts.push(csv(r.xid, r.timestamp));
+    this.rows.ts.add(csv(r.xid, r.timestamp));
   }
 
   /** @throws Error `duplicate ...` for a key staged before (as SQLite's primary keys refuse it). */
@@ -159,11 +167,12 @@ export class PostgresPacketStaging implements ReplicationSink {
   /** Copies the rows of `table` (their text is let go as it is sent). */
   private async copy(client: pg.ClientBase, table: keyof typeof COPY): Promise<void> {
     const rows = this.rows[table];
-    this.rows[table] = [];
-    if (rows.length === 0) return;
-    async function* chunks() {
-      for (let at = 0; at < rows.length; at += 10_000) yield rows.slice(at, at + 10_000).join('');
-    }
-    await pipeline(chunks(), client.query(copyFrom(COPY[table])));
+    if (rows.empty) return;
+    await pipeline(rows.stream(), client.query(copyFrom(COPY[table])));
+  }
+
+  /** Lets go of the rows not copied (their temporary files), after {@link finish} or a failure. */
+  close(): void {
+    for (const rows of Object.values(this.rows)) rows.close();
   }
 }
