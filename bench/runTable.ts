@@ -223,7 +223,7 @@ export function runTable(f: RunFigures): string {
           ? `${Math.round(t.value)} MB`
           : `${t.value.toFixed(2)} ×`;
     const verdict = t.reportedOnly
-      ? `${t.pass ? 'within' : 'over'} 1.3 × (reported)`
+      ? `${t.pass ? 'within' : 'over'} ${t.limit} × (reported)`
       : t.pass
         ? 'met'
         : '**NOT MET**';

@@ -13,7 +13,9 @@ import { artistRow, type FixtureRow, writeReplicationPacket } from '../test/supp
  * (the test key), kept under bench/out/ while their recipe is unchanged:
  * - `lines3k`: one packet whose recording dump holds real recording lines (about 3 KB each);
  * - `lines6k`: the same with recording lines grown to 6–7 KB (40,000 lines, ~260 MB at scale 1);
- * - `day`: 24 packets, each with 11 JSON dumps and a replication packet (a day of catch-up).
+ * - `day`: 24 packets, each with 11 JSON dumps and a replication packet (a day of catch-up);
+ * - `packet`: one replication packet of 100,000 row changes (62 MB of COPY text), no JSON dump: the
+ *   size of a busy hour's packet, for the sync's peak RSS.
  */
 
 const SAMPLES = fileURLToPath(new URL('../fixtures/samples/', import.meta.url));
@@ -33,11 +35,12 @@ export interface SyncFeed {
   memberBytes: number;
 }
 
-/** The three feeds. */
+/** The feeds. */
 export interface SyncFeeds {
   lines3k: SyncFeed;
   lines6k: SyncFeed;
   day: SyncFeed;
+  packet: SyncFeed;
 }
 
 function samples(entity: string): string[] {
@@ -149,7 +152,13 @@ export async function buildSyncFeeds(
   const recipe = { version: RECIPE, scale };
   if (!options.rebuild && existsSync(meta)) {
     const kept = JSON.parse(await readFile(meta, 'utf8')) as { recipe: typeof recipe; feeds: SyncFeeds };
-    if (JSON.stringify(kept.recipe) === JSON.stringify(recipe)) return kept.feeds;
+    if (JSON.stringify(kept.recipe) === JSON.stringify(recipe)) {
+      // Feeds kept from before the packet feed existed: only it is built.
+      if (kept.feeds.packet) return kept.feeds;
+      const feeds = { ...kept.feeds, packet: await packetFeed(dir, scale) };
+      await writeFile(meta, `${JSON.stringify({ recipe, feeds }, null, 2)}\n`);
+      return feeds;
+    }
   }
   await rm(dir, { recursive: true, force: true });
   await mkdir(dir, { recursive: true });
@@ -177,7 +186,13 @@ export async function buildSyncFeeds(
       () => ENTITY_TYPES.map((entity) => ({ entity, lines: shaped(entity, n(HOURLY[entity] ?? 60)) })),
       n(2000),
     ),
+    packet: await packetFeed(dir, scale),
   };
   await writeFile(meta, `${JSON.stringify({ recipe, feeds }, null, 2)}\n`);
   return feeds;
+}
+
+/** The `packet` feed: one replication packet of 100,000 row changes at scale 1, no JSON dump. */
+function packetFeed(dir: string, scale: number): Promise<SyncFeed> {
+  return buildFeed(join(dir, 'packet'), 940000, 940000, () => [], Math.max(1, Math.round(100_000 * scale)));
 }

@@ -126,7 +126,7 @@ export async function benchSyncProcess(
       for (let r = 0; r < options.runs; r++) {
         runs.push(await syncOnce(server.feedRoot, feed, join(outDir, `sync-${name}`)));
         floorMs.push(await floor(feed, join(outDir, `sync-floor-${name}.db`)));
-        if (name !== 'day') plainMs.push(await plain(feed, join(outDir, `sync-plain-${name}.db`)));
+        if (feed.dumps.length === 1) plainMs.push(await plain(feed, join(outDir, `sync-plain-${name}.db`)));
         const last = runs.at(-1)!;
         log(
           `  ${name} run ${r + 1}: sync --once ${secs(last.ms)} (checkpoint ${last.checkpointMs?.toFixed(0) ?? '?'} ms, ` +
@@ -174,8 +174,9 @@ export function syncProcessReport(results: SyncCaseResult[]): { lines: string[];
     '**`livefeed sync --once` as a process** (`node bin/livefeed.js`, start-up, verification and the final',
     'WAL checkpoint included; the sample feed on loopback; best of the runs). `lines3k`: one packet, its',
     'recording dump of real recording lines (about 3 KB); `lines6k`: the same grown to 6–7 KB; `day`: 24',
-    'packets of 11 JSON dumps and a replication packet each. Floor: `xz -dc | tar -xO | sqlite3 .import`',
-    '(`bzip2 -dc` for replication packets) over the same archives.',
+    'packets of 11 JSON dumps and a replication packet each; `packet`: one replication packet of 100,000',
+    'row changes (62 MB), no JSON dump, for the peak RSS (its time is reported, not a target). Floor:',
+    '`xz -dc | tar -xO | sqlite3 .import` (`bzip2 -dc` for replication packets) over the same archives.',
     '',
     '| feed | lines | JSON | sync --once | floor | × floor | × plain script | final checkpoint | peak RSS |',
     '|---|---:|---:|---:|---:|---:|---:|---:|---:|',
@@ -190,12 +191,19 @@ export function syncProcessReport(results: SyncCaseResult[]): { lines: string[];
   const targets: SyncTarget[] = [];
   for (const r of results) {
     const limit = r.name === 'day' ? 1.3 : 1.15;
-    const what = r.name === 'day' ? 'a day of catch-up' : `sync --once (${r.name})`;
+    const what =
+      r.name === 'day'
+        ? 'a day of catch-up'
+        : r.name === 'packet'
+          ? 'also reported: sync --once of one replication packet'
+          : `sync --once (${r.name})`;
     targets.push({
       target: `${what} ≤ ${limit} × floor`,
       value: r.syncOverFloor,
       limit,
       pass: r.syncOverFloor <= limit,
+      // The issue sets no time target for a replication packet alone.
+      reportedOnly: r.name === 'packet' || undefined,
     });
     if (r.syncOverPlain !== undefined)
       targets.push({
