@@ -14,7 +14,7 @@ import { artistRow, type FixtureRow, writeReplicationPacket } from '../test/supp
  * - `lines3k`: one packet whose recording dump holds real recording lines (about 3 KB each);
  * - `lines6k`: the same with recording lines grown to 6–7 KB (40,000 lines, ~260 MB at scale 1);
  * - `day`: 24 packets, each with 11 JSON dumps and a replication packet (a day of catch-up);
- * - `packet`: one replication packet of 100,000 row changes (62 MB of COPY text), no JSON dump: the
+ * - `packet`: one replication packet of 100,000 row changes (58 MB of tar), no JSON dump: the
  *   size of a busy hour's packet, for the sync's peak RSS.
  */
 

@@ -175,7 +175,7 @@ export function syncProcessReport(results: SyncCaseResult[]): { lines: string[];
     'WAL checkpoint included; the sample feed on loopback; best of the runs). `lines3k`: one packet, its',
     'recording dump of real recording lines (about 3 KB); `lines6k`: the same grown to 6–7 KB; `day`: 24',
     'packets of 11 JSON dumps and a replication packet each; `packet`: one replication packet of 100,000',
-    'row changes (62 MB), no JSON dump, for the peak RSS (its time is reported, not a target). Floor:',
+    'row changes (58 MB of tar), no JSON dump, for the peak RSS (its time is reported, not a target). Floor:',
     '`xz -dc | tar -xO | sqlite3 .import` (`bzip2 -dc` for replication packets) over the same archives.',
     '',
     '| feed | lines | JSON | sync --once | floor | × floor | × plain script | final checkpoint | peak RSS |',
