@@ -5,7 +5,12 @@ import { type RowChangeRow, type TableChangesRow, tableChangesOf } from '../db/r
 import { RemovalIndexWriter } from '../db/searchIndex.js';
 import { cachedOn } from '../db/statements.js';
 import { packetLabel, readReplicationArchive } from '../feed/replication/archive.js';
-import type { ReplicationArchiveInfo, ReplicationFormat, RowChange } from '../feed/replication/types.js';
+import type {
+  ReplicationArchiveInfo,
+  ReplicationFormat,
+  ReplicationSink,
+  RowChange,
+} from '../feed/replication/types.js';
 import { type FeedFileRecord, upsertFeedFile } from './ingest.js';
 import { recordPacketFacts, type SchemaChange } from './packetFacts.js';
 import { deriveRemovals, type UnresolvedRemoval } from './replicationRemovals.js';
@@ -75,13 +80,7 @@ export async function storeReplicationPacket(
   return inTransaction(store, async () => {
     const staging = new PacketStaging(sqlite);
     try {
-      const info = await readReplicationArchive(archivePath, staging, {
-        packet,
-        fileName,
-        signal: options.signal,
-        maxBytes: options.maxBytes,
-      });
-      options.signal?.throwIfAborted();
+      const info = await stageArchive(archivePath, staging, packet, fileName, options);
       const stored = await writePacket(store, staging, info, {
         packet,
         fileName,
@@ -221,4 +220,22 @@ export function* iterateRowChanges(store: Store, packet: number): Generator<RowC
     )
     .iterate(packet) as IterableIterator<RowChangeRecord>;
   for (const record of rows) yield rowChangeOf(record);
+}
+
+/**
+ * Reads the verified archive at `archivePath` into `staging` (feed/replication/archive.ts) for
+ * either store's writer; the abort signal is checked once it is read.
+ * @throws ArchiveError naming packet, member and line; the abort reason.
+ */
+export async function stageArchive(
+  archivePath: string,
+  staging: ReplicationSink,
+  packet: number,
+  fileName: string,
+  options: Pick<StoreReplicationOptions, 'signal' | 'maxBytes'>,
+): Promise<ReplicationArchiveInfo> {
+  const { signal, maxBytes } = options;
+  const info = await readReplicationArchive(archivePath, staging, { packet, fileName, signal, maxBytes });
+  signal?.throwIfAborted();
+  return info;
 }

@@ -9,7 +9,7 @@ import {
   TABLE_CHANGES_SQL,
   type TableChangesRow,
 } from '../../db/replicationQueries.js';
-import { packetLabel, readReplicationArchive } from '../../feed/replication/archive.js';
+import { packetLabel } from '../../feed/replication/archive.js';
 import type { ReplicationArchiveInfo } from '../../feed/replication/types.js';
 import {
   DELETE_PACKET_ROWS_SQL,
@@ -18,6 +18,7 @@ import {
   replicationPacketArgs,
   type StoredReplicationPacket,
   type StoreReplicationOptions,
+  stageArchive,
   UPSERT_REPLICATION_PACKET_SQL,
   unresolvedMessage,
 } from '../replication.js';
@@ -92,13 +93,7 @@ export async function storeReplicationPacketPostgres(
   options.signal?.throwIfAborted();
   const staging = new PostgresPacketStaging(options.spoolMemoryChars);
   try {
-    const info = await readReplicationArchive(archivePath, staging, {
-      packet,
-      fileName,
-      signal: options.signal,
-      maxBytes: options.maxBytes,
-    });
-    options.signal?.throwIfAborted();
+    const info = await stageArchive(archivePath, staging, packet, fileName, options);
     return await writePacket(store, packet, staging, info, { ...options, fileName, where, now });
   } finally {
     staging.close();
