@@ -1,11 +1,10 @@
-import { close, closeSync, mkdtempSync, openSync, read, rmSync, writeSync } from 'node:fs';
+import { closeSync, mkdtempSync, openSync, read, rmSync, writeSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Readable } from 'node:stream';
 import { promisify } from 'node:util';
 
 const readAt = promisify(read);
-const closeFd = promisify(close);
 
 /**
  * Characters a {@link TextSpool} holds in memory before it moves them to its file: a replication
@@ -53,7 +52,10 @@ export class TextSpool {
         rmSync(dir, { recursive: true, force: true });
       }
     }
-    writeSync(this.fd, this.pieces.join(''));
+    // write(2) may take less than it is given (a full disk, before it fails): what is left is
+    // written again, never dropped.
+    const bytes = Buffer.from(this.pieces.join(''), 'utf8');
+    for (let at = 0; at < bytes.length; ) at += writeSync(this.fd, bytes, at);
     this.pieces = [];
     this.held = 0;
   }
@@ -75,10 +77,10 @@ export class TextSpool {
       );
     }
     if (this.held > 0) this.spill();
-    const fd = this.fd;
-    this.fd = undefined;
     // Read at explicit positions: the descriptor's own offset is at the end, where it was written.
-    return Readable.from(readFile(fd));
+    // The spool keeps the descriptor until the read ends: a stream destroyed before it began
+    // reading runs no cleanup of its own, and close() then releases the file.
+    return Readable.from(readFile(this.fd, () => this.close()));
   }
 
   /** Releases the file (when the text was not read). Safe to call again. */
@@ -90,8 +92,8 @@ export class TextSpool {
   }
 }
 
-/** The bytes of the file `fd` from its start, in 1 MiB chunks; closes it when done or abandoned. */
-async function* readFile(fd: number): AsyncGenerator<Buffer> {
+/** The bytes of the file `fd` from its start, in 1 MiB chunks; `done` once read or abandoned. */
+async function* readFile(fd: number, done: () => void): AsyncGenerator<Buffer> {
   try {
     for (let position = 0; ; ) {
       const chunk = Buffer.allocUnsafe(1 << 20);
@@ -101,6 +103,6 @@ async function* readFile(fd: number): AsyncGenerator<Buffer> {
       yield chunk.subarray(0, bytesRead);
     }
   } finally {
-    await closeFd(fd);
+    done();
   }
 }

@@ -45,6 +45,16 @@ describe('TextSpool', () => {
     expect(spool.empty).toBe(true);
   });
 
+  it('close lets go of a file whose stream was dropped before it was read', () => {
+    const before = deletedFiles();
+    const spool = new TextSpool(10);
+    for (const row of rows.slice(0, 100)) spool.add(row);
+    spool.stream().destroy();
+    expect(deletedFiles()).toBe(before + 1);
+    spool.close();
+    expect(deletedFiles()).toBe(before);
+  });
+
   it('close lets go of a file never read', () => {
     const before = deletedFiles();
     const spool = new TextSpool(10);
