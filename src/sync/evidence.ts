@@ -43,19 +43,20 @@ const PROBE_TYPES = 4;
  * failure ends the probing for this pass, logged: the dumps wait, as without it.
  * @param pending the PENDING dumps of the pass, ascending by packet.
  * @param latest the latest packet `replication-info` named.
+ * @returns true when a probe recorded evidence (the pending dumps must be read again).
  */
 export async function probeLaterDumps(
   ctx: SyncContext,
   pending: readonly PendingDump[],
   latest: number,
   now: () => Date,
-): Promise<void> {
+): Promise<boolean> {
   const untracked = PROBE_ORDER.filter((entity) => !ctx.policy.entities.includes(entity)).slice(
     0,
     PROBE_TYPES,
   );
-  if (untracked.length === 0) return;
   let seen: number | undefined;
+  if (untracked.length === 0) return false;
   for (const dump of pending) {
     if (dump.laterDumpSeenAt !== null || dump.packet >= latest) continue;
     // A later packet found in this pass is evidence for every earlier one.
@@ -75,10 +76,10 @@ export async function probeLaterDumps(
         { event: 'dump-evidence-failed', packet: dump.packet, err: safeMessage(error) },
         `cannot look for a JSON dump of a packet after ${dump.packet}: ${safeMessage(error)}; its dumps wait`,
       );
-      return;
+      break;
     }
     // Upstream publishes dumps in packet order: none after this one, none after the later ones.
-    if (found === undefined) return;
+    if (found === undefined) break;
     await ctx.store.markDumpsSeen(found.packet, now().toISOString());
     seen = found.packet;
     ctx.observe.logger.info(
@@ -86,6 +87,7 @@ export async function probeLaterDumps(
       `packet ${found.packet} has a JSON dump (${found.entity}, not tracked): the 404s of earlier packets can settle`,
     );
   }
+  return seen !== undefined;
 }
 
 /** The first of packets `after`+1..`to` with a signed dump of one of `entities`, asked in that order. */

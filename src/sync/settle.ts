@@ -15,13 +15,15 @@ export async function settle(
   report: SyncReport,
   now: () => Date,
 ): Promise<void> {
-  const waiting = (await ctx.store.pendingDumps(range.from, range.to)).filter((dump) =>
-    ctx.policy.entities.includes(dump.entity),
-  );
-  if (report.latest !== null && waiting.some((dump) => dump.laterDumpSeenAt === null))
-    await probeLaterDumps(ctx, waiting, report.latest, now);
-  for (const dump of await ctx.store.pendingDumps(range.from, range.to)) {
-    if (!ctx.policy.entities.includes(dump.entity)) continue;
+  const tracked = async () =>
+    (await ctx.store.pendingDumps(range.from, range.to)).filter((dump) =>
+      ctx.policy.entities.includes(dump.entity),
+    );
+  let waiting = await tracked();
+  // Read again only when a probe found evidence: it changes the dumps' `laterDumpSeenAt`.
+  if (report.latest !== null && (await probeLaterDumps(ctx, waiting, report.latest, now)))
+    waiting = await tracked();
+  for (const dump of waiting) {
     const { decision, by } = settleDecision(dump, ctx.policy.settleAfterMs, now());
     if (decision === 'wait') continue;
     if (decision === 'recheck') {
