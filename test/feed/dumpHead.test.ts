@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { readDumpHead } from '../../src/feed/dumpHead.js';
 import { readJsonDump } from '../../src/feed/jsonDump.js';
-import { type JsonDumpOptions, writeJsonDump } from '../support/archives.js';
+import { type JsonDumpOptions, jsonDumpMembers, writeJsonDump } from '../support/archives.js';
 import { tempDir } from '../support/harness.js';
 
 /**
@@ -15,15 +15,7 @@ import { tempDir } from '../support/harness.js';
 
 const LINE = JSON.stringify({ id: '00000000-0000-4000-8000-000000000001', name: 'A' });
 const DATA = 'mbdump/area';
-const UPSTREAM = [
-  'TIMESTAMP',
-  'COPYING',
-  'README',
-  'REPLICATION_SEQUENCE',
-  'SCHEMA_SEQUENCE',
-  DATA,
-  'JSON_DUMPS_SCHEMA_NUMBER',
-];
+const UPSTREAM = jsonDumpMembers('area');
 /** Upstream's order with REPLICATION_SEQUENCE moved after the data and JSON_DUMPS_SCHEMA_NUMBER. */
 const SEQUENCE_LAST = [...UPSTREAM.filter((name) => name !== 'REPLICATION_SEQUENCE'), 'REPLICATION_SEQUENCE'];
 /** 512 KB of lines that xz cannot shrink much: the archive's bytes are mostly the data's. */

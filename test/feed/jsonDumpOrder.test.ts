@@ -6,7 +6,7 @@ import { openStore } from '../../src/db/client.js';
 import { ArchiveError } from '../../src/feed/errors.js';
 import { type JsonDumpMetadata, readJsonDump } from '../../src/feed/jsonDump.js';
 import { ingestJsonDump } from '../../src/sync/ingest.js';
-import { type JsonDumpOptions, writeJsonDump } from '../support/archives.js';
+import { type JsonDumpOptions, jsonDumpMembers, writeJsonDump } from '../support/archives.js';
 import { tempDir } from '../support/harness.js';
 
 /**
@@ -245,14 +245,5 @@ describe('JSON dump members in any order', () => {
 
 /** Upstream's order (FEED.md) with the members `later` moved after the data, in that order. */
 function moveAfterData(...later: string[]): string[] {
-  const upstream = [
-    'TIMESTAMP',
-    'COPYING',
-    'README',
-    'REPLICATION_SEQUENCE',
-    'SCHEMA_SEQUENCE',
-    DATA,
-    'JSON_DUMPS_SCHEMA_NUMBER',
-  ];
-  return [...upstream.filter((name) => !later.includes(name)), ...later];
+  return [...jsonDumpMembers('area').filter((name) => !later.includes(name)), ...later];
 }

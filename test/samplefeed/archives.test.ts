@@ -5,7 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
   createTestKeyHome,
   DEFAULT_TIMESTAMP,
-  JSON_DUMP_HEADER_MEMBERS,
+  jsonDumpMembers,
   pgTimestampSeconds,
   signFile,
   type TestKeyHome,
@@ -49,7 +49,7 @@ describe('writeJsonDump', () => {
     expect(built.feedPath).toBe('json-dumps/json-dump-186100/release-group.tar.xz');
     expect(built.path).toBe(join(tmp, 'json-dumps/json-dump-186100/release-group.tar.xz'));
     const names = (await xzTar(built.path, ['-tf', '-'])).trim().split('\n');
-    expect(names).toEqual([...JSON_DUMP_HEADER_MEMBERS, 'mbdump/release-group', 'JSON_DUMPS_SCHEMA_NUMBER']);
+    expect(names).toEqual(jsonDumpMembers('release-group'));
     const verbose = (await xzTar(built.path, ['-tvf', '-', '--numeric-owner', '--full-time']))
       .trim()
       .split('\n');

@@ -43,6 +43,11 @@ export const JSON_DUMP_HEADER_MEMBERS = [
   'SCHEMA_SEQUENCE',
 ] as const;
 
+/** Every member of the JSON dump of `entity` in upstream's order (FEED.md, JSON dump archives). */
+export function jsonDumpMembers(entity: string): string[] {
+  return [...JSON_DUMP_HEADER_MEMBERS, `mbdump/${entity}`, 'JSON_DUMPS_SCHEMA_NUMBER'];
+}
+
 /** Content of one archive member: text (written as UTF-8), bytes, or a (possibly async) stream of chunks. */
 export type MemberContent =
   | string
