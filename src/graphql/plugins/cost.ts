@@ -44,8 +44,7 @@ import { type FragmentMap, forEachField, fragmentsOf } from './selections.js';
  *   no longer than a line, {@link LINE_COST});
  * - under a union or an interface, each value is of one object type: the selection costs what it
  *   costs for the dearest of those types (`... on EntityChange` and `... on EntityRemoval` of a
- *   `FeedEvent` are not both paid), not the sum of every type's fragment.
- *
+ *   `FeedEvent` are not both paid), not the sum of every type's fragment;
  * - a variable counts with the value the request gives it, else its default in the operation, as
  *   execution will use it.
  *
