@@ -2,6 +2,7 @@ import type { EntityType } from '../feed/entities.js';
 import { packetTimestamp } from './changeVersionQueries.js';
 import type { Store } from './client.js';
 import {
+  changeIdAtOrBefore,
   changeIdBeforePacket,
   compareFeedPositions,
   type FeedPosition,
@@ -183,8 +184,7 @@ export function changesWhere(
   list: ListFilter,
 ): FeedWhere {
   const { lower, bound } = window;
-  const after = lower.at === 'change' ? lower.id : changeIdBeforePacket(nextPacketOf(lower));
-  const params: unknown[] = [after, changeIdBeforePacket(bound + 1)];
+  const params: unknown[] = [changeIdAtOrBefore(lower), changeIdBeforePacket(bound + 1)];
   return { sql: `id > ? AND id <= ?${filterSql(query, params, list)}`, params };
 }
 

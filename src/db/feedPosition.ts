@@ -59,6 +59,15 @@ export function changeIdBeforePacket(packet: number): number {
 }
 
 /**
+ * The largest change id at or before `position` in the stream: the change's own id; after a
+ * removal or the end of a packet, every change of that packet too (a packet's changes come before
+ * its removals), so the next change is one of a later packet.
+ */
+export function changeIdAtOrBefore(position: FeedPosition): number {
+  return position.at === 'change' ? position.id : changeIdBeforePacket(position.packet + 1);
+}
+
+/**
  * The position as plain text (`c<change id>`, `r<packet>/<mbid>/<kind>`, `p<packet>`), for storing
  * it (webhook delivery state) or wrapping it in a cursor; {@link parseFeedPosition} reads it back.
  */
