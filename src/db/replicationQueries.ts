@@ -114,7 +114,10 @@ export function highestStoredReplicationPacket(store: Store): number | undefined
   return row.n ?? undefined;
 }
 
-/** Packets below `below` whose replication packet is MISSING, ascending (the sync asks for them again). */
+/**
+ * Packets below `below` whose replication packet is not stored (MISSING, or FAILED or PENDING on a
+ * complete packet, as an earlier version could leave them), ascending: the sync asks for them again.
+ */
 export function missingReplicationPackets(store: Store, below: number): number[] {
   return (store.sqlite.prepare(MISSING_PACKETS_SQL).all(below) as { packet: number }[]).map((r) => r.packet);
 }
@@ -124,9 +127,9 @@ export const TABLE_CHANGES_SQL = `SELECT table_name AS "table", sum(CASE WHEN op
     sum(CASE WHEN op = 'u' THEN 1 ELSE 0 END) AS updates, sum(CASE WHEN op = 'd' THEN 1 ELSE 0 END) AS deletes
   FROM row_changes WHERE packet = ? GROUP BY table_name ORDER BY table_name`;
 
-/** (below) → MISSING replication packets below it, ascending; written once for SQLite and PostgreSQL. */
-export const MISSING_PACKETS_SQL =
-  "SELECT packet FROM replication_packets WHERE status = 'MISSING' AND packet < ? ORDER BY packet";
+/** (below) → replication packets below it not stored, ascending; written once for SQLite and PostgreSQL. */
+export const MISSING_PACKETS_SQL = `SELECT packet FROM replication_packets
+  WHERE status IN ('MISSING', 'FAILED', 'PENDING') AND packet < ? ORDER BY packet`;
 
 /** () → n, the highest stored replication packet; written once for SQLite and PostgreSQL. */
 export const HIGHEST_STORED_SQL = "SELECT max(packet) AS n FROM replication_packets WHERE status = 'SYNCED'";

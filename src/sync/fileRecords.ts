@@ -4,6 +4,7 @@ import type { EntityType } from '../feed/entities.js';
 import { nextRetryAt } from './fileRetry.js';
 import { type FileKey, type FileRow, fileRow } from './fileRow.js';
 import { recordSignatureFailure } from './signatureMissing.js';
+import { reopenIfComplete } from './state.js';
 
 /**
  * The writer's records of archives it could not store (issues 5 and 11): a 404 (PENDING, for a
@@ -25,12 +26,17 @@ export const FILE_RECORD_SQL = {
   markPending: `INSERT INTO dumps (packet, entity, status, checked_at, updated_at) VALUES (?, ?, 'PENDING', ?, ?)
        ON CONFLICT (packet, entity) DO UPDATE SET status = 'PENDING', checked_at = excluded.checked_at,
          error = NULL, settled_by = NULL, updated_at = excluded.updated_at`,
-  /** (...key, error, updated_at) → attempts. */
+  /**
+   * (...key, error, updated_at) → attempts, status: FAILED, but a MISSING replication packet stays
+   * MISSING (its failure recorded as any other: error, attempts, next retry time), so that the
+   * change stream keeps waiting for it and every pass asks for it again (recordFailure).
+   */
   recordFailure: ({ table, keys, args }: FileRow) =>
     `INSERT INTO ${table} (${keys}, status, error, attempts, updated_at) VALUES (${args.map(() => '?')}, 'FAILED', ?, 1, ?)
-       ON CONFLICT (${keys}) DO UPDATE SET status = 'FAILED', error = excluded.error,
+       ON CONFLICT (${keys}) DO UPDATE SET
+         status = CASE WHEN ${table}.status = 'MISSING' THEN 'MISSING' ELSE 'FAILED' END, error = excluded.error,
          attempts = ${table}.attempts + 1, updated_at = excluded.updated_at
-       RETURNING attempts`,
+       RETURNING attempts, status`,
   /** (next_retry_at, ...key). */
   setNextRetry: ({ table, where }: FileRow) => `UPDATE ${table} SET next_retry_at = ? WHERE ${where}`,
   /** (packet, error, missing_since, updated_at) → attempts, missingSince. */
@@ -75,7 +81,10 @@ export interface FailureRecord {
 /**
  * Marks a JSON dump or replication packet FAILED with its reason, one more attempt and the next
  * retry time (shown by GraphQL `JsonDump`, `Packet.replicationError` and `failures`), and notes a
- * missing `.asc` (signatureMissing.ts). Creates the packet and file rows when needed.
+ * missing `.asc` (signatureMissing.ts). Creates the packet and file rows when needed. A MISSING
+ * replication packet stays MISSING ({@link FILE_RECORD_SQL}); a FAILED file of a complete packet
+ * (a dump settled by `--settle-after` asked again) reopens it (state.ts reopenIfComplete): the
+ * next passes cover it again. All in one transaction.
  */
 export function recordFailure(
   store: Store,
@@ -86,13 +95,16 @@ export function recordFailure(
 ): FailureRecord {
   const at = now.toISOString();
   const row = fileRow(file);
-  ensurePacket(store, file.packet, at);
-  const { attempts } = store.sqlite
-    .prepare(FILE_RECORD_SQL.recordFailure(row))
-    .get(...row.args, reason, at) as { attempts: number };
-  const next = setNextRetry(store, file, nextRetryAt(attempts, now));
-  const stored = recordSignatureFailure(store, file, error, now);
-  return { attempts, nextRetryAt: next, ...(stored ? { reason: stored } : {}) };
+  return store.sqlite.transaction(() => {
+    ensurePacket(store, file.packet, at);
+    const { attempts, status } = store.sqlite
+      .prepare(FILE_RECORD_SQL.recordFailure(row))
+      .get(...row.args, reason, at) as { attempts: number; status: string };
+    if (status === 'FAILED') reopenIfComplete(store, file.packet);
+    const next = setNextRetry(store, file, nextRetryAt(attempts, now));
+    const stored = recordSignatureFailure(store, file, error, now);
+    return { attempts, nextRetryAt: next, ...(stored ? { reason: stored } : {}) };
+  })();
 }
 
 function setNextRetry(store: Store, file: FileKey, at: string): string {
@@ -131,7 +143,9 @@ export function notThereStatus(
  * Records a 404 for a packet `replication-info` lists (FEED.md, Errors: it may not be copied yet):
  * PENDING, asked again with backoff; MISSING once it has answered 404 for {@link MISSING_AFTER_MS}
  * while a later packet's replication packet is stored. Either way asked again (MISSING packets on
- * every poll, cheaply) until it appears. Returns the status recorded.
+ * every poll, cheaply) until it appears. PENDING reopens a complete packet (a `--from` pass asking
+ * for a replication packet never tried: state.ts reopenIfComplete). In one transaction; returns
+ * the status recorded.
  */
 export function recordNotThere(
   store: Store,
@@ -140,13 +154,16 @@ export function recordNotThere(
   now: Date,
 ): 'PENDING' | 'MISSING' {
   const at = now.toISOString();
-  ensurePacket(store, packet, at);
-  const row = store.sqlite.prepare(FILE_RECORD_SQL.notThere).get(packet, reason, at, at) as {
-    attempts: number;
-    missingSince: string;
-  };
-  const status = notThereStatus(packet, row.missingSince, highestStoredReplicationPacket(store), now);
-  store.sqlite.prepare(FILE_RECORD_SQL.setReplicationStatus).run(status, packet);
-  setNextRetry(store, { packet }, nextRetryAt(row.attempts, now));
-  return status;
+  return store.sqlite.transaction(() => {
+    ensurePacket(store, packet, at);
+    const row = store.sqlite.prepare(FILE_RECORD_SQL.notThere).get(packet, reason, at, at) as {
+      attempts: number;
+      missingSince: string;
+    };
+    const status = notThereStatus(packet, row.missingSince, highestStoredReplicationPacket(store), now);
+    store.sqlite.prepare(FILE_RECORD_SQL.setReplicationStatus).run(status, packet);
+    if (status === 'PENDING') reopenIfComplete(store, packet);
+    setNextRetry(store, { packet }, nextRetryAt(row.attempts, now));
+    return status;
+  })();
 }

@@ -15,7 +15,8 @@ export class MissingPacketError extends Error {
  * `replication-N.tar.bz2`; FEED.md) unless already SYNCED, or skips it while its retry time has not
  * come in follow mode (`deferFailed`; `--once` asks at once). A 404 is recorded PENDING, or
  * MISSING after an hour with a later packet stored (reported; see recordNotThere), and asked
- * again later; other failures are recorded FAILED with their next retry time.
+ * again later; other failures are recorded FAILED with their next retry time (a MISSING packet
+ * stays MISSING: fileRecords.ts recordFailure).
  */
 export async function askReplicationPacket(
   ctx: SyncContext,
@@ -48,7 +49,8 @@ export async function askReplicationPacket(
         );
       },
       recordFailure: async (reason, error) => {
-        // MISSING is recorded by recordNotThere: reported, asked again on every poll, never FAILED.
+        // MISSING is recorded by recordNotThere: reported, asked again on every poll, never FAILED
+        // (another failure of a MISSING packet keeps it MISSING: fileRecords.ts recordFailure).
         if (!(error instanceof MissingPacketError)) {
           return ctx.store.recordFailure({ packet }, reason, now(), error);
         }
@@ -104,8 +106,9 @@ async function storeReplication(
 }
 
 /**
- * Asks again for the MISSING replication packets below `from` (their packets are complete, so the
- * pass's range no longer holds them): one request each, with backoff in follow mode.
+ * Asks again for the replication packets below `from` not stored (MISSING; FAILED or PENDING left
+ * on a complete packet by an earlier version): their packets are complete, so the pass's range no
+ * longer holds them. One request each, with backoff in follow mode; `--skip-packets` are left alone.
  */
 export async function recheckMissingPackets(
   ctx: SyncContext,

@@ -38,6 +38,8 @@ export async function settle(
 /**
  * Asks again for every dump `--settle-after` declared NO_CHANGES once a later packet's JSON dump
  * has been seen: it is stored (SYNCED) if upstream published it late, or settled on that evidence.
+ * A failure reopens its packet in the transaction that records it FAILED (fileRecords.ts
+ * recordFailure): the next passes ask for it again, and the change stream never passes it.
  */
 export async function recheckTimeSettled(
   ctx: SyncContext,
@@ -52,9 +54,8 @@ export async function recheckTimeSettled(
       `asking again for ${dump.entity} of packet ${dump.packet}: it was settled by --settle-after, and a later packet's JSON dump is now there`,
     );
     await askDump(ctx, report, dump.packet, dump.entity, now);
-    const status = await ctx.store.dumpStatus(dump.packet, dump.entity);
-    if (status === 'PENDING') {
+    if ((await ctx.store.dumpStatus(dump.packet, dump.entity)) === 'PENDING') {
       await ctx.store.markNoChanges(dump.packet, dump.entity, 'LATER_DUMP', now().toISOString());
-    } else if (status === 'FAILED') await ctx.store.reopenPacket(dump.packet);
+    }
   }
 }

@@ -45,6 +45,9 @@ export const PACKET_STATE_SQL = {
   complete: 'UPDATE packets SET synced_at = ? WHERE number = ?',
   /** (packet). */
   reopen: 'UPDATE packets SET synced_at = NULL WHERE number = ?',
+  /** (packet) → a row when the packet was complete (it is not now), none when it was not. */
+  reopenComplete:
+    'UPDATE packets SET synced_at = NULL WHERE number = ? AND synced_at IS NOT NULL RETURNING number',
 };
 
 /** An incomplete packet of a range, with its finished JSON dumps and its replication packet's status. */
@@ -186,4 +189,16 @@ export function reopenPacket(store: Store, packet: number): void {
     cachedStatement(store, PACKET_STATE_SQL.reopen).run(packet);
     lowerLatestPacket(store.sqlite, packet);
   })();
+}
+
+/**
+ * Reopens `packet` (see {@link reopenPacket}) when it is complete; true when it was. A file of a
+ * complete packet recorded FAILED or PENDING (which keep a packet from completing: completable)
+ * reopens it in the transaction that records it (fileRecords.ts), so that no reader ever sees
+ * the packet complete with a file the sync no longer asks for, nor a change stream frontier past it.
+ */
+export function reopenIfComplete(store: Store, packet: number): boolean {
+  const reopened = cachedStatement(store, PACKET_STATE_SQL.reopenComplete).get(packet) !== undefined;
+  if (reopened) lowerLatestPacket(store.sqlite, packet);
+  return reopened;
 }

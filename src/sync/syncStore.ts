@@ -28,7 +28,11 @@ export interface DumpWriter {
 export interface FileRecords {
   /** A 404 for a JSON dump: PENDING until its packet settles (FEED.md, Errors). `now`: ISO 8601. */
   markPending(packet: number, entity: EntityType, now: string): Promise<void>;
-  /** FAILED with `reason`, one more attempt and the next retry time (see fileRecords.ts recordFailure). */
+  /**
+   * FAILED with `reason`, one more attempt and the next retry time; a MISSING replication packet
+   * stays MISSING, and a complete packet whose file is now FAILED is reopened, in the same
+   * transaction (see fileRecords.ts recordFailure).
+   */
   recordFailure(file: FileKey, reason: string, now: Date, error?: unknown): Promise<FailureRecord>;
   /** True when follow mode leaves the file alone until its `next_retry_at` (fileRecords.ts retryDeferred). */
   retryDeferred(file: FileKey, now: Date): Promise<boolean>;
@@ -90,9 +94,12 @@ export interface ReplicationRecords {
     archivePath: string,
     options: StoreReplicationOptions,
   ): Promise<StoredReplicationPacket>;
-  /** A 404: PENDING, or MISSING after an hour with a later packet stored (fileRecords.ts recordNotThere). */
+  /**
+   * A 404: PENDING (a complete packet reopened), or MISSING after an hour with a later packet stored
+   * (fileRecords.ts recordNotThere).
+   */
   recordNotThere(packet: number, reason: string, now: Date): Promise<'PENDING' | 'MISSING'>;
-  /** MISSING replication packets below `below`, ascending. */
+  /** Replication packets below `below` not stored (MISSING, FAILED, PENDING), ascending (db/replicationQueries.ts). */
   missingReplicationPackets(below: number): Promise<number[]>;
   /** Notes a missing `.asc` of a MISSING packet (signatureMissing.ts recordSignatureFailure). */
   recordSignatureFailure(file: FileKey, error: unknown, now: Date): Promise<string | undefined>;

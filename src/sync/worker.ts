@@ -35,8 +35,8 @@ export async function packetRange(
  * One pass: reads `replication-info`, then for each packet of the range in order fetches, verifies
  * and stores every tracked JSON dump not yet SYNCED or NO_CHANGES (and the replication packet),
  * settles missing dumps on a later packet's JSON dump (FEED.md, Errors), asks again for dumps
- * `--settle-after` settled once such evidence exists and for MISSING replication packets before the
- * range, completes packets, and applies `keepFiles` retention.
+ * `--settle-after` settled once such evidence exists and for replication packets before the range
+ * not stored (MISSING), completes packets, and applies `keepFiles` retention.
  * File failures are recorded on the file and reported; the pass goes on.
  * @throws FeedAuthError at once when the feed refuses the token; an AbortError when aborted.
  */

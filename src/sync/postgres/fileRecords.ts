@@ -6,6 +6,7 @@ import { type FailureRecord, FILE_RECORD_SQL, notThereStatus, waitsForRetry } fr
 import { nextRetryAt } from '../fileRetry.js';
 import { type FileKey, fileRow } from '../fileRow.js';
 import { SIGNATURE_MISSING_SQL, signatureMissing, signatureMissingReason } from '../signatureMissing.js';
+import { reopenIfCompleteOn } from './packetState.js';
 
 /**
  * The records of archives not stored, on PostgreSQL: sync/fileRecords.ts and signatureMissing.ts
@@ -26,8 +27,9 @@ export async function markPendingPostgres(
 }
 
 /**
- * FAILED with `reason`, one more attempt, the next retry time and the missing `.asc` noted, in one
- * transaction (sync/fileRecords.ts recordFailure).
+ * FAILED with `reason` (a MISSING replication packet stays MISSING), one more attempt, the next
+ * retry time and the missing `.asc` noted, and a complete packet reopened when its file is now
+ * FAILED, in one transaction (sync/fileRecords.ts recordFailure).
  */
 export async function recordFailurePostgres(
   store: PostgresStore,
@@ -40,12 +42,13 @@ export async function recordFailurePostgres(
   const row = fileRow(file);
   return inPgTransaction(store.pool, async (client) => {
     await pgRows(client, FILE_RECORD_SQL.ensurePacket, [file.packet, at]);
-    const failed = await pgRow<{ attempts: number }>(client, FILE_RECORD_SQL.recordFailure(row), [
-      ...row.args,
-      reason,
-      at,
-    ]);
+    const failed = await pgRow<{ attempts: number; status: string }>(
+      client,
+      FILE_RECORD_SQL.recordFailure(row),
+      [...row.args, reason, at],
+    );
     const attempts = failed!.attempts;
+    if (failed!.status === 'FAILED') await reopenIfCompleteOn(client, file.packet);
     const next = nextRetryAt(attempts, now);
     await pgRows(client, FILE_RECORD_SQL.setNextRetry(row), [next, ...row.args]);
     const stored = await noteSignature(client, file, error, now);
@@ -75,8 +78,9 @@ export async function noteSignature(
 }
 
 /**
- * A 404 for a replication packet `replication-info` lists: PENDING, or MISSING after an hour with a
- * later packet stored, with its next retry time, in one transaction (sync/fileRecords.ts recordNotThere).
+ * A 404 for a replication packet `replication-info` lists: PENDING (a complete packet reopened), or
+ * MISSING after an hour with a later packet stored, with its next retry time, in one transaction
+ * (sync/fileRecords.ts recordNotThere).
  */
 export function recordNotTherePostgres(
   store: PostgresStore,
@@ -96,6 +100,7 @@ export function recordNotTherePostgres(
     const highest = await pgRow<{ n: number | null }>(client, HIGHEST_STORED_SQL);
     const status = notThereStatus(packet, row!.missingSince, highest?.n ?? undefined, now);
     await pgRows(client, FILE_RECORD_SQL.setReplicationStatus, [status, packet]);
+    if (status === 'PENDING') await reopenIfCompleteOn(client, packet);
     const file = fileRow({ packet });
     await pgRows(client, FILE_RECORD_SQL.setNextRetry(file), [nextRetryAt(row!.attempts, now), ...file.args]);
     return status;

@@ -95,9 +95,23 @@ export function completePacketsPostgres(
 export function reopenPacketPostgres(store: PostgresStore, packet: number): Promise<void> {
   return inPgTransaction(store.pool, async (client) => {
     await pgRows(client, PACKET_STATE_SQL.reopen, [packet]);
-    const lowered = loweredMark(await readMark(client), packet);
-    if (lowered) await writeMark(client, lowered);
+    await lowerMark(client, packet);
   });
+}
+
+async function lowerMark(client: PgQueryable, packet: number): Promise<void> {
+  const lowered = loweredMark(await readMark(client), packet);
+  if (lowered) await writeMark(client, lowered);
+}
+
+/**
+ * Reopens `packet` when it is complete, on `client` inside the caller's transaction (the one that
+ * records its file FAILED or PENDING: sync/state.ts reopenIfComplete); true when it was complete.
+ */
+export async function reopenIfCompleteOn(client: PgQueryable, packet: number): Promise<boolean> {
+  const reopened = (await pgRows(client, PACKET_STATE_SQL.reopenComplete, [packet])).length > 0;
+  if (reopened) await lowerMark(client, packet);
+  return reopened;
 }
 
 /** Lowest incomplete and highest known packet (db/status.ts packetPosition). */
