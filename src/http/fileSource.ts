@@ -31,7 +31,8 @@ export interface FileSourceOptions {
  * A feed file found for a request:
  * - `file`: open and ready to stream (the caller passes it to `sendFile`, which closes it), `etag`
  *   the quoted SHA-256 of the bytes;
- * - `unknown`: not a file this instance stored (no `feed_files` row, or the feed had no signature);
+ * - `unknown`: not a file this instance stored: no `feed_files` row, or the signature of a stored
+ *   archive the feed had none for (404 at sync time; `row` is then the archive's);
  * - `gone`: stored once, no longer kept here, and not obtainable from the feed;
  * - `unavailable`: not kept here and the feed failed to deliver the exact bytes (try later).
  */
@@ -44,7 +45,7 @@ export type FoundFile =
       etag: string;
       from: 'local' | 'upstream';
     }
-  | { kind: 'unknown' }
+  | { kind: 'unknown'; row?: FeedFileRow }
   | { kind: 'gone'; name: string }
   | { kind: 'unavailable'; name: string };
 
@@ -71,7 +72,8 @@ export class FileSource {
     const signature = name.endsWith('.asc');
     const archive = signature ? name.slice(0, -'.asc'.length) : name;
     const row = await this.#options.reads.feedFileByName(archive);
-    if (!row || (signature && row.signatureStoredPath === null)) return { kind: 'unknown' };
+    if (!row) return { kind: 'unknown' };
+    if (signature && row.signatureStoredPath === null) return { kind: 'unknown', row };
     const local = await this.#local(row, signature);
     if (local) return { kind: 'file', name, row, ...local, from: 'local' };
     if (!this.#options.upstream) return { kind: 'gone', name };

@@ -6,16 +6,16 @@ import {
   NOT_FOUND_HTML,
   replicationInfoBody,
 } from '../feed/protocol/bodies.js';
-import { matchRoute } from '../feed/protocol/routes.js';
+import { type FileRoute, matchRoute } from '../feed/protocol/routes.js';
 import { clientGoneSignal, feedContentType, sendFile, sendText } from './fileBody.js';
-import type { FileSource } from './fileSource.js';
+import type { FileSource, FoundFile } from './fileSource.js';
 import type { Route } from './route.js';
 import { tokenChecker } from './tokens.js';
 
 /** What the mirror serves and to whom. */
 export interface MirrorOptions {
-  /** The store's reads (SQLite or PostgreSQL). */
-  reads: Pick<Reads, 'latestPacket'>;
+  /** The store's reads (SQLite or PostgreSQL): the position and the records of files not held. */
+  reads: MirrorReads;
   source: FileSource;
   /** Path segment of the feed root (`ServiceInfo.database`): paths are `/api/<database>/...`. */
   database: string;
@@ -23,8 +23,16 @@ export interface MirrorOptions {
   tokens: readonly string[];
 }
 
+/** The reads the mirror answers from. */
+export type MirrorReads = Pick<
+  Reads,
+  'latestPacket' | 'packetPosition' | 'jsonDumpState' | 'replicationPacketRow'
+>;
+
 const TEXT = { 'content-type': 'text/plain; charset=utf-8' } as const;
 const HTML = { 'content-type': 'text/html; charset=utf-8' } as const;
+/** Seconds a client waits before asking again for a file this instance's sync is still after. */
+export const MIRROR_RETRY_AFTER_S = 60;
 
 /**
  * Upstream's feed endpoints served from the local store under `/api/<database>/` (FEED.md,
@@ -38,8 +46,13 @@ const HTML = { 'content-type': 'text/html; charset=utf-8' } as const;
  * Errors as upstream (FEED.md, Errors), checked in its order route → token present → token valid →
  * file exists: HTML 404 for an unknown path, 405 for methods other than GET/HEAD, 400
  * `You need to provide an access token!` / 403 `Provided access token is invalid!` when tokens are
- * configured, 404 with upstream's bodies for files not held. 502 when a file no longer kept here
- * could not be fetched from the feed. Requests outside `/api/<database>/` are left to other routes.
+ * configured. A file not served gets upstream's 404 and body only where this instance's records say
+ * upstream has none (see {@link recordOf}): a downstream livefeed settles a JSON dump's 404 as "no
+ * changes" once it has seen a later dump (FEED.md, Errors), so a 404 for a file that exists upstream
+ * would lose an hour there. Otherwise 410 (not obtainable here), 503 with Retry-After (this
+ * instance's sync is still asking the feed) or 502 (the feed did not deliver a file no longer kept),
+ * which a livefeed records as a failed file and asks again. Requests outside `/api/<database>/` are
+ * left to other routes.
  */
 export function mirrorRoute(options: MirrorOptions): Route {
   const prefix = `/api/${options.database}/`;
@@ -71,22 +84,77 @@ export function mirrorRoute(options: MirrorOptions): Route {
         return true;
       }
       const found = await options.source.find(route.path, clientGoneSignal(res));
-      if (found.kind === 'unknown' || found.kind === 'gone') {
-        sendText(req, res, 404, TEXT, missingFileBody(route));
-        return true;
-      }
-      if (found.kind === 'unavailable') {
-        sendText(
-          req,
-          res,
-          502,
-          TEXT,
-          'The file is not kept here and the upstream feed did not deliver it.\n',
-        );
+      if (found.kind !== 'file') {
+        const answer = await notServed(options.reads, route, found);
+        sendText(req, res, answer.status, { ...TEXT, ...answer.headers }, answer.body);
         return true;
       }
       await sendFile(req, res, found.file, { contentType: feedContentType(route.path), etag: found.etag });
       return true;
     },
   };
+}
+
+/** The answer for a file not served. */
+interface Answer {
+  status: number;
+  body: string;
+  headers?: Record<string, string>;
+}
+
+/** What a file not held here is, by this instance's records ({@link recordOf}). */
+type NotHeld = 'absent-upstream' | 'waiting' | 'not-synced';
+
+/** The status, body and headers for a file of `route` that `find` did not give (see {@link mirrorRoute}). */
+async function notServed(
+  reads: MirrorReads,
+  route: FileRoute,
+  found: Exclude<FoundFile, { kind: 'file' }>,
+): Promise<Answer> {
+  if (found.kind === 'unavailable')
+    return { status: 502, body: 'The file is not kept here and the upstream feed did not deliver it.\n' };
+  if (found.kind === 'gone')
+    return { status: 410, body: `${route.path} is no longer kept here and the feed cannot provide it.\n` };
+  // The signature of a stored archive that the feed had none for: upstream's own 404.
+  const record = found.row ? 'absent-upstream' : await recordOf(reads, route);
+  switch (record) {
+    case 'absent-upstream':
+      return { status: 404, body: missingFileBody(route) };
+    case 'waiting':
+      return {
+        status: 503,
+        body: `${route.path} is not here yet: this server's sync is still asking the feed for it.\n`,
+        headers: { 'retry-after': String(MIRROR_RETRY_AFTER_S) },
+      };
+    case 'not-synced':
+      return {
+        status: 410,
+        body: `${route.path} is not available here: this server did not sync it (entity type, packet or file not synced).\n`,
+      };
+  }
+}
+
+/**
+ * What the records say of a file of `route` that has no `feed_files` row:
+ * - `absent-upstream` (upstream's 404): the packet is above every packet synced here (not made yet,
+ *   as far as this instance knows; no later file is served here either, so a downstream cannot
+ *   settle on it), a JSON dump recorded NO_CHANGES, a replication packet upstream answered 404 for
+ *   (PENDING, MISSING);
+ * - `waiting` (503): a JSON dump PENDING or FAILED, a replication packet FAILED: the sync asks again;
+ * - `not-synced` (410): anything else at or below the highest packet synced here: an entity type not
+ *   tracked (`--entities`), replication packets not synced, the other replication file name (`-v2`
+ *   or not), a packet before the first synced or skipped, a JSON dump imported from a local file.
+ */
+async function recordOf(reads: MirrorReads, route: FileRoute): Promise<NotHeld> {
+  const { highest } = await reads.packetPosition();
+  if (highest === null || route.packet > highest) return 'absent-upstream';
+  if (route.entity) {
+    const status = (await reads.jsonDumpState(route.packet, route.entity))?.status;
+    if (status === 'NO_CHANGES') return 'absent-upstream';
+    return status === 'PENDING' || status === 'FAILED' ? 'waiting' : 'not-synced';
+  }
+  const packet = await reads.replicationPacketRow(route.packet);
+  if (!packet || (packet.fileName !== null && packet.fileName !== route.archivePath)) return 'not-synced';
+  if (packet.status === 'PENDING' || packet.status === 'MISSING') return 'absent-upstream';
+  return packet.status === 'FAILED' ? 'waiting' : 'not-synced';
 }

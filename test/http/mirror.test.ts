@@ -102,7 +102,7 @@ describeStores('mirror endpoints /api/<database>/ (issue 4, Mirror endpoints)', 
         `json-dumps/json-dump-${last.number + 1}/area.tar.xz`,
         `replication-${last.number}-v2.tar.bz2`,
         `replication-${last.number}-v2.tar.bz2.asc`,
-        `replication-${last.number}.tar.bz2`,
+        `replication-${last.number + 1}-v2.tar.bz2`,
         `json-dumps/json-dump-${last.number}/nonsense.tar.xz`,
         'json-dumps/json-dump-x/area.tar.xz',
         `json-dumps/json-dump-0${last.number}/${dumps.at(-1)!.file.split('/').at(-1)}`,
@@ -114,6 +114,12 @@ describeStores('mirror endpoints /api/<database>/ (issue 4, Mirror endpoints)', 
         const mirror = await rawRequest(origin, withToken(`/api/musicbrainz/${path}`, MIRROR_TOKEN));
         expect(shape(mirror), path).toEqual(shape(upstream));
       }
+      // The name this instance did not sync (it fetched `-v2`): not known absent upstream, so no 404.
+      const v1 = await rawRequest(
+        origin,
+        withToken(`/api/musicbrainz/replication-${last.number}.tar.bz2`, MIRROR_TOKEN),
+      );
+      expect(v1.status).toBe(410);
       const file = dumps[3]!;
       for (const headers of [{ range: 'bytes=3-40' }, { range: 'bytes=100000-' }]) {
         const upstream = await rawRequest(
