@@ -29,6 +29,12 @@ export interface Context {
   origin: string;
   /** The process's live events (subscription `packetSynced`). */
   events: PacketEvents;
+  /**
+   * How long a subscription waits, in ms, for `reads` to show a packet `events` announced
+   * (ops/packetArrival.ts): a read replica replays it after the primary announced it; 0 when the
+   * reads are the database the sync writes.
+   */
+  arrivalWaitMs: number;
 }
 
 /** The Pothos builder; types are added by the files beside this one. */

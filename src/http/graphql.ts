@@ -10,6 +10,7 @@ import { schema } from '../graphql/schema.js';
 import type { Logger } from '../logger.js';
 import type { PacketEvents } from '../ops/events.js';
 import type { Metrics } from '../ops/metrics.js';
+import { ARRIVAL_WAIT_MS } from '../ops/packetArrival.js';
 
 /** Options of {@link createGraphql}. */
 export interface GraphqlOptions {
@@ -32,6 +33,11 @@ export interface GraphqlOptions {
   corsOrigins?: string[];
   /** GraphQL limits (depth, aliases, cost, body size, time budget); default DEFAULT_GRAPHQL_LIMITS. */
   graphqlLimits?: Partial<GraphqlLimits>;
+  /**
+   * Context `arrivalWaitMs`: default ARRIVAL_WAIT_MS with `readsForRequest` (reads that may be a
+   * replica's), else 0.
+   */
+  arrivalWaitMs?: number;
 }
 
 /** The GraphQL endpoint alone: a Yoga instance on `/graphql` (also a Node request handler). */
@@ -44,6 +50,7 @@ export type GraphqlServer = YogaServerInstance<Record<string, never>, Context>;
  * logged.
  */
 export function createGraphql(options: GraphqlOptions): GraphqlServer {
+  const arrivalWaitMs = options.arrivalWaitMs ?? (options.readsForRequest ? ARRIVAL_WAIT_MS : 0);
   return createYoga<Record<string, never>, Context>({
     schema,
     graphqlEndpoint: '/graphql',
@@ -69,6 +76,7 @@ export function createGraphql(options: GraphqlOptions): GraphqlServer {
       service: options.service,
       origin: new URL(request.url).origin,
       events: options.events,
+      arrivalWaitMs,
     }),
   });
 }

@@ -1,7 +1,9 @@
 import type { FeedEvent, FeedQuery } from '../db/changeFeedQueries.js';
 import type { FeedPosition } from '../db/feedPosition.js';
 import type { FeedReads } from '../db/feedReads.js';
+import type { Reads } from '../db/reads.js';
 import type { PacketEvents } from './events.js';
+import { type ArrivalOptions, packetArrival } from './packetArrival.js';
 
 /** Events one read of {@link followChangeStream} takes from the database at most. */
 const READ_SIZE = 500;
@@ -13,21 +15,25 @@ const READ_SIZE = 500;
  * in `livefeed start`, or by the database watch of `livefeed serve`: SQLite's polling,
  * PostgreSQL's LISTEN); each wake-up reads from the last position delivered up to the stream's
  * frontier, so a packet held back (the frontier waits for it) is delivered with a later wake-up.
+ * A wake-up first waits for `reads` to show its packet complete ({@link packetArrival}: a read
+ * replica replays the commit after the primary announced it).
  * Ends when the consumer stops iterating (the subscription's client goes away).
  * @throws HistoryPrunedError when pruning overtook the position (the consumer fell that far behind);
  *   the store's error when a read fails
  */
 export async function* followChangeStream(
-  reads: Pick<FeedReads, 'feedFrontier' | 'readFeedEvents'>,
+  reads: Pick<FeedReads, 'feedFrontier' | 'readFeedEvents'> & Pick<Reads, 'packetByNumber'>,
   events: PacketEvents,
   query: Omit<FeedQuery, 'after' | 'first'>,
+  arrival: ArrivalOptions = {},
 ): AsyncGenerator<FeedEvent> {
   // Subscribe before reading the start: a packet completing in between is then read at the next wake-up.
   const wakeUps = events.subscribe('packetSynced');
   const frontier = await reads.feedFrontier();
   let position: FeedPosition | undefined =
     frontier === undefined ? undefined : { at: 'packetEnd', packet: frontier };
-  for await (const _packet of wakeUps) {
+  for await (const packet of wakeUps) {
+    await packetArrival(reads, packet, arrival);
     for (;;) {
       const page = await reads.readFeedEvents({ ...query, after: position, first: READ_SIZE });
       yield* page.events;

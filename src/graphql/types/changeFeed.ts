@@ -232,7 +232,7 @@ builder.subscriptionField('entityChanged', (t) =>
         typeof feedFilters
       >[0];
       // Woken by `packetSynced`: the sync in the process, SQLite's watch or PostgreSQL's LISTEN.
-      return followFeed(ctx.reads, ctx.events, feedFilters(args));
+      return followFeed(ctx.reads, ctx.events, feedFilters(args), { waitMs: ctx.arrivalWaitMs });
     },
     resolve: (event: FeedEvent) => event,
   }),

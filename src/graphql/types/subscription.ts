@@ -1,4 +1,4 @@
-import { thenAwaitable } from '../../db/reads.js';
+import { packetArrival } from '../../ops/packetArrival.js';
 import { builder } from '../builder.js';
 import { PacketRef } from './packet.js';
 
@@ -9,10 +9,11 @@ builder.subscriptionField('packetSynced', (t) =>
       'Fires each time a packet becomes complete (every tracked file stored or settled), with that packet. ' +
       'Served as server-sent events: request /graphql with `Accept: text/event-stream`.',
     subscribe: (_root, _args, ctx) => ctx.events.subscribe('packetSynced'),
-    resolve: (packet: number, _args, ctx) =>
-      thenAwaitable(ctx.reads.packetByNumber(packet), (row) => {
-        if (!row) throw new Error(`packet ${packet} was announced as synced but is not in the database`);
-        return row;
-      }),
+    // Announced by the database the sync writes; a read replica may replay it a moment later.
+    resolve: async (packet: number, _args, ctx) => {
+      const row = await packetArrival(ctx.reads, packet, { waitMs: ctx.arrivalWaitMs });
+      if (!row) throw new Error(`packet ${packet} was announced as synced but is not in the database`);
+      return row;
+    },
   }),
 );

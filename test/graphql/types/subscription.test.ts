@@ -12,53 +12,17 @@ import { syncOnce } from '../../../src/sync/worker.js';
 import { describeAppStores } from '../../support/appStores.js';
 import { syncContextOn, tempDir, testLogger, testService } from '../../support/harness.js';
 import { readBundledManifest } from '../../support/manifest.js';
+import { openSse } from '../../support/sse.js';
 import { describeStores, type TestDatabase } from '../../support/stores.js';
 
 const manifest = readBundledManifest();
 const SUBSCRIPTION = 'subscription { packetSynced { number timestamp syncedAt } }';
 
-interface Sse {
-  /** The next `data:` payload of an `event: next`. */
-  next(): Promise<{ data: { packetSynced: { number: number; syncedAt: string | null } } }>;
-  close(): Promise<void>;
-}
+type Payload = { data: { packetSynced: { number: number; syncedAt: string | null } } };
 
-/** Opens the subscription as server-sent events through `yoga.fetch` (GraphQL over SSE, distinct connections mode). */
-async function subscribe(app: Pick<App, 'yoga'>): Promise<Sse> {
-  const controller = new AbortController();
-  const response = await app.yoga.fetch(
-    `http://livefeed.test/graphql?query=${encodeURIComponent(SUBSCRIPTION)}`,
-    {
-      headers: { accept: 'text/event-stream' },
-      signal: controller.signal,
-    },
-  );
-  expect(response.status).toBe(200);
-  expect(response.headers.get('content-type')).toMatch(/^text\/event-stream/);
-  const reader = response.body!.pipeThrough(new TextDecoderStream()).getReader();
-  let buffer = '';
-  return {
-    async next() {
-      for (;;) {
-        const end = buffer.indexOf('\n\n');
-        if (end >= 0) {
-          const block = buffer.slice(0, end);
-          buffer = buffer.slice(end + 2);
-          const data = block.split('\n').find((l) => l.startsWith('data:'));
-          if (block.includes('event: next') && data) return JSON.parse(data.slice(5));
-          continue;
-        }
-        const { value, done } = await reader.read();
-        if (done) throw new Error('event stream ended');
-        buffer += value;
-      }
-    },
-    async close() {
-      controller.abort();
-      await reader.cancel().catch(() => {});
-    },
-  };
-}
+/** Opens the subscription as server-sent events through `yoga.fetch`. */
+const subscribe = (app: Pick<App, 'yoga'>) =>
+  openSse<Payload>((url, init) => app.yoga.fetch(url, init), 'http://livefeed.test', SUBSCRIPTION);
 
 describeAppStores(
   'subscription packetSynced',
