@@ -107,11 +107,34 @@ export function parseWebhooks(text: string): WebhookSpec[] {
       'must be a list of webhooks ({ url, secret, entities, mbids }); see the README, Webhooks',
     );
   }
-  const value = doc.toJS() as unknown[];
+  const value = resolved(doc);
   const specs = value.map((entry, index) => checkEntry(entry, index, where, isMap(root.items[index])));
   checkUniqueNames(specs, where);
   if (problems.length > 0) throw new Error(problems.join('\n'));
   return specs.filter((spec): spec is WebhookSpec => spec !== undefined);
+}
+
+/**
+ * The file's values. An alias with no anchor (`secret: *x…`, a secret starting with `*` left
+ * unquoted) fails only here, and the YAML library's message quotes the alias: it is replaced.
+ */
+function resolved(doc: Yaml.Document): unknown[] {
+  try {
+    return doc.toJS() as unknown[];
+  } catch {
+    throw new Error(
+      'a value starting with * or & is read as a YAML alias or anchor (value not shown): put the value in quotes',
+    );
+  }
+}
+
+/**
+ * `value` as JSON text when it is shorter than any secret accepted ({@link MIN_SECRET_LENGTH}),
+ * else a note: a secret written in the wrong field must not show in a message.
+ */
+function shown(value: unknown): string {
+  const text = JSON.stringify(value) ?? String(value);
+  return typeof value === 'string' && value.length < MIN_SECRET_LENGTH ? text : '(value not shown)';
 }
 
 /** A YAML or JSON syntax error with its line and column, without the text around it (a secret). */
@@ -141,8 +164,12 @@ function checkEntry(
   }
   const fields = entry as Record<string, unknown>;
   for (const key of Object.keys(fields)) {
-    if (!(FIELDS as readonly string[]).includes(key))
-      where([index, key], `unknown field "${key}" (expected ${FIELDS.join(', ')})`);
+    if ((FIELDS as readonly string[]).includes(key)) continue;
+    const known = key.length < MIN_SECRET_LENGTH;
+    where(
+      known ? [index, key] : [index],
+      `unknown field ${known ? `"${key}"` : '(name not shown)'} (expected ${FIELDS.join(', ')})`,
+    );
   }
   const url = checkUrl(fields.url, [index, 'url'], where);
   const secret = checkSecret(fields.secret, [index, 'secret'], where);
@@ -200,12 +227,12 @@ function entityOf(item: unknown): Checked<EntityType> {
   const entity = typeof item === 'string' ? ENUM_NAMES.get(item) : undefined;
   if (entity) return { ok: entity };
   return {
-    error: `unknown entity type ${JSON.stringify(item)} (expected one of ${[...ENUM_NAMES.keys()].join(', ')})`,
+    error: `unknown entity type ${shown(item)} (expected one of ${[...ENUM_NAMES.keys()].join(', ')})`,
   };
 }
 
 function mbidOf(item: unknown): Checked<string> {
-  return isMbid(item) ? { ok: item.toLowerCase() } : { error: `not an MBID: ${JSON.stringify(item)}` };
+  return isMbid(item) ? { ok: item.toLowerCase() } : { error: `not an MBID: ${shown(item)}` };
 }
 
 /** A filter list: absent → null (everything); else every item checked by `check`, duplicates dropped. */

@@ -104,6 +104,28 @@ describe('the webhooks file', () => {
       expect(all).not.toContain(secret);
   });
 
+  it('never shows a secret written where it does not belong: an alias, a field name, a list entry', () => {
+    const alias = problems(`- url: https://a.example/x\n  secret: *${SECRET}\n`);
+    expect(alias).toEqual([
+      'a value starting with * or & is read as a YAML alias or anchor (value not shown): put the value in quotes',
+    ]);
+    const misplaced = problems(
+      [
+        '- url: https://a.example/x',
+        `  ${SECRET}: 1`,
+        `  secret: ${SECRET}`,
+        `  entities: [${SECRET}]`,
+        `  mbids: ["${SECRET}"]`,
+      ].join('\n'),
+    );
+    expect(misplaced).toEqual([
+      '[0] (line 1): unknown field (name not shown) (expected url, secret, entities, mbids, name, batchSize)',
+      '[0].entities[0] (line 4): unknown entity type (value not shown) (expected one of AREA, ARTIST, EVENT, INSTRUMENT, LABEL, PLACE, RECORDING, RELEASE, RELEASE_GROUP, SERIES, WORK)',
+      '[0].mbids[0] (line 5): not an MBID: (value not shown)',
+    ]);
+    expect([...alias, ...misplaced].join('\n')).not.toContain(SECRET);
+  });
+
   it('refuses two webhooks of one name (the default name is the URL without credentials or query)', () => {
     const twice = `- url: https://a.example/x?k=1\n  secret: ${SECRET}\n- url: https://u:p@a.example/x\n  secret: ${SECRET}\n`;
     expect(problems(twice)).toEqual([
