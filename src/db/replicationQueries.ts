@@ -122,10 +122,16 @@ export function missingReplicationPackets(store: Store, below: number): number[]
   return (store.sqlite.prepare(MISSING_PACKETS_SQL).all(below) as { packet: number }[]).map((r) => r.packet);
 }
 
-/** (packet) → {@link TableChangesRow}s; written once for SQLite and PostgreSQL. */
-export const TABLE_CHANGES_SQL = `SELECT table_name AS "table", sum(CASE WHEN op = 'i' THEN 1 ELSE 0 END) AS inserts,
+/**
+ * (packet) → {@link TableChangesRow}s by table name in code point order (`l_artist_artist` before
+ * `label`); written once for SQLite and PostgreSQL: `collate` is '' on SQLite (binary) and
+ * CODE_POINT_ORDER (db/postgres/sql.ts) on PostgreSQL, whose database may use a language's collation.
+ */
+export const tableChangesSql = (
+  collate: string,
+) => `SELECT table_name AS "table", sum(CASE WHEN op = 'i' THEN 1 ELSE 0 END) AS inserts,
     sum(CASE WHEN op = 'u' THEN 1 ELSE 0 END) AS updates, sum(CASE WHEN op = 'd' THEN 1 ELSE 0 END) AS deletes
-  FROM row_changes WHERE packet = ? GROUP BY table_name ORDER BY table_name`;
+  FROM row_changes WHERE packet = ? GROUP BY table_name ORDER BY table_name${collate}`;
 
 /** (below) → replication packets below it not stored, ascending; written once for SQLite and PostgreSQL. */
 export const MISSING_PACKETS_SQL = `SELECT packet FROM replication_packets
@@ -139,7 +145,7 @@ export const REPLICATION_STATUS_SQL = 'SELECT status FROM replication_packets WH
 
 /** Inserts, updates and deletes per table of one packet, sorted by table name. */
 export function tableChangesOf(store: Store, packet: number): TableChangesRow[] {
-  return store.sqlite.prepare(TABLE_CHANGES_SQL).all(packet) as TableChangesRow[];
+  return store.sqlite.prepare(tableChangesSql('')).all(packet) as TableChangesRow[];
 }
 
 function rowFilter(filter: RowChangeFilter): { sql: string; params: string[] } {

@@ -116,7 +116,8 @@ export interface PostgresCluster {
    * Creates database `name` (a fresh one per suite keeps suites apart) and returns its URL with the
    * password; `withoutPassword` gives it without (for `LIVEFEED_DB_PASSWORD_FILE`).
    */
-  createDatabase(name: string): Promise<{ url: string; withoutPassword: string }>;
+  /** `options`: what follows `CREATE DATABASE name` (`TEMPLATE template0 LOCALE 'C'`); none by default. */
+  createDatabase(name: string, options?: string): Promise<{ url: string; withoutPassword: string }>;
   /** Runs SQL through psql on database `database` and returns its unaligned, tuples-only output. */
   psql(database: string, sql: string): Promise<string>;
   /** Stops the server (fast shutdown) and deletes the folder. Idempotent. */
@@ -261,9 +262,9 @@ function cluster(dir: string, data: string, port: number): PostgresCluster {
     port,
     dir,
     psql,
-    async createDatabase(name) {
+    async createDatabase(name, options = '') {
       if (!/^[a-z_][a-z0-9_]*$/.test(name)) throw new Error(`not a plain database name: ${name}`);
-      await psql('postgres', `CREATE DATABASE ${name}`);
+      await psql('postgres', `CREATE DATABASE ${name} ${options}`);
       return { url: urlOf(name), withoutPassword: urlOf(name, false) };
     },
     stop: serverLife(dir, data).stop,

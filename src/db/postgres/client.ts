@@ -1,6 +1,7 @@
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { readMigrationFiles } from 'drizzle-orm/migrator';
 import { drizzle, type NodePgDatabase } from 'drizzle-orm/node-postgres';
 import { migrate } from 'drizzle-orm/node-postgres/migrator';
 import pg from 'pg';
@@ -121,7 +122,8 @@ export async function openPostgresStore(
   };
   try {
     await requireUtf8(pool);
-    await migrateLocked(pool);
+    await requireUnicodeCase(pool);
+    if (!(await migrated(pool))) await migrateLocked(pool);
   } catch (error) {
     await close();
     throw new Error(`cannot open database ${connection.display}: ${(error as Error).message}`, {
@@ -144,6 +146,50 @@ async function requireUtf8(pool: pg.Pool): Promise<void> {
     throw new Error(
       `the database's encoding is ${encoding}, livefeed needs UTF8 (CREATE DATABASE ... ENCODING 'UTF8')`,
     );
+}
+
+/**
+ * @throws Error when the database lowercases only ASCII letters: with LC_CTYPE `C` or `POSIX` (and
+ *   no ICU locale), `to_tsvector` keeps `КИНО` as written, and search would be case-sensitive
+ *   outside the Latin alphabet (README, PostgreSQL). `C.UTF-8` or a language's UTF-8 locale work.
+ */
+async function requireUnicodeCase(pool: pg.Pool): Promise<void> {
+  // datlocprovider exists from PostgreSQL 15 on: read through jsonb, it is null before.
+  const { rows } = await pool.query<{ ctype: string; provider: string | null }>(
+    `SELECT current_setting('lc_ctype') AS ctype, to_jsonb(d) ->> 'datlocprovider' AS provider
+     FROM pg_database d WHERE datname = current_database()`,
+  );
+  const { ctype, provider } = rows[0] ?? { ctype: '', provider: null };
+  if ((ctype === 'C' || ctype === 'POSIX') && provider !== 'i')
+    throw new Error(
+      `the database's LC_CTYPE is ${ctype}: PostgreSQL then lowercases ASCII letters only, and search would tell ` +
+        "КИНО from кино; create the database with a UTF-8 locale (CREATE DATABASE ... LOCALE 'C.UTF-8' " +
+        'TEMPLATE template0, or initdb --locale=C.UTF-8); see the README, PostgreSQL',
+    );
+}
+
+/** `to_regclass` of drizzle's migrations table: false before the first migration. */
+export const MIGRATIONS_TABLE_SQL =
+  "SELECT to_regclass('drizzle.__drizzle_migrations') IS NOT NULL AS present";
+/** When the newest migration applied was made (ms; drizzle's `created_at`); null for none. */
+export const LAST_MIGRATION_SQL = 'SELECT max(created_at) AS at FROM drizzle.__drizzle_migrations';
+
+/**
+ * True when the database has every migration of {@link POSTGRES_MIGRATIONS_FOLDER} (drizzle applies
+ * those made after its newest `created_at`). Then nothing is migrated, so a `serve` may connect as
+ * a role that can read and not create (drizzle's migrate creates its schema first, which such a
+ * role may not). False when the table is missing or cannot be read: the migration says why.
+ */
+async function migrated(pool: pg.Pool): Promise<boolean> {
+  try {
+    const present = (await pool.query<{ present: boolean }>(MIGRATIONS_TABLE_SQL)).rows[0]?.present;
+    if (!present) return false;
+    const at = (await pool.query<{ at: string | null }>(LAST_MIGRATION_SQL)).rows[0]?.at;
+    const files = readMigrationFiles({ migrationsFolder: POSTGRES_MIGRATIONS_FOLDER });
+    return at !== null && at !== undefined && files.every((m) => m.folderMillis <= Number(at));
+  } catch {
+    return false;
+  }
 }
 
 /** Applies the pending migrations on one connection that holds the migration lock. */

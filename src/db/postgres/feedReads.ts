@@ -6,13 +6,14 @@ import {
   rowChangeCountSql,
   rowChangesPageSql,
   storedRow,
-  TABLE_CHANGES_SQL,
   type TableChangesRow,
+  tableChangesSql,
 } from '../replicationQueries.js';
 import { limitClause } from '../statements.js';
 import { countFeedEventsPostgres, feedFrontierPostgres, readFeedEventsPostgres } from './changeFeedReads.js';
 import type { PostgresStore } from './client.js';
 import { namedSql } from './named.js';
+import { CODE_POINT_ORDER } from './sql.js';
 
 /**
  * {@link FeedReads} over a PostgreSQL store (docs/POSTGRES_PORT.md, step 4): the statements of
@@ -30,7 +31,7 @@ export function postgresFeedReads(store: PostgresStore): FeedReads {
   return {
     replicationPacketRow,
     storedReplicationPacket: async (packet) => storedRow(await replicationPacketRow(packet)),
-    tableChangesOf: (packet) => rows<TableChangesRow>(TABLE_CHANGES_SQL, [packet]),
+    tableChangesOf: (packet) => rows<TableChangesRow>(tableChangesSql(CODE_POINT_ORDER), [packet]),
     rowChangesPage: async (packet, filter, afterOrd, limit) => {
       limitClause(limit);
       const { sql, params } = rowChangesPageSql(packet, filter, afterOrd, 'LIMIT ?');

@@ -5,6 +5,12 @@ import type pg from 'pg';
  * PostgreSQL, whose parameters are numbered (`$1`, `$2`, ...).
  */
 
+/**
+ * ORDER BY text in code point order, as SQLite's binary collation sorts: a database made with a
+ * language's collation (`en_US.UTF-8`, the `postgres` image's default) ignores `_` and `-` at first.
+ */
+export const CODE_POINT_ORDER = ' COLLATE "C"';
+
 const converted = new Map<string, string>();
 
 /**

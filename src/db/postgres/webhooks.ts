@@ -11,10 +11,10 @@ import {
 import type { WebhookStore } from '../webhookStore.js';
 import { feedFrontierOn, readFeedEventsPostgres } from './changeFeedReads.js';
 import type { PostgresStore } from './client.js';
-import { inPgTransaction, type PgQueryable, pgRows } from './sql.js';
+import { CODE_POINT_ORDER, inPgTransaction, type PgQueryable, pgRows } from './sql.js';
 
 /** Code point order, as SQLite's binary collation, whatever the database's collation. */
-const STATES_SQL = WEBHOOK_SQL.states(' COLLATE "C"');
+const STATES_SQL = WEBHOOK_SQL.states(CODE_POINT_ORDER);
 
 async function statesOn(on: PgQueryable): Promise<WebhookState[]> {
   return (await pgRows<Parameters<typeof webhookStateOf>[0]>(on, STATES_SQL)).map(webhookStateOf);

@@ -2,12 +2,12 @@ import { basename } from 'node:path';
 import type pg from 'pg';
 import type { PostgresStore } from '../../db/postgres/client.js';
 import { reindexOldRemovals, unindexRemovals } from '../../db/postgres/searchIndex.js';
-import { inPgTransaction, pgRow, pgRows } from '../../db/postgres/sql.js';
+import { CODE_POINT_ORDER, inPgTransaction, pgRow, pgRows } from '../../db/postgres/sql.js';
 import {
   MISSING_PACKETS_SQL,
   REPLICATION_STATUS_SQL,
-  TABLE_CHANGES_SQL,
   type TableChangesRow,
+  tableChangesSql,
 } from '../../db/replicationQueries.js';
 import { packetLabel } from '../../feed/replication/archive.js';
 import type { ReplicationArchiveInfo } from '../../feed/replication/types.js';
@@ -131,7 +131,7 @@ async function writePacket(
         unresolvedMessage(packet, removals.unresolved),
       ]);
     const schemaChange = await recordPacketFacts(client, packet, info, at);
-    const tables = await pgRows<TableChangesRow>(client, TABLE_CHANGES_SQL, [packet]);
+    const tables = await pgRows<TableChangesRow>(client, tableChangesSql(CODE_POINT_ORDER), [packet]);
     if (options.file) await upsertFeedFile(client, options.file);
     options.signal?.throwIfAborted();
     options.beforeCommit?.();
