@@ -14,6 +14,8 @@ export {
 } from './config/databaseUrl.js';
 export {
   type Config,
+  type EnvHelp,
+  envOnlyOf,
   type FlagHelp,
   type Flags,
   flagsOf,

@@ -2,6 +2,9 @@ import { type ChildProcess, spawn } from 'node:child_process';
 import { once } from 'node:events';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { COMMANDS } from '../src/cli/commands.js';
+import { OPTIONS } from '../src/config/options.js';
+import type { OptionRow } from '../src/config/row.js';
 import {
   BUNDLED_FEED_ROOT,
   SAMPLE_TOKEN,
@@ -132,5 +135,25 @@ describe('livefeed CLI (real processes, real HTTP)', () => {
     ]) {
       expect(result.stdout).toContain(text);
     }
+  });
+
+  it('every command --help lists each option row it takes: flags, and env names (env-only ones too)', async () => {
+    const rows = Object.values(OPTIONS) as OptionRow[];
+    const missing = (
+      await Promise.all(
+        COMMANDS.map(async ({ name }) => {
+          const { code, stdout } = await run([name, '--help']);
+          expect(code).toBe(0);
+          const names = rows
+            .filter((row) => !row.hidden && row.commands.includes(name))
+            .flatMap((row) => [
+              ...(row.flag ? [row.flag.split(' ')[0]!] : []),
+              ...(row.env?.split(' / ') ?? []),
+            ]);
+          return names.filter((text) => !stdout.includes(text)).map((text) => `${name} --help: ${text}`);
+        }),
+      )
+    ).flat();
+    expect(missing).toEqual([]);
   });
 });

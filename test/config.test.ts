@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import {
   ConfigError,
+  envOnlyOf,
   flagsOf,
   loadConfig,
   loadSampleFeedConfig,
@@ -203,5 +204,21 @@ describe('loadConfig', () => {
       '--host <host>',
       '--root <dir>',
     ]);
+  });
+
+  it('lists each command the options it reads from the environment only (no flag), hidden ones left out', () => {
+    const envOnly = ['LIVEFEED_DB_PASSWORD_FILE', 'LIVEFEED_TOKEN / LIVEFEED_TOKEN_FILE'];
+    const serving = [
+      ...envOnly,
+      'LIVEFEED_MIRROR_TOKENS / LIVEFEED_MIRROR_TOKENS_FILE',
+      'LIVEFEED_CORS_ORIGINS',
+    ];
+    expect(envOnlyOf('serve').map((e) => e.env)).toEqual(serving);
+    expect(envOnlyOf('start').map((e) => e.env)).toEqual(serving);
+    expect(envOnlyOf('sync').map((e) => e.env)).toEqual(envOnly);
+    expect(envOnlyOf('sample-feed')).toEqual([]);
+    expect(envOnlyOf('serve').find((e) => e.env === 'LIVEFEED_CORS_ORIGINS')?.help).toBe(
+      'comma list of origins allowed by CORS (default (same origin))',
+    );
   });
 });

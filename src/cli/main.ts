@@ -3,7 +3,15 @@
  * process or sets its exit code; commands return exit codes (src/cli/exit.ts).
  */
 import { Command, Option } from 'commander';
-import { type Config, databaseSecrets, type Flags, flagsOf, loadConfig, prepareConfig } from '../config.js';
+import {
+  type Config,
+  databaseSecrets,
+  envOnlyOf,
+  type Flags,
+  flagsOf,
+  loadConfig,
+  prepareConfig,
+} from '../config.js';
 import type { CliCommand } from './command.js';
 import { COMMANDS } from './commands.js';
 import { EXIT, reportError } from './exit.js';
@@ -44,11 +52,12 @@ function register<C>(root: Command, command: CliCommand<C>): void {
     if (repeatable) option.argParser((value: string, previous?: string[]) => [...(previous ?? []), value]);
     sub.addOption(option);
   }
-  if (!command.load)
+  // The options without a flag (secrets, lists), from the same table: under the flags.
+  const envOnly = envOnlyOf(command.name);
+  if (envOnly.length > 0)
     sub.addHelpText(
       'after',
-      '\nThe upstream token comes from LIVEFEED_TOKEN or the file named by LIVEFEED_TOKEN_FILE (never a flag).' +
-        '\nA PostgreSQL --db takes its password from the URL or the file named by LIVEFEED_DB_PASSWORD_FILE.',
+      `\nRead from the environment only:\n${envOnly.map(({ env, help }) => `  ${env}\n      ${help}`).join('\n')}`,
     );
   sub.action(async (...params: unknown[]) => {
     const code = await execute(command, sub.opts(), params.slice(0, -2) as string[]);

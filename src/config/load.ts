@@ -225,3 +225,23 @@ export function flagsOf(command: CommandName): FlagHelp[] {
     ];
   });
 }
+
+/** One option of a command read from the environment only (no flag): its variable(s) and `--help` line. */
+export interface EnvHelp {
+  /** The variable, or two (`A / B`: the value, or a file holding it). */
+  env: string;
+  help: string;
+}
+
+/**
+ * The options `command` reads from the environment only (rows without a flag: secrets, which a flag
+ * would show in `ps`, and lists), in table order, each with help naming its default; what `--help`
+ * lists under the flags. Hidden rows (values of the system, e.g. `USER`) are left out.
+ */
+export function envOnlyOf(command: CommandName): EnvHelp[] {
+  return KEYS.map((key) => ROWS[key]).flatMap((row) => {
+    if (row.flag || !row.env || row.hidden || !row.commands.includes(command)) return [];
+    const shown = row.shown ?? (row.fallback === undefined ? undefined : String(row.fallback));
+    return [{ env: row.env, help: shown === undefined ? row.help : `${row.help} (default ${shown})` }];
+  });
+}

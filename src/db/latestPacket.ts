@@ -16,7 +16,7 @@ export const MARK_KEY = 'latest_packet';
 
 /**
  * The statements of the mark with `?` parameters, written once for SQLite and PostgreSQL
- * (sync/postgres/latestPacket.ts): each reads one value.
+ * (db/postgres/latestPacket.ts, sync/postgres/packetState.ts): each reads one value.
  */
 export const LATEST_PACKET_SQL = {
   firstPacket: 'SELECT min(number) AS first FROM packets',

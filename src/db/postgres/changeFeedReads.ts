@@ -1,5 +1,4 @@
 import type pg from 'pg';
-import { latestPacketNumberOn } from '../../sync/postgres/packetState.js';
 import {
   changesWhere,
   emptyPage,
@@ -26,6 +25,7 @@ import { LATEST_PACKET_SQL, type LatestMark, MARK_KEY } from '../latestPacket.js
 import type { RemovalRow } from '../replicationQueries.js';
 import { limitClause } from '../statements.js';
 import type { PostgresStore } from './client.js';
+import { latestPacketNumberOn } from './latestPacket.js';
 import { namedSql } from './named.js';
 import { inPgReadSnapshot } from './snapshot.js';
 

@@ -1,4 +1,3 @@
-import { latestPacketNumberOn } from '../../sync/postgres/packetState.js';
 import { BOOTSTRAP_STATE_SQL, bootstrapStateOf } from '../bootstrapQueries.js';
 import { type LatestMark, MARK_KEY } from '../latestPacket.js';
 import type { LedgerReads } from '../ledgerReads.js';
@@ -13,6 +12,7 @@ import {
 } from '../operatorQueries.js';
 import { type DumpRow, type FeedFileRow, LEDGER_SQL, type PacketRow } from '../queries.js';
 import type { PostgresStore } from './client.js';
+import { latestPacketNumberOn } from './latestPacket.js';
 import { inPgReadSnapshot } from './snapshot.js';
 import { pgSql } from './sql.js';
 import { webhookStatesPostgres } from './webhooks.js';

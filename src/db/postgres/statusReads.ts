@@ -1,4 +1,3 @@
-import { WRITER_LOCK_KEY } from '../../sync/postgres/lock.js';
 import type { LockHolder } from '../lock.js';
 import {
   type MetaRow,
@@ -15,8 +14,14 @@ import {
 } from '../status.js';
 import { STATUS_SQL } from '../statusQueries.js';
 import { newestDumpsOf, type StatusReads } from '../statusReads.js';
-import { POSTGRES_MIGRATIONS_FOLDER, type PostgresStore } from './client.js';
+import {
+  LAST_MIGRATION_SQL,
+  MIGRATIONS_TABLE_SQL,
+  POSTGRES_MIGRATIONS_FOLDER,
+  type PostgresStore,
+} from './client.js';
 import { pgSql } from './sql.js';
+import { WRITER_LOCK_KEY } from './writerSession.js';
 
 /** A named statement of the shared `text` (`?` parameters), prepared once per pooled connection. */
 const named = (name: string, text: string) => ({ name: `livefeed_status_${name}`, text: pgSql(text) });
@@ -36,8 +41,6 @@ const NEWEST_DUMPS = named('newest_dumps', STATUS_SQL.newestDumpsWithChanges);
  * in `__drizzle_migrations`); `created_at` is the migration's folder time in ms, as on SQLite.
  * PostgreSQL only (the schema-qualified table).
  */
-const MIGRATIONS_TABLE = "SELECT to_regclass('drizzle.__drizzle_migrations') IS NOT NULL AS present";
-const LAST_MIGRATION = 'SELECT max(created_at) AS at FROM drizzle.__drizzle_migrations';
 
 /**
  * The holder row only while its session holds the advisory writer lock (sync/postgres/lock.ts):
@@ -73,9 +76,9 @@ export function postgresStatusReads(store: PostgresStore): StatusReads {
       await store.pool.query('SELECT 1');
     },
     migrationState: async () => {
-      const { rows: present } = await store.pool.query<{ present: boolean }>(MIGRATIONS_TABLE);
+      const { rows: present } = await store.pool.query<{ present: boolean }>(MIGRATIONS_TABLE_SQL);
       const last = present[0]?.present
-        ? ((await store.pool.query<{ at: number | null }>(LAST_MIGRATION)).rows[0]?.at ?? null)
+        ? ((await store.pool.query<{ at: number | null }>(LAST_MIGRATION_SQL)).rows[0]?.at ?? null)
         : null;
       return pendingMigrations(POSTGRES_MIGRATIONS_FOLDER, last);
     },

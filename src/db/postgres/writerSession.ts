@@ -11,6 +11,12 @@ import { openPostgresStore, type PostgresConnection, type PostgresStore } from '
  * the client every so often while a statement runs and end the statement when it is gone.
  */
 
+/**
+ * The advisory lock key of the writer (`pg_try_advisory_lock(bigint)`): "livewrt" in ASCII. The
+ * writer takes it (sync/postgres/lock.ts); `livefeed status` looks for it in `pg_locks` (statusReads.ts).
+ */
+export const WRITER_LOCK_KEY = 0x6c69_7665_7772_74n;
+
 /** `client_connection_check_interval` of a writer's connections, in milliseconds. */
 export const WRITER_CLIENT_CHECK_MS = 5_000;
 

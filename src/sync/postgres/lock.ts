@@ -3,6 +3,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import type pg from 'pg';
 import type { LockHolder } from '../../db/lock.js';
 import type { PostgresStore } from '../../db/postgres/client.js';
+import { WRITER_LOCK_KEY } from '../../db/postgres/writerSession.js';
 import type { Logger } from '../../logger.js';
 import { LockHeldError } from '../errors.js';
 
@@ -15,9 +16,6 @@ import { LockHeldError } from '../errors.js';
  * {@link LockHeldError} (exit 5) as on SQLite; its heartbeat also notices a lost connection, after
  * which the lock is no longer held and the writer must stop (`lost`).
  */
-
-/** The advisory lock key of the writer (`pg_try_advisory_lock(bigint)`): "livewrt" in ASCII. */
-export const WRITER_LOCK_KEY = 0x6c69_7665_7772_74n;
 
 /** Options of {@link acquirePostgresWriterLock}. Durations in milliseconds. */
 export interface PostgresWriterLockOptions {

@@ -1,12 +1,7 @@
 import type pg from 'pg';
-import {
-  LATEST_PACKET_SQL,
-  type LatestMark,
-  loweredMark,
-  MARK_KEY,
-  walkStart,
-} from '../../db/latestPacket.js';
+import { type LatestMark, loweredMark, MARK_KEY, walkStart } from '../../db/latestPacket.js';
 import type { PostgresStore } from '../../db/postgres/client.js';
+import { firstPacket, readMark, walk } from '../../db/postgres/latestPacket.js';
 import { notifyPacketsCompleted } from '../../db/postgres/notify.js';
 import { inPgTransaction, type PgQueryable, pgRow, pgRows } from '../../db/postgres/sql.js';
 import { PACKET_POSITION_SQL, PUT_META, upstreamMeta } from '../../db/status.js';
@@ -17,27 +12,11 @@ import { completable, type IncompletePacket, PACKET_STATE_SQL } from '../state.j
  * Where the packets stand on PostgreSQL: sync/state.ts, db/status.ts and the latest-packet mark of
  * db/latestPacket.ts with the same statements (written once there) and the same rules. A packet is
  * completed, and the mark moved, in one transaction, so a reader never sees one without the other.
+ * The mark's reads are db/postgres/latestPacket.ts, which the readers share.
  */
-
-async function firstPacket(on: PgQueryable): Promise<number | null> {
-  return (await pgRow<{ first: number | null }>(on, LATEST_PACKET_SQL.firstPacket))?.first ?? null;
-}
-
-async function readMark(on: PgQueryable): Promise<LatestMark | undefined> {
-  const row = await pgRow<{ value: string }>(on, LATEST_PACKET_SQL.readMeta, [MARK_KEY]);
-  return row === undefined ? undefined : (JSON.parse(row.value) as LatestMark);
-}
 
 async function writeMark(on: PgQueryable, mark: LatestMark): Promise<void> {
   await pgRows(on, PUT_META, [MARK_KEY, JSON.stringify(mark)]);
-}
-
-/** From `start`, the last packet before the first gap; null when `first` itself is incomplete. */
-async function walk(on: PgQueryable, first: number, start: number): Promise<number | null> {
-  let number = start;
-  while ((await pgRow<{ complete: boolean }>(on, LATEST_PACKET_SQL.complete, [number + 1]))?.complete)
-    number++;
-  return number >= first ? number : null;
 }
 
 /** Moves the mark over the packets completed since it was written (db/latestPacket.ts advanceLatestPacket). */
@@ -46,23 +25,6 @@ export async function advanceLatestPacket(client: pg.ClientBase): Promise<void> 
   if (first === null) return;
   const start = walkStart(await readMark(client), first);
   await writeMark(client, { from: first, number: await walk(client, first, start) });
-}
-
-/**
- * The newest complete packet with no gap before it (db/latestPacket.ts latestPacketNumber), or
- * undefined: the mark, or a walk when a packet was stored below the mark's first packet.
- */
-export function latestPacketNumberPostgres(store: PostgresStore): Promise<number | undefined> {
-  return latestPacketNumberOn(store.pool);
-}
-
-/** {@link latestPacketNumberPostgres} on `on` (a snapshot's client reads it within the snapshot). */
-export async function latestPacketNumberOn(on: PgQueryable): Promise<number | undefined> {
-  const first = await firstPacket(on);
-  if (first === null) return undefined;
-  const mark = await readMark(on);
-  const number = mark?.from === first ? mark.number : await walk(on, first, first - 1);
-  return number ?? undefined;
 }
 
 /**

@@ -1,8 +1,9 @@
 import { hostname } from 'node:os';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { openPostgresStore, type PostgresStore } from '../../../src/db/postgres/client.js';
+import { WRITER_LOCK_KEY } from '../../../src/db/postgres/writerSession.js';
 import { LockHeldError } from '../../../src/sync/errors.js';
-import { acquirePostgresWriterLock, WRITER_LOCK_KEY } from '../../../src/sync/postgres/lock.js';
+import { acquirePostgresWriterLock } from '../../../src/sync/postgres/lock.js';
 import { testLogger } from '../../support/harness.js';
 import { describePostgres, type PostgresCluster, startPostgres } from '../../support/postgres.js';
 
