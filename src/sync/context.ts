@@ -81,6 +81,11 @@ export interface SyncReport {
   to: number | null;
   dumpsStored: number;
   completed: number[];
+  /**
+   * Complete packets announced again: what they lacked (a MISSING replication packet, a dump settled
+   * by time) was stored or settled on evidence in this pass (SyncStore.restampComplete).
+   */
+  reannounced: number[];
   pending: number;
   problems: SyncProblem[];
   /** Malformed lines quarantined by the dumps stored in this pass. */

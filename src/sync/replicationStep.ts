@@ -2,6 +2,7 @@ import { replicationPacketName } from '../feed/protocol/urls.js';
 import type { SyncContext, SyncReport } from './context.js';
 import type { FetchedFile } from './fetchFile.js';
 import { runFileStep } from './fileStep.js';
+import { reannounce } from './settle.js';
 import type { ReplicationRecords } from './syncStore.js';
 
 /** Raised when the feed has no replication packet that replication-info says exists (FEED.md, Errors). */
@@ -38,7 +39,11 @@ export async function askReplicationPacket(
       name,
       label: `replication packet ${packet}`,
       stored: () => replication.replicationStored(packet),
-      store: (fetched, beforeCommit) => storeReplication(ctx, replication, fetched, beforeCommit, now),
+      store: async (fetched, beforeCommit) => {
+        await storeReplication(ctx, replication, fetched, beforeCommit, now);
+        // A MISSING packet's replication packet, stored at last: the change stream moves past it.
+        await reannounce(ctx, report, packet, now);
+      },
       notThere: async () => {
         const reason = `${name} is not on the feed although replication-info lists packet ${packet} or later`;
         if ((await replication.recordNotThere(packet, reason, now())) === 'MISSING')

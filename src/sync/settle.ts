@@ -38,7 +38,7 @@ export async function settle(
 /**
  * Asks again for every dump `--settle-after` declared NO_CHANGES once a later packet's JSON dump
  * has been seen: it is stored (SYNCED) if upstream published it late, or settled on that evidence.
- * A failure reopens its packet in the transaction that records it FAILED (fileRecords.ts
+ * Either way its packet, still complete, is announced again (reannounce). A failure reopens its packet in the transaction that records it FAILED (fileRecords.ts
  * recordFailure): the next passes ask for it again, and the change stream never passes it.
  */
 export async function recheckTimeSettled(
@@ -54,8 +54,20 @@ export async function recheckTimeSettled(
       `asking again for ${dump.entity} of packet ${dump.packet}: it was settled by --settle-after, and a later packet's JSON dump is now there`,
     );
     await askDump(ctx, report, dump.packet, dump.entity, now);
-    if ((await ctx.store.dumpStatus(dump.packet, dump.entity)) === 'PENDING') {
+    const status = await ctx.store.dumpStatus(dump.packet, dump.entity);
+    if (status === 'PENDING') {
       await ctx.store.markNoChanges(dump.packet, dump.entity, 'LATER_DUMP', now().toISOString());
     }
+    // Stored or settled on evidence, it no longer holds the change stream: subscribers are woken.
+    if (status !== 'FAILED') await reannounce(ctx, report, dump.packet, now);
   }
+}
+
+/**
+ * Announces `packet` again when it is complete (SyncStore.restampComplete): what held the change
+ * stream at it is resolved, and a live follower (`entityChanged`) is woken by `packetSynced`, not
+ * left waiting for the next packet to complete.
+ */
+export async function reannounce(ctx: SyncContext, report: SyncReport, packet: number, now: () => Date) {
+  if (await ctx.store.restampComplete(packet, now().toISOString())) report.reannounced.push(packet);
 }

@@ -20,6 +20,7 @@ import {
   markNoChanges,
   pendingDumps,
   reopenPacket,
+  restampComplete,
   timeSettledWithEvidence,
 } from './state.js';
 import type { SqliteSyncStore } from './syncStore.js';
@@ -115,6 +116,7 @@ export function sqliteSyncStore(
     completePackets: async (range, entities, requireReplication, now) =>
       completePackets(store, range, entities, requireReplication, now),
     reopenPacket: async (packet) => reopenPacket(store, packet),
+    restampComplete: async (packet, now) => restampComplete(store, packet, now),
     packetPosition: async () => packetPosition(store),
     recordUpstream: async (latest, at) => recordUpstream(store, latest, at),
     markDemo: async () => markDemo(store),

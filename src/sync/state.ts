@@ -45,6 +45,12 @@ export const PACKET_STATE_SQL = {
   complete: 'UPDATE packets SET synced_at = ? WHERE number = ?',
   /** (packet). */
   reopen: 'UPDATE packets SET synced_at = NULL WHERE number = ?',
+  /**
+   * (synced_at, packet) → a row when the packet is complete: its completion time moved to now, so
+   * that it is announced again (reannounceComplete).
+   */
+  restampComplete:
+    'UPDATE packets SET synced_at = ? WHERE number = ? AND synced_at IS NOT NULL RETURNING number',
   /** (packet) → a row when the packet was complete (it is not now), none when it was not. */
   reopenComplete:
     'UPDATE packets SET synced_at = NULL WHERE number = ? AND synced_at IS NOT NULL RETURNING number',
@@ -201,4 +207,15 @@ export function reopenIfComplete(store: Store, packet: number): boolean {
   const reopened = cachedStatement(store, PACKET_STATE_SQL.reopenComplete).get(packet) !== undefined;
   if (reopened) lowerLatestPacket(store.sqlite, packet);
   return reopened;
+}
+
+/**
+ * When `packet` is complete, moves its `synced_at` to `now` (ISO 8601) and returns true: what a
+ * complete packet still lacked has been stored or settled on evidence (its MISSING replication
+ * packet, a dump settled by `--settle-after` alone), which lets the change stream move past it, so
+ * it is announced again (`packetSynced`: the watch of `livefeed serve` reads `synced_at`). False,
+ * and nothing written, for a packet not complete: its completion announces it.
+ */
+export function restampComplete(store: Store, packet: number, now: string): boolean {
+  return cachedStatement(store, PACKET_STATE_SQL.restampComplete).get(now, packet) !== undefined;
 }

@@ -62,6 +62,12 @@ export interface PacketState {
     requireReplication: (packet: number) => boolean,
     now: string,
   ): Promise<number[]>;
+  /**
+   * A complete packet whose missing part was stored or settled on evidence is announced again: its
+   * completion time becomes `now` (PostgreSQL: notified in the same transaction); false for a
+   * packet not complete (state.ts restampComplete).
+   */
+  restampComplete(packet: number, now: string): Promise<boolean>;
   /** A complete packet becomes incomplete again; the mark moves back before it. */
   reopenPacket(packet: number): Promise<void>;
   /** Lowest incomplete packet and highest known packet (null when none): where a pass starts. */

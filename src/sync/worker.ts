@@ -83,6 +83,7 @@ async function syncPassDeferred(
     to: null,
     dumpsStored: 0,
     completed: [],
+    reannounced: [],
     pending: 0,
     problems: [],
     quarantined: 0,
@@ -110,7 +111,7 @@ async function syncPassDeferred(
     requireReplication,
     now().toISOString(),
   );
-  for (const packet of report.completed) ctx.observe.onPacketSynced?.(packet);
+  for (const packet of [...report.reannounced, ...report.completed]) ctx.observe.onPacketSynced?.(packet);
   report.pending = (await ctx.store.pendingDumps(range.from, range.to)).length;
   if (ctx.policy.keepFiles)
     await ctx.store.applyRetention(ctx.feed.dataDir, ctx.policy.keepFiles, now(), ctx.observe.logger);

@@ -24,7 +24,8 @@ export const PacketRef = builder.objectRef<PacketRow>('Packet').implement({
     syncedAt: t.field({
       type: 'DateTime',
       nullable: true,
-      description: 'When every file of the packet was stored or settled; null while incomplete.',
+      description:
+        'When every file of the packet was stored or settled (or, later, what still held the change stream at it: see packetSynced); null while incomplete.',
       resolve: (p) => p.syncedAt,
     }),
     dumps: t.field({

@@ -6,7 +6,9 @@ builder.subscriptionField('packetSynced', (t) =>
   t.field({
     type: PacketRef,
     description:
-      'Fires each time a packet becomes complete (every tracked file stored or settled), with that packet. ' +
+      'Fires each time a packet becomes complete (every tracked file stored or settled), with that packet, and ' +
+      'again when a complete packet stops holding the change stream back (its MISSING replication packet stored, ' +
+      'a dump settled by --settle-after stored or settled on evidence). ' +
       'Served as server-sent events: request /graphql with `Accept: text/event-stream`.',
     subscribe: (_root, _args, ctx) => ctx.events.subscribe('packetSynced'),
     // Announced by the database the sync writes; a read replica may replay it a moment later.

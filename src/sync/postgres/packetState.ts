@@ -53,6 +53,15 @@ export function completePacketsPostgres(
   });
 }
 
+/** sync/state.ts restampComplete on PostgreSQL, `livefeed_packets` notified at COMMIT. */
+export function restampCompletePostgres(store: PostgresStore, packet: number, now: string): Promise<boolean> {
+  return inPgTransaction(store.pool, async (client) => {
+    const restamped = (await pgRows(client, PACKET_STATE_SQL.restampComplete, [now, packet])).length > 0;
+    if (restamped) await notifyPacketsCompleted(client, [packet]);
+    return restamped;
+  });
+}
+
 /** A complete packet becomes incomplete again and the mark moves back before it, in one transaction. */
 export function reopenPacketPostgres(store: PostgresStore, packet: number): Promise<void> {
   return inPgTransaction(store.pool, async (client) => {

@@ -11,6 +11,7 @@ import {
   packetPositionPostgres,
   recordUpstreamPostgres,
   reopenPacketPostgres,
+  restampCompletePostgres,
 } from './packetState.js';
 import { historyCutoffPostgres, pruneHistoryPostgres } from './prune.js';
 import { postgresReplicationRecords } from './replication.js';
@@ -48,6 +49,7 @@ export function postgresSyncStore(store: PostgresStore): SyncStore {
     completePackets: (range, entities, requireReplication, now) =>
       completePacketsPostgres(store, range, entities, requireReplication, now),
     reopenPacket: (packet) => reopenPacketPostgres(store, packet),
+    restampComplete: (packet, now) => restampCompletePostgres(store, packet, now),
     packetPosition: () => packetPositionPostgres(store),
     recordUpstream: (latest, at) => recordUpstreamPostgres(store, latest, at),
     markDemo: async () => {

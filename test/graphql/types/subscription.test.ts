@@ -1,10 +1,8 @@
 import { afterAll, beforeAll, expect, it } from 'vitest';
-import { openStore } from '../../../src/db/client.js';
-import { watchPostgresPackets } from '../../../src/db/postgres/listen.js';
 import { ENTITY_TYPES } from '../../../src/feed/entities.js';
 import type { App } from '../../../src/http/app.js';
 import { createGraphql } from '../../../src/http/graphql.js';
-import { createPacketEvents, type PacketEvents, watchCompletedPackets } from '../../../src/ops/events.js';
+import { createPacketEvents } from '../../../src/ops/events.js';
 import { createMetrics } from '../../../src/ops/metrics.js';
 import { createOps, instrumentSync } from '../../../src/ops/wiring.js';
 import { BUNDLED_FEED_ROOT, startSampleFeed } from '../../../src/samplefeed/server.js';
@@ -12,6 +10,7 @@ import { syncOnce } from '../../../src/sync/worker.js';
 import { describeAppStores } from '../../support/appStores.js';
 import { syncContextOn, tempDir, testLogger, testService } from '../../support/harness.js';
 import { readBundledManifest } from '../../support/manifest.js';
+import { watchOf } from '../../support/packetWatch.js';
 import { openSse } from '../../support/sse.js';
 import { describeStores, type TestDatabase } from '../../support/stores.js';
 
@@ -67,21 +66,6 @@ describeAppStores(
     });
   },
 );
-
-/** A server's database watch over `db` (`serve` alone): SQLite's polling or PostgreSQL's LISTEN. */
-async function watchOf(kind: 'sqlite' | 'postgres', db: TestDatabase, events: PacketEvents) {
-  if (kind === 'sqlite') {
-    const reader = openStore(db.db);
-    const stop = watchCompletedPackets(reader, events, { intervalMs: 10 });
-    return async () => {
-      stop();
-      reader.close();
-    };
-  }
-  const watch = watchPostgresPackets({ connectionString: db.db, display: 'subscription' }, events);
-  await watch.listening;
-  return () => watch.stop();
-}
 
 describeStores('subscription packetSynced: the sync and the watch', (stores) => {
   let data: Awaited<ReturnType<typeof tempDir>>;

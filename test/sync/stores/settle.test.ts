@@ -163,8 +163,10 @@ describeStores('settling missing JSON dumps', (stores) => {
       lines: [ARTIST(A1, 'Two')],
       timestamp: old,
     });
-    await syncOnce(ctx);
+    const report = await syncOnce(ctx);
     expect(await statusOf(20, 'area')).toBe('SYNCED');
+    // Complete all along, 20 no longer holds the change stream: announced again (packetSynced).
+    expect(report.reannounced).toEqual([20]);
     expect(await db.rows('SELECT mbid, data FROM changes WHERE packet = 20 AND entity = ?', 'area')).toEqual([
       { mbid: A2, data: AREA(A2, 'Late town') },
     ]);
