@@ -283,3 +283,8 @@ export function pgTimestampSeconds(text: string): number | undefined {
   const millis = Date.parse(`${match[1]}T${match[2]}${match[3]}:${match[4] ?? '00'}`);
   return Number.isNaN(millis) ? undefined : Math.floor(millis / 1000);
 }
+
+/** A Date as PostgreSQL timestamptz text (`2026-05-11 17:19:26.120+00`), the way an archive's TIMESTAMP is written. */
+export function pgTimestamp(date: Date): string {
+  return `${date.toISOString().replace('T', ' ').replace('Z', '')}+00`;
+}

@@ -7,7 +7,7 @@ import { type SampleFeed, startSampleFeed } from '../../src/samplefeed/server.js
 import type { SyncContext } from '../../src/sync/context.js';
 import { FILE_RECORD_SQL } from '../../src/sync/fileRecords.js';
 import { syncOnce } from '../../src/sync/worker.js';
-import { writeJsonDump } from '../support/archives.js';
+import { pgTimestamp, writeJsonDump } from '../support/archives.js';
 import { syncContextOn, tempDir } from '../support/harness.js';
 import { describeStores, type TestDatabase } from '../support/stores.js';
 
@@ -21,10 +21,6 @@ const ARTIST = (id: string, name: string) => JSON.stringify({ id, name, 'sort-na
 const AREA = (id: string, name: string) => JSON.stringify({ id, name, type: 'City' });
 const A1 = '00000000-0000-4000-8000-000000000001';
 const A2 = '00000000-0000-4000-8000-000000000002';
-
-function pgText(date: Date): string {
-  return `${date.toISOString().replace('T', ' ').replace('Z', '')}+00`;
-}
 
 type PacketRows = { number: number; syncedAt: string | null }[];
 const PACKETS_SQL = 'SELECT number, synced_at AS "syncedAt" FROM packets ORDER BY number';
@@ -94,7 +90,7 @@ describeStores('the latest-packet mark across settling and late JSON dumps', (st
   const completePacket = (n: number) =>
     db.store.completePackets({ from: n, to: n }, ['area', 'artist'], () => false, clock.toISOString());
   it('moves with completion, a late dump, a later packet settling an earlier one, and a reopened packet', async () => {
-    const fresh = pgText(new Date(clock.getTime() - 40 * 60_000));
+    const fresh = pgTimestamp(new Date(clock.getTime() - 40 * 60_000));
     await writeJsonDump(feedDir.dir, {
       packet: 10,
       entity: 'artist',
@@ -147,7 +143,7 @@ describeStores('the latest-packet mark across settling and late JSON dumps', (st
   });
 
   it('a packet stored below the first one is counted from the new first packet', async () => {
-    const fresh = pgText(new Date(clock.getTime() - 40 * 60_000));
+    const fresh = pgTimestamp(new Date(clock.getTime() - 40 * 60_000));
     for (const entity of ['artist', 'area'] as const)
       await writeJsonDump(feedDir.dir, { packet: 20, entity, lines: [ARTIST(A1, 'One')], timestamp: fresh });
     await writeJsonDump(feedDir.dir, {

@@ -4,7 +4,7 @@ import { collectStatus, renderStatus } from '../../src/ops/statusReport.js';
 import { type SampleFeed, startSampleFeed } from '../../src/samplefeed/server.js';
 import type { SyncContext } from '../../src/sync/context.js';
 import { syncOnce } from '../../src/sync/worker.js';
-import { writeJsonDump } from '../support/archives.js';
+import { pgTimestamp, writeJsonDump } from '../support/archives.js';
 import { syncContextOn, tempDir } from '../support/harness.js';
 import { writeReplicationPacket } from '../support/replicationArchives.js';
 import { describeStores, type TestDatabase } from '../support/stores.js';
@@ -20,10 +20,6 @@ const id = (n: number) => `00000000-0000-4000-8000-${String(n).padStart(12, '0')
 const ARTIST = (n: number) => JSON.stringify({ id: id(n), name: `Artist ${n}`, type: 'Person' });
 const AREA = (n: number) => JSON.stringify({ id: id(n), name: `Town ${n}`, type: 'City' });
 
-function pgText(date: Date): string {
-  return `${date.toISOString().replace('T', ' ').replace('Z', '')}+00`;
-}
-
 describeStores('a halted upstream JSON dump job', (stores) => {
   let db: TestDatabase | undefined;
   let ctx: SyncContext | undefined;
@@ -32,7 +28,7 @@ describeStores('a halted upstream JSON dump job', (stores) => {
   let feed: SampleFeed;
   const clock = new Date('2026-11-22T12:00:00Z');
   // Packet 40 at 6 h ago; the dump job halts after it: 41, 42, 43 (5, 4 and 3 h old) wait.
-  const at = (packet: number) => pgText(new Date(clock.getTime() - (46 - packet) * HOUR));
+  const at = (packet: number) => pgTimestamp(new Date(clock.getTime() - (46 - packet) * HOUR));
 
   async function publish(packet: number, entities: ('artist' | 'area')[]): Promise<void> {
     for (const entity of entities) {

@@ -2,7 +2,7 @@ import { afterEach, beforeEach, expect, it } from 'vitest';
 import { type SampleFeed, startSampleFeed } from '../../../src/samplefeed/server.js';
 import type { SyncContext } from '../../../src/sync/context.js';
 import { syncOnce } from '../../../src/sync/worker.js';
-import { writeJsonDump } from '../../support/archives.js';
+import { pgTimestamp, writeJsonDump } from '../../support/archives.js';
 import { syncContextOn, tempDir } from '../../support/harness.js';
 import { describeStores, type TestDatabase } from '../../support/stores.js';
 
@@ -16,11 +16,6 @@ const ARTIST = (id: string, name: string) => JSON.stringify({ id, name, 'sort-na
 const AREA = (id: string, name: string) => JSON.stringify({ id, name, type: 'City' });
 const A1 = '00000000-0000-4000-8000-000000000001';
 const A2 = '00000000-0000-4000-8000-000000000002';
-
-/** PostgreSQL timestamptz text of a Date (an archive's TIMESTAMP). */
-function pgText(date: Date): string {
-  return `${date.toISOString().replace('T', ' ').replace('Z', '')}+00`;
-}
 
 describeStores('settling missing JSON dumps', (stores) => {
   let feedDir: Awaited<ReturnType<typeof tempDir>>;
@@ -61,7 +56,7 @@ describeStores('settling missing JSON dumps', (stores) => {
   });
 
   it('keeps a fresh packet PENDING, stores a late dump, and settles once a later packet has a dump', async () => {
-    const fresh = pgText(new Date(clock.getTime() - 40 * 60_000));
+    const fresh = pgTimestamp(new Date(clock.getTime() - 40 * 60_000));
     await writeJsonDump(feedDir.dir, {
       packet: 10,
       entity: 'artist',
@@ -89,7 +84,7 @@ describeStores('settling missing JSON dumps', (stores) => {
     expect(await latestMark()).toBe('{"from":10,"number":10}');
 
     // Packet 11 has only an artist dump; once packet 12's dump exists, 11's area is asked once more and settled.
-    const t11 = pgText(new Date(clock.getTime() - 10 * 60_000));
+    const t11 = pgTimestamp(new Date(clock.getTime() - 10 * 60_000));
     await writeJsonDump(feedDir.dir, {
       packet: 11,
       entity: 'artist',
@@ -125,7 +120,7 @@ describeStores('settling missing JSON dumps', (stores) => {
   });
 
   it('settles by TIMESTAMP age without a later packet', async () => {
-    const old = pgText(new Date(clock.getTime() - 3 * 3_600_000));
+    const old = pgTimestamp(new Date(clock.getTime() - 3 * 3_600_000));
     await writeJsonDump(feedDir.dir, {
       packet: 20,
       entity: 'artist',
@@ -138,7 +133,7 @@ describeStores('settling missing JSON dumps', (stores) => {
   });
 
   it('asks again for a dump settled by time once a later dump is seen, and stores it when it came late', async () => {
-    const old = pgText(new Date(clock.getTime() - 3 * 3_600_000));
+    const old = pgTimestamp(new Date(clock.getTime() - 3 * 3_600_000));
     await writeJsonDump(feedDir.dir, {
       packet: 20,
       entity: 'artist',
@@ -177,7 +172,7 @@ describeStores('settling missing JSON dumps', (stores) => {
       packet: 31,
       entity: 'artist',
       lines: [ARTIST(A1, 'One')],
-      timestamp: pgText(clock),
+      timestamp: pgTimestamp(clock),
     });
     await syncOnce(ctx, { from: 30 });
     // Packet 30 has no file at all and 31 is fresh, but 31's dump is evidence that 30 is settled.

@@ -5,7 +5,7 @@ import { type SampleFeed, startSampleFeed } from '../../../src/samplefeed/server
 import type { SyncContext } from '../../../src/sync/context.js';
 import type { SyncStore } from '../../../src/sync/syncStore.js';
 import { syncOnce } from '../../../src/sync/worker.js';
-import { writeJsonDump } from '../../support/archives.js';
+import { pgTimestamp, writeJsonDump } from '../../support/archives.js';
 import { syncContextOn, tempDir } from '../../support/harness.js';
 import { describeStores, type TestDatabase } from '../../support/stores.js';
 
@@ -22,11 +22,6 @@ const A1 = '00000000-0000-4000-8000-000000000001';
 const A2 = '00000000-0000-4000-8000-000000000002';
 const LATE = jsonDumpPath(20, 'area');
 
-/** PostgreSQL timestamptz text of a Date (an archive's TIMESTAMP). */
-function pgText(date: Date): string {
-  return `${date.toISOString().replace('T', ' ').replace('Z', '')}+00`;
-}
-
 describeStores('a dump settled by time whose recheck fails', (stores) => {
   let feedDir: Awaited<ReturnType<typeof tempDir>>;
   let dataDir: Awaited<ReturnType<typeof tempDir>>;
@@ -34,7 +29,7 @@ describeStores('a dump settled by time whose recheck fails', (stores) => {
   let db: TestDatabase;
   const contexts: SyncContext[] = [];
   const clock = new Date('2026-11-22T12:00:00Z');
-  const old = pgText(new Date(clock.getTime() - 3 * 3_600_000));
+  const old = pgTimestamp(new Date(clock.getTime() - 3 * 3_600_000));
   const context = async (store: SyncStore = db.store) => {
     const ctx = await syncContextOn(store, {
       feedRoot: feed.feedRoot,
