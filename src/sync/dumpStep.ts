@@ -4,6 +4,7 @@ import type { SyncContext, SyncReport } from './context.js';
 import type { FetchedFile } from './fetchFile.js';
 import { runFileStep } from './fileStep.js';
 import { EXPECTED_JSON_DUMPS_SCHEMA_NUMBER } from './packetFacts.js';
+import type { SettledBy } from './state.js';
 import type { StreamedFile } from './streamedFetch.js';
 
 /**
@@ -21,6 +22,8 @@ export async function askDump(
   packet: number,
   entity: EntityType,
   now: () => Date,
+  /** What a 404 settles the dump as, at once (a recheck with evidence); default: PENDING, settled later. */
+  notThereSettledBy?: SettledBy,
 ): Promise<boolean> {
   const name = jsonDumpPath(packet, entity);
   const stored = await runFileStep(
@@ -33,7 +36,9 @@ export async function askDump(
       storeStreamed: (file, keepOnCommit) =>
         storeDump(ctx, { packet, entity, file, keepOnCommit }, now, report),
       notThere: async () => {
-        await ctx.store.markPending(packet, entity, now().toISOString());
+        if (notThereSettledBy)
+          await ctx.store.markNoChanges(packet, entity, notThereSettledBy, now().toISOString());
+        else await ctx.store.markPending(packet, entity, now().toISOString());
         return false;
       },
       recordFailure: (reason, error) => ctx.store.recordFailure({ packet, entity }, reason, now(), error),

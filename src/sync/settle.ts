@@ -53,11 +53,9 @@ export async function recheckTimeSettled(
       { event: 'settle-recheck', packet: dump.packet, entity: dump.entity },
       `asking again for ${dump.entity} of packet ${dump.packet}: it was settled by --settle-after, and a later packet's JSON dump is now there`,
     );
-    await askDump(ctx, report, dump.packet, dump.entity, now);
+    // A 404 settles it on the evidence in one statement: never PENDING on a complete packet.
+    await askDump(ctx, report, dump.packet, dump.entity, now, 'LATER_DUMP');
     const status = await ctx.store.dumpStatus(dump.packet, dump.entity);
-    if (status === 'PENDING') {
-      await ctx.store.markNoChanges(dump.packet, dump.entity, 'LATER_DUMP', now().toISOString());
-    }
     // Stored or settled on evidence, it no longer holds the change stream: subscribers are woken.
     if (status !== 'FAILED') await reannounce(ctx, report, dump.packet, now);
   }

@@ -26,7 +26,8 @@ export const PACKET_STATE_SQL = {
        FROM dumps d JOIN packets p ON p.number = d.packet
        WHERE d.status = 'PENDING' AND d.packet BETWEEN ? AND ? ORDER BY d.packet, d.entity`,
   /** (settled_by, updated_at, packet, entity). */
-  markNoChanges: `UPDATE dumps SET status = 'NO_CHANGES', settled_by = ?, updated_at = ? WHERE packet = ? AND entity = ? AND status = 'PENDING'`,
+  markNoChanges: `UPDATE dumps SET status = 'NO_CHANGES', settled_by = ?, updated_at = ?
+    WHERE packet = ? AND entity = ? AND status IN ('PENDING', 'NO_CHANGES')`,
   /** () → (packet, entity) rows. */
   timeSettledWithEvidence: `SELECT d.packet, d.entity FROM dumps d
        WHERE d.status = 'NO_CHANGES' AND d.settled_by = 'TIME'
@@ -134,7 +135,10 @@ export function settleDecision(
   return { decision: now.getTime() >= byTime ? 'recheck' : 'wait', by: 'TIME' };
 }
 
-/** Marks a PENDING dump NO_CHANGES, recording what settled it. */
+/**
+ * Marks a PENDING dump NO_CHANGES, or records what settles a NO_CHANGES one now (a dump settled by
+ * time, asked again with a later dump as evidence: settle.ts recheckTimeSettled), with what settled it.
+ */
 export function markNoChanges(
   store: Store,
   packet: number,

@@ -119,4 +119,30 @@ describeStores('a dump settled by time whose recheck fails', (stores) => {
     expect(report.completed).toContain(20);
     expect(await complete(20)).toBe(1);
   }, 60_000);
+
+  it('a recheck answered 404 settles the dump on the evidence in one write: never PENDING on a complete packet', async () => {
+    await dump(19, 'artist', ARTIST(A1, 'One'));
+    await dump(19, 'area', AREA(A2, 'Town'));
+    await dump(20, 'artist', ARTIST(A1, 'Two'));
+    await syncOnce(await context(), { from: 19 });
+    expect(await db.reads.feedFrontier()).toBe(19);
+    await dump(21, 'artist', ARTIST(A1, 'Three'));
+    const seen: unknown[] = [];
+    const watching: SyncStore = {
+      ...db.store,
+      async markPending(packet, entity, now) {
+        await db.store.markPending(packet, entity, now);
+        if (packet === 20) seen.push({ status: await statusOf(20, 'area'), complete: await complete(20) });
+      },
+    };
+    feed.requests.length = 0;
+    const report = await syncOnce(await context(watching));
+    expect(feed.requests.filter((r) => r.path.endsWith(LATE)).length).toBe(1);
+    expect(seen).toEqual([]);
+    expect(
+      await db.rows('SELECT status, settled_by FROM dumps WHERE packet = 20 AND entity = ?', 'area'),
+    ).toEqual([{ status: 'NO_CHANGES', settled_by: 'LATER_DUMP' }]);
+    expect(await complete(20)).toBe(1);
+    expect(report.reannounced).toEqual([20]);
+  }, 60_000);
 });
