@@ -202,6 +202,24 @@ export class FeedClient {
     });
   }
 
+  /**
+   * Whether `path` is on the feed, without reading it: true on 200 (the body is dropped with its
+   * connection), false on a missing file's 404 (FEED.md, Errors). Same errors as {@link download}.
+   */
+  async exists(path: string, signal?: AbortSignal): Promise<boolean> {
+    return this.#withRetry(path, signal, async (url) => {
+      const res = await this.#get(url, signal);
+      if (res.statusCode === 200) {
+        res.body.destroy();
+        return true;
+      }
+      const body = await readText(res.body);
+      if (isRouteMiss(res)) throw routeMiss(url);
+      this.#check(res, url, body, true);
+      return false;
+    });
+  }
+
   /** Releases connections. */
   async close(): Promise<void> {
     closeAgents(this.#agents);

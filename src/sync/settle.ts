@@ -1,13 +1,15 @@
 import type { SyncContext, SyncReport } from './context.js';
 import { askDump } from './dumpStep.js';
 import { probeLaterDumps } from './evidence.js';
+import { hourHeldCheck } from './hourHeld.js';
 import { settleDecision } from './state.js';
 
 /**
  * Declares settled missing dumps NO_CHANGES (FEED.md, Errors: only a later packet's JSON dump is
  * evidence; `--settle-after` hours when the operator set them), asking once more where the last
  * 404 predates the evidence. Where the sync tracks only some entity types, first looks upstream for
- * that evidence among the others (sync/evidence.ts).
+ * that evidence among the others (sync/evidence.ts). Without replication packets, a later dump
+ * settles only an hour upstream still holds (sync/hourHeld.ts).
  */
 export async function settle(
   ctx: SyncContext,
@@ -23,9 +25,12 @@ export async function settle(
   // Read again only when a probe found evidence: it changes the dumps' `laterDumpSeenAt`.
   if (report.latest !== null && (await probeLaterDumps(ctx, waiting, report.latest, now)))
     waiting = await tracked();
+  const hourHeld = hourHeldCheck(ctx, now);
   for (const dump of waiting) {
     const { decision, by } = settleDecision(dump, ctx.policy.settleAfterMs, now());
     if (decision === 'wait') continue;
+    // A later dump is no evidence for an hour upstream has deleted (hourHeld.ts).
+    if (by === 'LATER_DUMP' && !(await hourHeld(dump))) continue;
     if (decision === 'recheck') {
       await askDump(ctx, report, dump.packet, dump.entity, now);
       // Still PENDING: the 404 just seen came after the evidence (or the hours), so it settles.

@@ -16,6 +16,7 @@ import { recordSignatureFailure } from './signatureMissing.js';
 import {
   completePackets,
   dumpStatus,
+  explainPending,
   markDumpsSeen,
   markNoChanges,
   pendingDumps,
@@ -112,6 +113,7 @@ export function sqliteSyncStore(
     pendingDumps: async (from, to) => pendingDumps(store, from, to),
     markNoChanges: async (packet, entity, by, now) => markNoChanges(store, packet, entity, by, now),
     markDumpsSeen: async (packet, at) => markDumpsSeen(store, packet, at),
+    explainPending: async (packet, entity, reason, now) => explainPending(store, packet, entity, reason, now),
     timeSettledWithEvidence: async () => timeSettledWithEvidence(store),
     completePackets: async (range, entities, requireReplication, now) =>
       completePackets(store, range, entities, requireReplication, now),

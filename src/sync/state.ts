@@ -40,6 +40,8 @@ export const PACKET_STATE_SQL = {
             AND d.entity IN (${Array.from({ length: entityCount }, () => '?').join(', ')})) AS done,
          (SELECT status FROM replication_packets r WHERE r.packet = p.number) AS replication
        FROM packets p WHERE p.synced_at IS NULL AND p.number BETWEEN ? AND ? ORDER BY p.number`,
+  /** (error, updated_at, packet, entity): why a PENDING dump waits although a later dump was seen (sync/hourHeld.ts). */
+  explainPending: `UPDATE dumps SET error = ?, updated_at = ? WHERE packet = ? AND entity = ? AND status = 'PENDING'`,
   /** (dumps_seen_at, packet): the first time a probe found a JSON dump of the packet (sync/evidence.ts). */
   markDumpsSeen: 'UPDATE packets SET dumps_seen_at = ? WHERE number = ? AND dumps_seen_at IS NULL',
   /** (synced_at, packet). */
@@ -147,6 +149,17 @@ export function markNoChanges(
   now: string,
 ): void {
   cachedStatement(store, PACKET_STATE_SQL.markNoChanges).run(by, now, packet, entity);
+}
+
+/** Records why a PENDING dump is not settled (sync/hourHeld.ts); a later 404 clears it (markPending). */
+export function explainPending(
+  store: Store,
+  packet: number,
+  entity: EntityType,
+  reason: string,
+  now: string,
+): void {
+  cachedStatement(store, PACKET_STATE_SQL.explainPending).run(reason, now, packet, entity);
 }
 
 /** Records that a probe found a JSON dump of `packet` (sync/evidence.ts); the first time counts. */

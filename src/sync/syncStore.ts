@@ -46,6 +46,11 @@ export interface PacketState {
   /** PENDING → NO_CHANGES, recording what settled it. `now`: ISO 8601. */
   markNoChanges(packet: number, entity: EntityType, by: SettledBy, now: string): Promise<void>;
   /**
+   * Why a PENDING dump stays PENDING although a later packet's dump was seen (upstream no longer
+   * holds its hour: sync/hourHeld.ts), shown as its `error` until its next 404. `now`: ISO 8601.
+   */
+  explainPending(packet: number, entity: EntityType, reason: string, now: string): Promise<void>;
+  /**
    * A probe found a JSON dump of `packet` upstream, of an entity type the sync does not track
    * (sync/evidence.ts): evidence for the 404s of earlier packets. `at`: ISO 8601; the first counts.
    */

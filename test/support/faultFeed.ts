@@ -128,6 +128,7 @@ export function useFaultFeed(): FaultFeed {
       linesPerDump: 400,
       malformedEvery: 97,
       emptyPackets: [502],
+      heldHours: true,
     });
     const keys = await createTestKeyHome();
     try {

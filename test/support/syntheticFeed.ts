@@ -3,6 +3,7 @@ import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import type { EntityType } from '../../src/feed/entities.js';
 import { type BuiltFeedFile, writeJsonDump } from './archives.js';
+import { writeReplicationPacket } from './replicationArchives.js';
 
 /**
  * A feed folder of real JSON dump archives (tar + xz), bigger than the bundled demo feed, for
@@ -21,6 +22,11 @@ export interface SyntheticFeedOptions {
   malformedEvery?: number;
   /** Packets (numbers) that get no dumps at all (the feed answers 404). */
   emptyPackets?: readonly number[];
+  /**
+   * Also write an empty replication packet for every packet, as upstream holds for every hour it
+   * keeps: a sync without replication packets asks for it before a 404 settles (sync/hourHeld.ts).
+   */
+  heldHours?: boolean;
 }
 
 /** What was written. */
@@ -95,6 +101,10 @@ export async function writeSyntheticFeed(
         }),
       );
     }
+  }
+  if (options.heldHours) {
+    for (let packet = options.firstPacket; packet < options.firstPacket + options.packets; packet++)
+      await writeReplicationPacket(root, { packet, format: 'v2', rows: [] });
   }
   const files: BuiltFeedFile[] = [];
   const worker = async () => {

@@ -9,6 +9,7 @@ import { FILE_RECORD_SQL } from '../../src/sync/fileRecords.js';
 import { syncOnce } from '../../src/sync/worker.js';
 import { pgTimestamp, writeJsonDump } from '../support/archives.js';
 import { syncContextOn, tempDir } from '../support/harness.js';
+import { writeReplicationPacket } from '../support/replicationArchives.js';
 import { describeStores, type TestDatabase } from '../support/stores.js';
 
 /**
@@ -107,6 +108,8 @@ describeStores('the latest-packet mark across settling and late JSON dumps', (st
       lines: [AREA(A2, 'Town')],
       timestamp: fresh,
     });
+    // Upstream holds hour 11 (its replication packet): its area's 404 can settle as no changes.
+    await writeReplicationPacket(feedDir.dir, { packet: 11, format: 'v2', rows: [] });
     await writeJsonDump(feedDir.dir, {
       packet: 11,
       entity: 'artist',

@@ -7,6 +7,7 @@ import { sqliteSyncStore } from '../../src/sync/sqliteSyncStore.js';
 import { syncOnce } from '../../src/sync/worker.js';
 import { writeJsonDump } from '../support/archives.js';
 import { syncContextOn, tempDir } from '../support/harness.js';
+import { writeReplicationPacket } from '../support/replicationArchives.js';
 
 /**
  * FEED.md, Errors: a missing file's 404 is `text/plain` (`Can't find specified JSON dump!`), a path
@@ -35,6 +36,8 @@ beforeEach(async () => {
   for (let packet = 40; packet <= 42; packet++) {
     const lines = [JSON.stringify({ id: id(packet), name: `Artist ${packet}` })];
     await writeJsonDump(feedDir.dir, { packet, entity: 'artist', lines });
+    // Upstream holds each hour: a 404 of a dump there can mean "no changes".
+    await writeReplicationPacket(feedDir.dir, { packet, format: 'v2', rows: [] });
   }
   feed = await startSampleFeed({ root: feedDir.dir });
 });

@@ -45,6 +45,9 @@ export function postgresSyncStore(store: PostgresStore): SyncStore {
     markDumpsSeen: async (packet, at) => {
       await pgRows(pool, PACKET_STATE_SQL.markDumpsSeen, [at, packet]);
     },
+    explainPending: async (packet, entity, reason, now) => {
+      await pgRows(pool, PACKET_STATE_SQL.explainPending, [reason, now, packet, entity]);
+    },
     timeSettledWithEvidence: () => pgRows(pool, PACKET_STATE_SQL.timeSettledWithEvidence),
     completePackets: (range, entities, requireReplication, now) =>
       completePacketsPostgres(store, range, entities, requireReplication, now),

@@ -35,6 +35,7 @@ beforeAll(async () => {
     linesPerDump: 3000,
     malformedEvery: 97,
     emptyPackets: [502],
+    heldHours: true,
   });
   feed = await startSampleFeed({ root });
   const dataDir = join(work.dir, 'reference');

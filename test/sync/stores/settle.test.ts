@@ -4,6 +4,7 @@ import type { SyncContext } from '../../../src/sync/context.js';
 import { syncOnce } from '../../../src/sync/worker.js';
 import { pgTimestamp, writeJsonDump } from '../../support/archives.js';
 import { syncContextOn, tempDir } from '../../support/harness.js';
+import { writeReplicationPacket } from '../../support/replicationArchives.js';
 import { describeStores, type TestDatabase } from '../../support/stores.js';
 
 /**
@@ -85,6 +86,8 @@ describeStores('settling missing JSON dumps', (stores) => {
 
     // Packet 11 has only an artist dump; once packet 12's dump exists, 11's area is asked once more and settled.
     const t11 = pgTimestamp(new Date(clock.getTime() - 10 * 60_000));
+    // Upstream holds the hour (its replication packet): without replication packets the sync asks.
+    await writeReplicationPacket(feedDir.dir, { packet: 11, format: 'v2', rows: [] });
     await writeJsonDump(feedDir.dir, {
       packet: 11,
       entity: 'artist',
@@ -168,6 +171,8 @@ describeStores('settling missing JSON dumps', (stores) => {
   });
 
   it('never declares NO_CHANGES for a packet with no evidence at all', async () => {
+    // Packet 30 changed nothing: upstream holds only its replication packet.
+    await writeReplicationPacket(feedDir.dir, { packet: 30, format: 'v2', rows: [] });
     await writeJsonDump(feedDir.dir, {
       packet: 31,
       entity: 'artist',
@@ -175,7 +180,7 @@ describeStores('settling missing JSON dumps', (stores) => {
       timestamp: pgTimestamp(clock),
     });
     await syncOnce(ctx, { from: 30 });
-    // Packet 30 has no file at all and 31 is fresh, but 31's dump is evidence that 30 is settled.
+    // Packet 30 has no JSON dump and 31 is fresh, but 31's dump is evidence that 30 is settled.
     expect(await statusOf(30, 'area')).toBe('NO_CHANGES');
     expect(await statusOf(31, 'area')).toBe('PENDING');
     expect(await statusOf(31, 'artist')).toBe('SYNCED');
