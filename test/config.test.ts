@@ -32,6 +32,7 @@ describe('loadConfig', () => {
       skipPackets: [],
       acceptUnsigned: [],
       allowWeakSigningKey: false,
+      allowSha1Signatures: false,
       verify: 'off',
       once: false,
     });
@@ -153,6 +154,8 @@ describe('loadConfig', () => {
     expect(config.acceptUnsigned).toEqual(['json-dumps/json-dump-7/area.tar.xz', 'replication-7-v2.tar.bz2']);
     expect(config.allowWeakSigningKey).toBe(true);
     expect(loadConfig({}, { LIVEFEED_ALLOW_WEAK_SIGNING_KEY: 'true' }).allowWeakSigningKey).toBe(true);
+    expect(loadConfig({ allowSha1Signatures: true }, {}).allowSha1Signatures).toBe(true);
+    expect(loadConfig({}, { LIVEFEED_ALLOW_SHA1_SIGNATURES: 'true' }).allowSha1Signatures).toBe(true);
   });
 
   it('names the variable and its value: LIVEFEED_REPLICATION_PACKETS=no: expected true or false', () => {

@@ -154,7 +154,10 @@ export const bootstrapCommand: CommandImplementation = {
           config.signingKey ?? (demo ? BUNDLED_SIGNING_KEY : undefined),
           demo && !config.signingKey ? 'fail' : config.verify,
           log,
-          { allowWeakSigningKey: config.allowWeakSigningKey },
+          {
+            allowWeakSigningKey: config.allowWeakSigningKey,
+            allowSha1Signatures: config.allowSha1Signatures,
+          },
         );
         const started = Date.now();
         const result = await bootstrapFromFullDumps(target.store, {

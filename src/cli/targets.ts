@@ -152,6 +152,7 @@ export async function syncContext(
     {
       acceptUnsigned: config.acceptUnsigned,
       allowWeakSigningKey: config.allowWeakSigningKey,
+      allowSha1Signatures: config.allowSha1Signatures,
       operator: config.operator,
     },
   );

@@ -148,6 +148,14 @@ export const OPTIONS = {
     commands: VERIFYING,
     schema: parse.switchText,
   }),
+  allowSha1Signatures: row({
+    flag: '--allow-sha1-signatures',
+    env: 'LIVEFEED_ALLOW_SHA1_SIGNATURES',
+    fallback: false,
+    help: 'accept SHA-1 signatures by the signing key (older archives were signed by gpg 1.x); logged once per run',
+    commands: VERIFYING,
+    schema: parse.switchText,
+  }),
   webhooks: row({
     flag: '--webhooks-file <file>',
     env: 'LIVEFEED_WEBHOOKS_FILE',

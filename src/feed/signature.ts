@@ -110,14 +110,22 @@ const WEAK_KEY_CONFIG = {
   rejectMessageHashAlgorithms: new Set([openpgp.enums.hash.md5, openpgp.enums.hash.ripemd]),
 };
 
-/** The relaxed openpgp settings when every signature packet is by a key the operator let through. */
+/** openpgp's settings without its refusal of SHA-1 message digests (`--allow-sha1-signatures`). */
+const SHA1_CONFIG = { rejectMessageHashAlgorithms: WEAK_KEY_CONFIG.rejectMessageHashAlgorithms };
+
+/**
+ * The relaxed openpgp settings when every signature packet is by a key the operator let through,
+ * or SHA-1 allowed for the strong keys; openpgp's defaults otherwise.
+ */
 function configFor(keys: SigningKeys, signature: openpgp.Signature): Partial<openpgp.Config> | undefined {
-  if (!keys.weakAllowed?.size) return undefined;
-  const weak = signature.packets.every((packet) => {
-    const key = signingKeyFor(keys, packet.issuerKeyID);
-    return key !== undefined && keys.weakAllowed!.has(fingerprintOf(key));
-  });
-  return weak ? WEAK_KEY_CONFIG : undefined;
+  const weak =
+    !!keys.weakAllowed?.size &&
+    signature.packets.every((packet) => {
+      const key = signingKeyFor(keys, packet.issuerKeyID);
+      return key !== undefined && keys.weakAllowed!.has(fingerprintOf(key));
+    });
+  if (weak) return WEAK_KEY_CONFIG;
+  return keys.sha1Allowed ? SHA1_CONFIG : undefined;
 }
 
 /** The signature, or a reason string when `armored` is not an OpenPGP signature. */
@@ -255,6 +263,13 @@ function explainFailure(err: unknown, keyID: openpgp.KeyID): VerifyResult {
   if (/revoked/i.test(message)) return invalid(`signing key ${key} is revoked (${message})`, 'key-rejected');
   if (/expired/i.test(message)) {
     return invalid(`signing key ${key} or its signature has expired (${message})`, 'key-rejected');
+  }
+  if (/Insecure message hash algorithm: SHA1/i.test(message)) {
+    return invalid(
+      `signature by ${key} uses SHA-1, as upstream's older archives signed by gpg 1.x do; ` +
+        'pass --allow-sha1-signatures to accept them (README, Integrity and reliability)',
+      'refused-algorithm',
+    );
   }
   if (/Insecure|algorithm|RSA keys shorter|bits/i.test(message)) {
     return invalid(`signature by ${key} uses a refused algorithm (${message})`, 'refused-algorithm');

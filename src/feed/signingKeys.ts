@@ -14,6 +14,11 @@ export interface SigningKeys {
    * by them are checked without openpgp's key size, DSA/ElGamal and SHA-1 refusals.
    */
   weakAllowed?: ReadonlySet<string>;
+  /**
+   * Accept SHA-1 binary signatures by these keys (`--allow-sha1-signatures`): upstream's older
+   * archives were signed by gpg 1.x with SHA-1 (FEED.md, Signatures), which openpgp refuses.
+   */
+  sha1Allowed?: boolean;
 }
 
 const ARMOR_BLOCK = /-----BEGIN PGP ([A-Z ]+?)-----[\s\S]*?-----END PGP \1-----/g;

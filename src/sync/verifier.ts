@@ -68,6 +68,8 @@ export interface VerifierOptions {
   acceptUnsigned?: readonly string[];
   /** Let a weak signing key through (`--allow-weak-signing-key`). */
   allowWeakSigningKey?: boolean;
+  /** Accept SHA-1 signatures by the signing keys (`--allow-sha1-signatures`), logged once. */
+  allowSha1Signatures?: boolean;
   /** Who runs livefeed (the OS user), named when a file is accepted unsigned; default `unknown`. */
   operator?: string;
 }
@@ -75,7 +77,8 @@ export interface VerifierOptions {
 /**
  * Builds the verifier: with a key file, logs each key's fingerprint, algorithm and size, refuses a
  * key the verifier would reject every signature of (RSA under 2048 bits, DSA, ElGamal) unless
- * `allowWeakSigningKey`, warns when upstream's documented key is not among them, and verifies
+ * `allowWeakSigningKey`, accepts SHA-1 signatures only with `allowSha1Signatures` (both logged
+ * once), warns when upstream's documented key is not among them, and verifies
  * every archive (OpenPGP, binary mode); without one, every file is UNVERIFIED and the sync says so once.
  * @throws Error naming the key file when it cannot be loaded; WeakSigningKeyError for a weak key (the CLI exits 2).
  */
@@ -100,6 +103,13 @@ export async function createVerifier(
   }
   const keys = await loadSigningKeys(signingKey);
   keys.weakAllowed = checkKeyStrength(keys, signingKey, logger, !!options.allowWeakSigningKey);
+  if (options.allowSha1Signatures) {
+    keys.sha1Allowed = true;
+    logger.warn(
+      { event: 'sha1-signatures-allowed', flag: '--allow-sha1-signatures' },
+      '--allow-sha1-signatures: accepting SHA-1 signatures by the signing keys (older archives signed by gpg 1.x)',
+    );
+  }
   logger.info({ event: 'signing-keys', keys: describeKeys(keys), mode }, 'verifying signatures');
   if (!keys.fingerprints.some(isUpstreamKey)) {
     logger.warn(

@@ -106,7 +106,32 @@ describe('the signing key at start-up', () => {
       .catch((e: unknown) => e);
     expect(error).toBeInstanceOf(SignatureError);
     expect(error).toMatchObject({ kind: 'refused-algorithm', transient: false, file: 'area.tar.xz' });
-    expect((error as Error).message).toMatch(/refused algorithm/);
+    expect((error as Error).message).toMatch(/uses SHA-1.*pass --allow-sha1-signatures/);
+  });
+
+  it('--allow-sha1-signatures accepts SHA-1 signatures by the strong key (logged once) and nothing more', async () => {
+    const lines: string[] = [];
+    const verifier = await createVerifier(keyFile.rsa2048, 'fail', testLogger(lines), {
+      allowSha1Signatures: true,
+    });
+    const sha1 = await sign('rsa2048', ['--digest-algo', 'SHA1']);
+    expect(sha1).not.toBe(await sign('rsa2048'));
+    for (let i = 0; i < 2; i++) {
+      expect(await verifier.check(data, 'area.tar.xz', sha1)).toMatchObject({
+        status: 'VERIFIED',
+        fingerprint: fpr.rsa2048,
+      });
+    }
+    expect(lines.filter((l) => l.includes('"sha1-signatures-allowed"'))).toHaveLength(1);
+    // A tampered file, another key and a weak key stay refused.
+    const tampered = join(gpg.dir, 'tampered');
+    await writeFile(tampered, 'pretend archive bytes, changed\n');
+    await expect(verifier.check(tampered, 'x', sha1)).rejects.toMatchObject({ kind: 'mismatch' });
+    const byOther = await sign('rsa4096', ['--digest-algo', 'SHA1']);
+    await expect(verifier.check(data, 'x', byOther)).rejects.toMatchObject({ kind: 'unknown-key' });
+    await expect(
+      createVerifier(keyFile.rsa1024, 'fail', testLogger(), { allowSha1Signatures: true }),
+    ).rejects.toThrow(WeakSigningKeyError);
   });
 
   it('tells an unknown key and a mismatch apart from a cut signature', async () => {
