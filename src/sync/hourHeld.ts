@@ -1,7 +1,7 @@
+import type { EntityType } from '../feed/entities.js';
 import { FeedAuthError, safeMessage } from '../feed/errors.js';
 import { replicationPacketName } from '../feed/protocol/urls.js';
 import type { SyncContext } from './context.js';
-import type { PendingDump } from './state.js';
 
 /**
  * Whether upstream still holds the hour of a PENDING dump, asked before a later packet's JSON dump
@@ -15,12 +15,16 @@ import type { PendingDump } from './state.js';
  * replication packet is fetched in the same pass and a deleted one stays MISSING, which `status`
  * and `failures` report and which holds the change stream (README, How a sync works).
  * One request per packet and pass (the packet's body is not read); answers are kept for the pass.
- * A gone hour's dumps stay PENDING with the reason as their `error`, logged once per packet; a
+ * A gone hour's PENDING dumps stay PENDING with the reason as their `error` (one settled by
+ * `--settle-after` stays settled by time), logged once per packet; a
  * request that fails leaves them waiting too (logged), and a later pass asks again.
  * @throws FeedAuthError when the feed refuses the token; the abort reason when aborted.
  * @returns a check for one dump: true when its hour may settle.
  */
-export function hourHeldCheck(ctx: SyncContext, now: () => Date): (dump: PendingDump) => Promise<boolean> {
+export function hourHeldCheck(
+  ctx: SyncContext,
+  now: () => Date,
+): (dump: { packet: number; entity: EntityType }) => Promise<boolean> {
   const answers = new Map<number, Promise<boolean>>();
   return async (dump) => {
     if (ctx.policy.replicationPackets) return true;

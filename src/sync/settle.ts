@@ -51,9 +51,12 @@ export async function recheckTimeSettled(
   report: SyncReport,
   now: () => Date,
 ): Promise<void> {
+  const hourHeld = hourHeldCheck(ctx, now);
   for (const dump of await ctx.store.timeSettledWithEvidence()) {
     if (!ctx.policy.entities.includes(dump.entity)) continue;
     ctx.signal?.throwIfAborted();
+    // A later dump is no evidence for an hour upstream has deleted: it stays settled by time.
+    if (!(await hourHeld(dump))) continue;
     ctx.observe.logger.info(
       { event: 'settle-recheck', packet: dump.packet, entity: dump.entity },
       `asking again for ${dump.entity} of packet ${dump.packet}: it was settled by --settle-after, and a later packet's JSON dump is now there`,

@@ -4,7 +4,7 @@ import { collectStatus, renderStatus } from '../../src/ops/statusReport.js';
 import { type SampleFeed, startSampleFeed } from '../../src/samplefeed/server.js';
 import type { SyncContext } from '../../src/sync/context.js';
 import { syncOnce } from '../../src/sync/worker.js';
-import { writeJsonDump } from '../support/archives.js';
+import { pgTimestamp, writeJsonDump } from '../support/archives.js';
 import { syncContextOn, tempDir, testLogger } from '../support/harness.js';
 import { writeReplicationPacket } from '../support/replicationArchives.js';
 import { describeStores, type TestDatabase } from '../support/stores.js';
@@ -115,6 +115,30 @@ describeStores('an hour upstream no longer holds', (stores) => {
     const gone = logs.map((line) => JSON.parse(line) as { event?: string; packet?: number });
     expect(gone.filter((l) => l.event === 'hour-gone').map((l) => l.packet)).toEqual([60, 61, 60, 61]);
     expect(logs.join('\n')).not.toContain('token=');
+  });
+
+  it('leaves a dump settled by --settle-after as it is when its hour is gone before the later dump', async () => {
+    const old = pgTimestamp(new Date(clock.getTime() - 3 * 3_600_000));
+    await writeJsonDump(feedDir.dir, { packet: 70, entity: 'artist', lines: [ARTIST(70)], timestamp: old });
+    const timed = { ...ctx!, policy: { ...ctx!.policy, settleAfterMs: 2 * 3_600_000 } };
+    await syncOnce(timed, { from: 70 });
+    const settled = () =>
+      db!.rows('SELECT status, settled_by FROM dumps WHERE packet = 70 AND entity = ?', 'area');
+    expect(await settled()).toEqual([{ status: 'NO_CHANGES', settled_by: 'TIME' }]);
+
+    // Packet 71's dump is evidence, but upstream holds no hour 70: no request settles it by evidence.
+    await writeJsonDump(feedDir.dir, { packet: 71, entity: 'artist', lines: [ARTIST(71)], timestamp: old });
+    const before = feed.requests.length;
+    await syncOnce(timed);
+    const asked = feed.requests.slice(before).map((r) => r.path);
+    expect(asked.filter((path) => path.endsWith('/replication-70-v2.tar.bz2'))).toHaveLength(1);
+    expect(asked.filter((path) => path.endsWith('/json-dump-70/area.tar.xz'))).toEqual([]);
+    expect(await settled()).toEqual([{ status: 'NO_CHANGES', settled_by: 'TIME' }]);
+
+    // Held after all: the recheck asks the dump once more and settles it on the evidence.
+    await writeReplicationPacket(feedDir.dir, { packet: 70, format: 'v2', rows: [] });
+    await syncOnce(timed);
+    expect(await settled()).toEqual([{ status: 'NO_CHANGES', settled_by: 'LATER_DUMP' }]);
   });
 
   it('settles the hour once its replication packet answers (it was not copied yet)', async () => {
