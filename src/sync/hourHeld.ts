@@ -4,20 +4,23 @@ import { replicationPacketName } from '../feed/protocol/urls.js';
 import type { SyncContext } from './context.js';
 
 /**
- * Whether upstream still holds the hour of a PENDING dump, asked before a later packet's JSON dump
- * settles it as having no changes. Upstream deletes old packets (FEED.md, Deployments and URLs:
- * "old ones may be gone", retention not published), and a deleted hour's JSON dump answers 404 like
- * an hour without changes: after an outage longer than upstream keeps packets, the later packets'
- * dumps would settle hours whose changes are lost. Every hour has a replication packet, so its 404
- * while later dumps exist says the hour is gone; its 200 says the dump's 404 means "no changes".
+ * Whether upstream still holds the hour of a JSON dump that answered 404, asked before a later
+ * packet's JSON dump settles it as having no changes. Upstream deletes old packets (FEED.md,
+ * Deployments and URLs: "old ones may be gone", retention not published), and a deleted hour's JSON
+ * dump answers 404 like an hour without changes: after an outage longer than upstream keeps
+ * packets, the later packets' dumps would settle hours whose changes are lost. Every hour has a
+ * replication packet, so while it answers 404 too the dump's 404 is no evidence of "no changes".
  *
- * Asked only without replication packets (`--no-replication-packets`): with them, the hour's
- * replication packet is fetched in the same pass and a deleted one stays MISSING, which `status`
- * and `failures` report and which holds the change stream (README, How a sync works).
- * One request per packet and pass (the packet's body is not read); answers are kept for the pass.
- * A gone hour's PENDING dumps stay PENDING with the reason as their `error` (one settled by
- * `--settle-after` stays settled by time), logged once per packet; a
- * request that fails leaves them waiting too (logged), and a later pass asks again.
+ * - With replication packets (the default), the pass has asked for the hour's replication packet
+ *   already: stored or FAILED (upstream has it), the hour is held; PENDING or MISSING (404), or not
+ *   asked yet, it is not. A packet in `--skip-packets` is held: the operator skips only its
+ *   replication packet.
+ * - Without them (`--no-replication-packets`), it asks the feed for the replication packet, once
+ *   per packet and pass, without reading its body: 200 is held, 404 is not.
+ *
+ * A dump whose hour is not held stays PENDING with the reason as its `error` (one settled by
+ * `--settle-after` stays settled by time), logged once per packet and pass; a request that fails
+ * leaves it waiting too (logged), and a later pass asks again.
  * @throws FeedAuthError when the feed refuses the token; the abort reason when aborted.
  * @returns a check for one dump: true when its hour may settle.
  */
@@ -25,40 +28,46 @@ export function hourHeldCheck(
   ctx: SyncContext,
   now: () => Date,
 ): (dump: { packet: number; entity: EntityType }) => Promise<boolean> {
-  const answers = new Map<number, Promise<boolean>>();
+  const reasons = new Map<number, Promise<string | null>>();
   return async (dump) => {
-    if (ctx.policy.replicationPackets) return true;
-    let answer = answers.get(dump.packet);
-    if (!answer) {
-      answer = askHeld(ctx, dump.packet);
-      answers.set(dump.packet, answer);
+    let reason = reasons.get(dump.packet);
+    if (!reason) {
+      reason = whyNotHeld(ctx, dump.packet);
+      reasons.set(dump.packet, reason);
     }
-    if (await answer) return true;
-    await ctx.store.explainPending(dump.packet, dump.entity, goneReason(dump.packet), now().toISOString());
+    const why = await reason;
+    if (why === null) return true;
+    await ctx.store.explainPending(dump.packet, dump.entity, why, now().toISOString());
     return false;
   };
 }
 
-function goneReason(packet: number): string {
-  return (
-    `upstream no longer holds packet ${packet}: its replication packet answers 404 while later packets' ` +
-    'JSON dumps exist, so this 404 does not mean "no changes" and the hour is not settled; ' +
-    'start again from a full dump (README, First import)'
-  );
-}
-
-async function askHeld(ctx: SyncContext, packet: number): Promise<boolean> {
+/** Null when upstream holds the hour of `packet`, else why it may not (logged). */
+async function whyNotHeld(ctx: SyncContext, packet: number): Promise<string | null> {
+  if (ctx.policy.skipPackets.has(packet)) return null;
   const name = replicationPacketName(packet, ctx.feed.deployment);
   const { logger } = ctx.observe;
-  try {
-    if (await ctx.feed.client.exists(name, ctx.signal)) return true;
-    logger.warn({ event: 'hour-gone', packet, file: name }, goneReason(packet));
-  } catch (error) {
-    if (ctx.signal?.aborted || error instanceof FeedAuthError) throw error;
-    logger.warn(
-      { event: 'hour-held-failed', packet, err: safeMessage(error) },
-      `cannot ask whether upstream still holds packet ${packet} (${name}): ${safeMessage(error)}; its JSON dumps wait`,
-    );
+  let answer: string;
+  if (ctx.policy.replicationPackets) {
+    const status = await ctx.store.replicationStatus(packet);
+    if (status === 'SYNCED' || status === 'FAILED') return null;
+    answer = status === undefined ? 'was not asked for yet' : `answers 404 as well (${status})`;
+  } else {
+    try {
+      if (await ctx.feed.client.exists(name, ctx.signal)) return null;
+    } catch (error) {
+      if (ctx.signal?.aborted || error instanceof FeedAuthError) throw error;
+      const why = `cannot ask whether upstream still holds packet ${packet} (${name}): ${safeMessage(error)}; its JSON dumps wait`;
+      logger.warn({ event: 'hour-held-failed', packet, err: safeMessage(error) }, why);
+      return why;
+    }
+    answer = 'answers 404 as well';
   }
-  return false;
+  const why =
+    `upstream may no longer hold packet ${packet}: its replication packet ${answer}, so the 404s of ` +
+    'its JSON dumps are not settled as no changes although later dumps exist. After an outage, start ' +
+    `again from a full dump; if upstream lost only the replication packet, --skip-packets ${packet} ` +
+    'lets them settle (README, How a sync works)';
+  logger.warn({ event: 'hour-gone', packet, file: name }, why);
+  return why;
 }

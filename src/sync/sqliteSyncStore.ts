@@ -16,6 +16,7 @@ import { recordSignatureFailure } from './signatureMissing.js';
 import {
   completePackets,
   dumpStatus,
+  replicationStatus,
   explainPending,
   markDumpsSeen,
   markNoChanges,
@@ -110,6 +111,7 @@ export function sqliteSyncStore(
     recordFailure: async (file, reason, now, error) => recordFailure(store, file, reason, now, error),
     retryDeferred: async (file, now) => retryDeferred(store, file, now),
     dumpStatus: async (packet, entity) => dumpStatus(store, packet, entity),
+    replicationStatus: async (packet) => replicationStatus(store, packet),
     pendingDumps: async (from, to) => pendingDumps(store, from, to),
     markNoChanges: async (packet, entity, by, now) => markNoChanges(store, packet, entity, by, now),
     markDumpsSeen: async (packet, at) => markDumpsSeen(store, packet, at),

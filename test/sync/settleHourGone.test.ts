@@ -99,8 +99,8 @@ describeStores('an hour upstream no longer holds', (stores) => {
       'SELECT error FROM dumps WHERE packet = 60 ORDER BY entity',
     );
     for (const { error } of errors) {
-      expect(error).toContain('upstream no longer holds packet 60');
-      expect(error).toContain('start again from a full dump (README, First import)');
+      expect(error).toContain('upstream may no longer hold packet 60');
+      expect(error).toContain('--skip-packets 60 lets them settle (README, How a sync works)');
     }
     const screen = renderStatus(
       await collectStatus(db!.reads, {
@@ -111,10 +111,40 @@ describeStores('an hour upstream no longer holds', (stores) => {
         now: clock,
       }),
     );
-    expect(screen).toContain('upstream no longer holds packet 60');
+    expect(screen).toContain('upstream may no longer hold packet 60');
     const gone = logs.map((line) => JSON.parse(line) as { event?: string; packet?: number });
     expect(gone.filter((l) => l.event === 'hour-gone').map((l) => l.packet)).toEqual([60, 61, 60, 61]);
     expect(logs.join('\n')).not.toContain('token=');
+  });
+
+  it('with replication packets: holds the dumps while the replication packet answers 404, until --skip-packets', async () => {
+    let at = clock;
+    const withPackets = { ...ctx!, policy: { ...ctx!.policy, replicationPackets: true }, now: () => at };
+    const first = await syncOnce(withPackets, { from: 60 });
+    expect(first.completed).toEqual([62, 63]);
+    // Two hours later the replication packets are MISSING; the dumps still wait, saying why.
+    at = new Date(clock.getTime() + 2 * 3_600_000);
+    await syncOnce(withPackets, { from: 60 });
+    expect(
+      await db!.rows('SELECT packet, status FROM replication_packets WHERE packet < 62 ORDER BY packet'),
+    ).toEqual([
+      { packet: 60, status: 'MISSING' },
+      { packet: 61, status: 'MISSING' },
+    ]);
+    for (const packet of [60, 61])
+      expect(await statuses(packet)).toEqual({ area: 'PENDING', artist: 'PENDING' });
+    const [row] = await db!.rows<{ error: string }>(
+      "SELECT error FROM dumps WHERE packet = 61 AND entity = 'area'",
+    );
+    expect(row!.error).toContain('its replication packet answers 404 as well (MISSING)');
+    expect((await db!.reads.latestPacket())?.number ?? null).toBe(null);
+
+    // The operator names the packets upstream lost only the replication packets of.
+    const skipping = { ...withPackets, policy: { ...withPackets.policy, skipPackets: new Set([60, 61]) } };
+    const last = await syncOnce(skipping, { from: 60 });
+    expect(await statuses(60)).toEqual({ area: 'NO_CHANGES', artist: 'NO_CHANGES' });
+    expect(last.completed).toEqual([60, 61]);
+    expect((await db!.reads.latestPacket())?.number).toBe(63);
   });
 
   it('leaves a dump settled by --settle-after as it is when its hour is gone before the later dump', async () => {

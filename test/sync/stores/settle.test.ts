@@ -137,6 +137,8 @@ describeStores('settling missing JSON dumps', (stores) => {
 
   it('asks again for a dump settled by time once a later dump is seen, and stores it when it came late', async () => {
     const old = pgTimestamp(new Date(clock.getTime() - 3 * 3_600_000));
+    // Upstream holds hour 20 (its replication packet): the later dump's evidence counts for it.
+    await writeReplicationPacket(feedDir.dir, { packet: 20, format: 'v2', rows: [] });
     await writeJsonDump(feedDir.dir, {
       packet: 20,
       entity: 'artist',

@@ -7,6 +7,7 @@ import type { SyncStore } from '../../../src/sync/syncStore.js';
 import { syncOnce } from '../../../src/sync/worker.js';
 import { pgTimestamp, writeJsonDump } from '../../support/archives.js';
 import { syncContextOn, tempDir } from '../../support/harness.js';
+import { writeReplicationPacket } from '../../support/replicationArchives.js';
 import { describeStores, type TestDatabase } from '../../support/stores.js';
 
 /**
@@ -40,9 +41,16 @@ describeStores('a dump settled by time whose recheck fails', (stores) => {
     contexts.push(ctx);
     return ctx;
   };
-  /** Publishes a JSON dump of one line, its packet three hours old (past the tests' --settle-after). */
-  const dump = (packet: number, entity: EntityType, line: string) =>
-    writeJsonDump(feedDir.dir, { packet, entity, lines: [line], timestamp: old });
+  /**
+   * Publishes a JSON dump of one line, its packet three hours old (past the tests' --settle-after),
+   * and the packet's replication packet: upstream holds the hour (sync/hourHeld.ts).
+   */
+  const dump = async (packet: number, entity: EntityType, line: string) => {
+    if (!held.has(packet)) await writeReplicationPacket(feedDir.dir, { packet, format: 'v2', rows: [] });
+    held.add(packet);
+    return writeJsonDump(feedDir.dir, { packet, entity, lines: [line], timestamp: old });
+  };
+  const held = new Set<number>();
   const statusOf = async (packet: number, entity: string) =>
     (
       await db.rows<{ status: string }>(
@@ -57,6 +65,7 @@ describeStores('a dump settled by time whose recheck fails', (stores) => {
     )[0]?.c;
 
   beforeEach(async () => {
+    held.clear();
     feedDir = await tempDir('feed-');
     dataDir = await tempDir();
     feed = await startSampleFeed({ root: feedDir.dir });
