@@ -8,8 +8,8 @@ import { settleDecision } from './state.js';
  * Declares settled missing dumps NO_CHANGES (FEED.md, Errors: only a later packet's JSON dump is
  * evidence; `--settle-after` hours when the operator set them), asking once more where the last
  * 404 predates the evidence. Where the sync tracks only some entity types, first looks upstream for
- * that evidence among the others (sync/evidence.ts). Without replication packets, a later dump
- * settles only an hour upstream still holds (sync/hourHeld.ts).
+ * that evidence among the others (sync/evidence.ts). A later dump settles only an hour upstream still
+ * holds (sync/hourHeld.ts).
  */
 export async function settle(
   ctx: SyncContext,

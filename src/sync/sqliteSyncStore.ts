@@ -16,12 +16,12 @@ import { recordSignatureFailure } from './signatureMissing.js';
 import {
   completePackets,
   dumpStatus,
-  replicationStatus,
   explainPending,
   markDumpsSeen,
   markNoChanges,
   pendingDumps,
   reopenPacket,
+  replicationStatus,
   restampComplete,
   timeSettledWithEvidence,
 } from './state.js';

@@ -44,7 +44,7 @@ export const JsonDumpRef = builder.objectRef<JsonDumpShape>('JsonDump').implemen
     error: t.string({
       nullable: true,
       description:
-        'Why the dump FAILED, or why a PENDING one is not settled although a later dump exists (upstream no longer holds its hour).',
+        'Why the dump FAILED, or why a PENDING one is not settled although a later dump exists (upstream may no longer hold its hour).',
       resolve: (d) => d.row?.error ?? null,
     }),
     attempts: t.int({ description: 'Failed attempts so far.', resolve: (d) => d.row?.attempts ?? 0 }),
