@@ -1,12 +1,12 @@
 import { afterEach, beforeEach, expect, it } from 'vitest';
 import { DEFAULT_FRESHNESS, freshness } from '../../src/ops/freshness.js';
-import { collectStatus, renderStatus } from '../../src/ops/statusReport.js';
 import { type SampleFeed, startSampleFeed } from '../../src/samplefeed/server.js';
 import type { SyncContext } from '../../src/sync/context.js';
 import { syncOnce } from '../../src/sync/worker.js';
 import { pgTimestamp, writeJsonDump } from '../support/archives.js';
 import { syncContextOn, tempDir } from '../support/harness.js';
 import { writeReplicationPacket } from '../support/replicationArchives.js';
+import { statusScreen } from '../support/statusScreen.js';
 import { describeStores, type TestDatabase } from '../support/stores.js';
 
 /**
@@ -102,15 +102,7 @@ describeStores('a halted upstream JSON dump job', (stores) => {
     expect(f.message).toContain(
       '4 packets wait for JSON dumps upstream has not published yet, since packet 40',
     );
-    const screen = renderStatus(
-      await collectStatus(db!.reads, {
-        display: db!.store.display,
-        demo: false,
-        upstream: { kind: 'not-asked', reason: 'test' },
-        thresholds: DEFAULT_FRESHNESS,
-        now: clock,
-      }),
-    );
+    const screen = await statusScreen(db!, clock);
     expect(screen).toMatch(
       /waiting {4}4 packets wait for JSON dumps upstream has not published yet, since packet 40/,
     );

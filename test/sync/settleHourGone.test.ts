@@ -1,12 +1,11 @@
 import { afterEach, beforeEach, expect, it } from 'vitest';
-import { DEFAULT_FRESHNESS } from '../../src/ops/freshness.js';
-import { collectStatus, renderStatus } from '../../src/ops/statusReport.js';
 import { type SampleFeed, startSampleFeed } from '../../src/samplefeed/server.js';
 import type { SyncContext } from '../../src/sync/context.js';
 import { syncOnce } from '../../src/sync/worker.js';
 import { pgTimestamp, writeJsonDump } from '../support/archives.js';
 import { syncContextOn, tempDir, testLogger } from '../support/harness.js';
 import { writeReplicationPacket } from '../support/replicationArchives.js';
+import { statusScreen } from '../support/statusScreen.js';
 import { describeStores, type TestDatabase } from '../support/stores.js';
 
 /**
@@ -102,15 +101,7 @@ describeStores('an hour upstream no longer holds', (stores) => {
       expect(error).toContain('upstream may no longer hold packet 60');
       expect(error).toContain('--skip-packets 60 lets them settle (README, How a sync works)');
     }
-    const screen = renderStatus(
-      await collectStatus(db!.reads, {
-        display: db!.store.display,
-        demo: false,
-        upstream: { kind: 'not-asked', reason: 'test' },
-        thresholds: DEFAULT_FRESHNESS,
-        now: clock,
-      }),
-    );
+    const screen = await statusScreen(db!, clock);
     expect(screen).toContain('upstream may no longer hold packet 60');
     const gone = logs.map((line) => JSON.parse(line) as { event?: string; packet?: number });
     expect(gone.filter((l) => l.event === 'hour-gone').map((l) => l.packet)).toEqual([60, 61, 60, 61]);
