@@ -3,6 +3,9 @@ import { FeedAuthError, safeMessage } from '../feed/errors.js';
 import { replicationPacketName } from '../feed/protocol/urls.js';
 import type { SyncContext } from './context.js';
 
+/** One pass's check of {@link hourHeldCheck}: true when the dump's hour may settle. */
+export type HourHeld = (dump: { packet: number; entity: EntityType }) => Promise<boolean>;
+
 /**
  * Whether upstream still holds the hour of a JSON dump that answered 404, asked before a later
  * packet's JSON dump settles it as having no changes. Upstream deletes old packets (FEED.md,
@@ -22,12 +25,9 @@ import type { SyncContext } from './context.js';
  * `--settle-after` stays settled by time), logged once per packet and pass; a request that fails
  * leaves it waiting too (logged), and a later pass asks again.
  * @throws FeedAuthError when the feed refuses the token; the abort reason when aborted.
- * @returns a check for one dump: true when its hour may settle.
+ * @returns the pass's check (settle.ts `settle` and `recheckTimeSettled` share it: one answer per packet).
  */
-export function hourHeldCheck(
-  ctx: SyncContext,
-  now: () => Date,
-): (dump: { packet: number; entity: EntityType }) => Promise<boolean> {
+export function hourHeldCheck(ctx: SyncContext, now: () => Date): HourHeld {
   const reasons = new Map<number, Promise<string | null>>();
   return async (dump) => {
     let reason = reasons.get(dump.packet);
@@ -49,7 +49,7 @@ async function whyNotHeld(ctx: SyncContext, packet: number): Promise<string | nu
   const { logger } = ctx.observe;
   let answer: string;
   if (ctx.policy.replicationPackets) {
-    const status = await ctx.store.replicationStatus(packet);
+    const status = await ctx.store.replication.replicationStatus(packet);
     if (status === 'SYNCED' || status === 'FAILED') return null;
     answer = status === undefined ? 'was not asked for yet' : `answers 404 as well (${status})`;
   } else {

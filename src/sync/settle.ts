@@ -1,7 +1,7 @@
 import type { SyncContext, SyncReport } from './context.js';
 import { askDump } from './dumpStep.js';
 import { probeLaterDumps } from './evidence.js';
-import { hourHeldCheck } from './hourHeld.js';
+import type { HourHeld } from './hourHeld.js';
 import { settleDecision } from './state.js';
 
 /**
@@ -16,6 +16,7 @@ export async function settle(
   range: { from: number; to: number },
   report: SyncReport,
   now: () => Date,
+  hourHeld: HourHeld,
 ): Promise<void> {
   const tracked = async () =>
     (await ctx.store.pendingDumps(range.from, range.to)).filter((dump) =>
@@ -25,7 +26,6 @@ export async function settle(
   // Read again only when a probe found evidence: it changes the dumps' `laterDumpSeenAt`.
   if (report.latest !== null && (await probeLaterDumps(ctx, waiting, report.latest, now)))
     waiting = await tracked();
-  const hourHeld = hourHeldCheck(ctx, now);
   for (const dump of waiting) {
     const { decision, by } = settleDecision(dump, ctx.policy.settleAfterMs, now());
     if (decision === 'wait') continue;
@@ -50,8 +50,8 @@ export async function recheckTimeSettled(
   ctx: SyncContext,
   report: SyncReport,
   now: () => Date,
+  hourHeld: HourHeld,
 ): Promise<void> {
-  const hourHeld = hourHeldCheck(ctx, now);
   for (const dump of await ctx.store.timeSettledWithEvidence()) {
     if (!ctx.policy.entities.includes(dump.entity)) continue;
     ctx.signal?.throwIfAborted();

@@ -1,6 +1,10 @@
 import { checkpoint, deferCheckpoints, MAX_DEFERRED_WAL_BYTES, walBytes } from '../db/checkpoint.js';
 import type { Store } from '../db/client.js';
-import { missingReplicationPackets, storedReplicationPacket } from '../db/replicationQueries.js';
+import {
+  missingReplicationPackets,
+  replicationPacketRow,
+  storedReplicationPacket,
+} from '../db/replicationQueries.js';
 import { mergeSearchIndex, SEARCH_MERGE_BUDGET_MS } from '../db/searchMerge.js';
 import { markDemo, packetPosition, recordUpstream } from '../db/status.js';
 import { safeMessage } from '../feed/errors.js';
@@ -21,7 +25,6 @@ import {
   markNoChanges,
   pendingDumps,
   reopenPacket,
-  replicationStatus,
   restampComplete,
   timeSettledWithEvidence,
 } from './state.js';
@@ -111,7 +114,6 @@ export function sqliteSyncStore(
     recordFailure: async (file, reason, now, error) => recordFailure(store, file, reason, now, error),
     retryDeferred: async (file, now) => retryDeferred(store, file, now),
     dumpStatus: async (packet, entity) => dumpStatus(store, packet, entity),
-    replicationStatus: async (packet) => replicationStatus(store, packet),
     pendingDumps: async (from, to) => pendingDumps(store, from, to),
     markNoChanges: async (packet, entity, by, now) => markNoChanges(store, packet, entity, by, now),
     markDumpsSeen: async (packet, at) => markDumpsSeen(store, packet, at),
@@ -126,6 +128,7 @@ export function sqliteSyncStore(
     markDemo: async () => markDemo(store),
     replication: {
       replicationStored: async (packet) => storedReplicationPacket(store, packet) !== undefined,
+      replicationStatus: async (packet) => replicationPacketRow(store, packet)?.status,
       storeReplicationPacket: (packet, archivePath, options) =>
         storeReplicationPacket(store, packet, archivePath, options),
       recordNotThere: async (packet, reason, now) => recordNotThere(store, packet, reason, now),

@@ -20,8 +20,6 @@ const LATER_DUMPS_SEEN = `SELECT f.fetched_at AS at FROM feed_files f WHERE f.pa
 export const PACKET_STATE_SQL = {
   /** (packet, entity) → status. */
   dumpStatus: 'SELECT status FROM dumps WHERE packet = ? AND entity = ?',
-  /** (packet) → status of its replication packet. */
-  replicationStatus: 'SELECT status FROM replication_packets WHERE packet = ?',
   /** (from, to) → PendingDump rows. */
   pendingDumps: `SELECT d.packet, d.entity, d.checked_at AS "checkedAt", p.timestamp,
          (SELECT min(e.at) FROM (${LATER_DUMPS_SEEN}) e) AS "laterDumpSeenAt"
@@ -85,14 +83,6 @@ export function completable(
         (r.replication !== null && r.replication !== 'FAILED' && r.replication !== 'PENDING'),
     )
     .map((r) => r.number);
-}
-
-/** The status of a replication packet (`SYNCED`, `PENDING`, `MISSING`, `FAILED`), or undefined when never asked. */
-export function replicationStatus(store: Store, packet: number): string | undefined {
-  const row = cachedStatement(store, PACKET_STATE_SQL.replicationStatus).get(packet) as
-    | { status: string }
-    | undefined;
-  return row?.status;
 }
 
 /** The stored state of one JSON dump, or undefined when never tried. */

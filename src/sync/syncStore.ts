@@ -41,8 +41,6 @@ export interface FileRecords {
 /** Where the packets stand, and settling (sync/state.ts, db/status.ts, db/latestPacket.ts). */
 export interface PacketState {
   dumpStatus(packet: number, entity: EntityType): Promise<DumpStatus | undefined>;
-  /** Status of the replication packet of `packet` (`SYNCED`, `PENDING`, `MISSING`, `FAILED`), undefined when never asked. */
-  replicationStatus(packet: number): Promise<string | undefined>;
   /** PENDING dumps of packets in [from, to] with their settling evidence. */
   pendingDumps(from: number, to: number): Promise<PendingDump[]>;
   /** PENDING → NO_CHANGES, recording what settled it. `now`: ISO 8601. */
@@ -101,6 +99,8 @@ export interface KeptFiles {
 export interface ReplicationRecords {
   /** True when the replication packet of `packet` is stored (SYNCED). */
   replicationStored(packet: number): Promise<boolean>;
+  /** Its status (`SYNCED`, `PENDING`, `MISSING`, `FAILED`), undefined when never asked (sync/hourHeld.ts). */
+  replicationStatus(packet: number): Promise<string | undefined>;
   /** Stores a verified archive in one transaction (sync/replication.ts storeReplicationPacket). */
   storeReplicationPacket(
     packet: number,

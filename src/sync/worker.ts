@@ -5,6 +5,7 @@ import { jsonDumpPath, replicationPacketName } from '../feed/protocol/urls.js';
 import { removeStaleDownloads } from '../feed/staleDownloads.js';
 import type { SyncContext, SyncReport } from './context.js';
 import { askDump } from './dumpStep.js';
+import { hourHeldCheck } from './hourHeld.js';
 import type { PassOutcome } from './observer.js';
 import { Prefetcher } from './prefetch.js';
 import { askReplicationPacket, recheckMissingPackets } from './replicationStep.js';
@@ -101,8 +102,9 @@ async function syncPassDeferred(
     `syncing packets ${range.from}..${range.to}`,
   );
   await syncPackets(ctx, range, report, now);
-  await settle(ctx, range, report, now);
-  await recheckTimeSettled(ctx, report, now);
+  const hourHeld = hourHeldCheck(ctx, now);
+  await settle(ctx, range, report, now, hourHeld);
+  await recheckTimeSettled(ctx, report, now, hourHeld);
   await recheckMissingPackets(ctx, range.from, report, now);
   const requireReplication = (p: number) => ctx.policy.replicationPackets && !ctx.policy.skipPackets.has(p);
   report.completed = await ctx.store.completePackets(

@@ -154,6 +154,8 @@ export function postgresReplicationRecords(store: PostgresStore): ReplicationRec
   return {
     replicationStored: async (packet) =>
       (await pgRow<{ status: string }>(store.pool, REPLICATION_STATUS_SQL, [packet]))?.status === 'SYNCED',
+    replicationStatus: async (packet) =>
+      (await pgRow<{ status: string }>(store.pool, REPLICATION_STATUS_SQL, [packet]))?.status,
     storeReplicationPacket: (packet, archivePath, options) =>
       storeReplicationPacketPostgres(store, packet, archivePath, options),
     recordNotThere: (packet, reason, now) => recordNotTherePostgres(store, packet, reason, now),

@@ -38,8 +38,6 @@ export function postgresSyncStore(store: PostgresStore): SyncStore {
     retryDeferred: (file, now) => retryDeferredPostgres(store, file, now),
     dumpStatus: async (packet, entity) =>
       (await pgRows<{ status: DumpStatus }>(pool, PACKET_STATE_SQL.dumpStatus, [packet, entity]))[0]?.status,
-    replicationStatus: async (packet) =>
-      (await pgRows<{ status: string }>(pool, PACKET_STATE_SQL.replicationStatus, [packet]))[0]?.status,
     pendingDumps: (from, to) => pgRows<PendingDump>(pool, PACKET_STATE_SQL.pendingDumps, [from, to]),
     markNoChanges: async (packet, entity, by, now) => {
       await pgRows(pool, PACKET_STATE_SQL.markNoChanges, [by, now, packet, entity]);
