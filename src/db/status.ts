@@ -166,9 +166,10 @@ export interface UnfinishedCounts {
 }
 
 /**
- * Packets whose JSON dumps upstream has not published yet: packets holding a PENDING dump, how
- * many, the oldest and its TIMESTAMP (ISO, null when unknown) and when its first 404 was seen. Shown
- * by `/freshness` and `livefeed status` so that a halted upstream dump job is visible.
+ * Packets waiting for JSON dumps: packets holding a PENDING dump, how many, the oldest and its
+ * TIMESTAMP (ISO, null when unknown), when its first 404 was seen, and why they wait when it is not
+ * that upstream has not published them yet. Shown by `/freshness` and `livefeed status` so that a
+ * halted upstream dump job, or an hour upstream no longer holds, is visible.
  */
 export interface WaitingForDumps {
   packets: number;
@@ -176,6 +177,12 @@ export interface WaitingForDumps {
   oldestTimestamp: string | null;
   /** Earliest `checked_at` among the PENDING dumps of the oldest packet (ISO). */
   since: string | null;
+  /**
+   * The reason stored with the oldest PENDING dump that has one: its hour may be gone upstream, or
+   * that could not be asked (sync/hourHeld.ts; it names its packet). Null: upstream has not
+   * published the dumps yet.
+   */
+  reason: string | null;
 }
 
 /** See {@link WaitingForDumps}; undefined when no dump is PENDING. */
@@ -189,7 +196,8 @@ export type WaitingRow = Omit<WaitingForDumps, 'oldest'> & { oldest: number | nu
 /** The {@link WaitingForDumps} of its row, undefined when no dump is PENDING. */
 export function waitingOf(row: WaitingRow | undefined): WaitingForDumps | undefined {
   if (!row?.packets || row.oldest === null) return undefined;
-  return { packets: row.packets, oldest: row.oldest, oldestTimestamp: row.oldestTimestamp, since: row.since };
+  const { packets, oldest, oldestTimestamp, since, reason } = row;
+  return { packets, oldest, oldestTimestamp, since, reason };
 }
 
 /** Lines kept in quarantine (not stored as changes) across all packets. */

@@ -28,9 +28,14 @@ export const STATUS_SQL = {
     count(CASE WHEN status IN ('FAILED', 'MISSING') THEN 1 END) AS failed FROM (${UNFINISHED}) AS unfinished`,
   /** () → the unfinished files, failed first, then by packet and file (add the LIMIT). */
   unfinishedFiles: `SELECT * FROM (${UNFINISHED}) AS unfinished ORDER BY status = 'PENDING', packet, file`,
-  /** () → packets, oldest, oldestTimestamp, since of the packets waiting for JSON dumps. */
+  /**
+   * () → packets, oldest, oldestTimestamp, since, reason of the packets waiting for JSON dumps;
+   * reason: the `error` of the oldest PENDING dump that has one (sync/hourHeld.ts).
+   */
   waitingForDumps: `SELECT w.packets, w.oldest, p.timestamp AS "oldestTimestamp",
-      (SELECT min(e.checked_at) FROM dumps e WHERE e.packet = w.oldest AND e.status = 'PENDING') AS since
+      (SELECT min(e.checked_at) FROM dumps e WHERE e.packet = w.oldest AND e.status = 'PENDING') AS since,
+      (SELECT r.error FROM dumps r WHERE r.status = 'PENDING' AND r.error IS NOT NULL
+        ORDER BY r.packet, r.entity LIMIT 1) AS reason
     FROM (SELECT count(DISTINCT packet) AS packets, min(packet) AS oldest FROM dumps WHERE status = 'PENDING') w
     LEFT JOIN packets p ON p.number = w.oldest`,
   /**

@@ -47,7 +47,7 @@ export interface StatusReads {
   upstream(): Awaitable<UpstreamRecord | undefined>;
   /** True when a sync of the bundled sample feed marked the database as the demo's. */
   demo(): Awaitable<boolean>;
-  /** Packets waiting for JSON dumps upstream has not published yet, or undefined. */
+  /** Packets waiting for JSON dumps (and why, when livefeed knows), or undefined. */
   waitingForDumps(): Awaitable<WaitingForDumps | undefined>;
   /** Packet counts: highest, first incomplete, stored and complete. */
   packetPosition(): Awaitable<PacketPosition>;

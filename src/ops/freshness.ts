@@ -38,7 +38,7 @@ export interface Freshness {
    * {@link SETTLE_DELAY_MS}). A healthy instance stays near 0 (plus the poll interval).
    */
   lagSeconds: number | null;
-  /** Packets waiting for JSON dumps upstream has not published yet, if any (see waitingForDumps). */
+  /** Packets waiting for JSON dumps, and why when livefeed knows, if any (see waitingForDumps). */
   waiting: WaitingForDumps | undefined;
   /** The upstream position a sync last recorded in this database, if any. */
   upstream: UpstreamRecord | undefined;
@@ -103,17 +103,24 @@ export async function freshness(
 }
 
 /**
- * `N packets wait for JSON dumps upstream has not published yet, since packet P (TIMESTAMP T)`:
- * how many and since when, so an operator sees a halted upstream dump job.
+ * `N packets wait for JSON dumps upstream has not published yet, since packet P (of T)`: how many
+ * and since when, so an operator sees a halted upstream dump job. When livefeed knows another
+ * reason (an hour upstream may no longer hold), the line gives it instead.
  */
 export function describeWait(waiting: WaitingForDumps): string {
   const since = waiting.oldestTimestamp ? ` of ${waiting.oldestTimestamp}` : '';
   const plural = waiting.packets === 1 ? 'packet waits' : 'packets wait';
-  return `${waiting.packets} ${plural} for JSON dumps upstream has not published yet, since packet ${waiting.oldest}${since}`;
+  return waiting.reason === null
+    ? `${waiting.packets} ${plural} for JSON dumps upstream has not published yet, since packet ${waiting.oldest}${since}`
+    : `${waiting.packets} ${plural} for JSON dumps, since packet ${waiting.oldest}${since}: ${waiting.reason}`;
 }
 
-/** The wait, as a message suffix, once the oldest waiting packet is past the normal delay; else ''. */
+/**
+ * The wait, as a message suffix, once the oldest waiting packet is past the normal delay, or at
+ * once when livefeed knows why it waits (a gone hour has no TIMESTAMP to be late by); else ''.
+ */
 function describeOverdueWait(waiting: WaitingForDumps | undefined, now: Date): string {
+  if (waiting?.reason) return `; ${describeWait(waiting)}`;
   if (!waiting?.oldestTimestamp) return '';
   const due = Date.parse(waiting.oldestTimestamp) + PACKET_INTERVAL_MS + SETTLE_DELAY_MS;
   return now.getTime() > due ? `; ${describeWait(waiting)} (upstream's JSON dump job may be halted)` : '';

@@ -98,6 +98,7 @@ describeStores('a halted upstream JSON dump job', (stores) => {
       oldest: 40,
       oldestTimestamp: expect.any(String),
       since: clock.toISOString(),
+      reason: null,
     });
     expect(f.message).toContain(
       '4 packets wait for JSON dumps upstream has not published yet, since packet 40',

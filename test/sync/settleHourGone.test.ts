@@ -1,4 +1,5 @@
 import { afterEach, beforeEach, expect, it } from 'vitest';
+import { DEFAULT_FRESHNESS, freshness } from '../../src/ops/freshness.js';
 import { type SampleFeed, startSampleFeed } from '../../src/samplefeed/server.js';
 import type { SyncContext } from '../../src/sync/context.js';
 import { syncOnce } from '../../src/sync/worker.js';
@@ -102,7 +103,17 @@ describeStores('an hour upstream no longer holds', (stores) => {
       expect(error).toContain('--skip-packets 60 lets them settle (README, How a sync works)');
     }
     const screen = await statusScreen(db!, clock);
-    expect(screen).toContain('upstream may no longer hold packet 60');
+    expect(screen).toMatch(
+      /waiting {4}2 packets wait for JSON dumps, since packet 60: upstream may no longer hold packet 60: /,
+    );
+    // /freshness names the gone hour instead of a halted upstream dump job, in text and JSON.
+    const f = await freshness(db!.reads, DEFAULT_FRESHNESS, clock);
+    expect(f.waiting).toMatchObject({ packets: 2, oldest: 60 });
+    expect(f.waiting?.reason).toContain('upstream may no longer hold packet 60');
+    expect(f.message).toContain('; 2 packets wait for JSON dumps, since packet 60');
+    expect(f.message).toContain('upstream may no longer hold packet 60');
+    expect(f.message).not.toContain('has not published yet');
+    expect(f.message).not.toContain('may be halted');
     const gone = logs.map((line) => JSON.parse(line) as { event?: string; packet?: number });
     expect(gone.filter((l) => l.event === 'hour-gone').map((l) => l.packet)).toEqual([60, 61, 60, 61]);
     expect(logs.join('\n')).not.toContain('token=');
