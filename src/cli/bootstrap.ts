@@ -5,7 +5,7 @@ import { markDemo } from '../db/status.js';
 import type { FeedClient } from '../feed/client.js';
 import type { EntityType } from '../feed/entities.js';
 import { isFullDumpName } from '../feed/fullDumps.js';
-import { replicationPacketName, signaturePath } from '../feed/protocol/urls.js';
+import { replicationPacketName } from '../feed/protocol/urls.js';
 import type { Logger } from '../logger.js';
 import { createProgress, type Progress } from '../ops/progress.js';
 import { BUNDLED_FEED_ROOT, SAMPLE_TOKEN, type SampleFeed, startSampleFeed } from '../samplefeed/server.js';
@@ -90,7 +90,10 @@ function printSummary(result: BootstrapResult, seconds: number): void {
 
 /**
  * Asks the live feed (token or demo) whether the packet after the full dumps is still there: if
- * `replication-info` is past it and its signature answers 404, the copy cannot be continued.
+ * `replication-info` is past it and its replication packet answers 404, the copy cannot be
+ * continued. The archive is asked for (its body not read), not its `.asc`: upstream publishes an
+ * archive without its signature when signing fails. The latest packet answering 404 is no gap: it
+ * may not be copied yet (FEED.md, Errors), and the sync waits for it.
  * @returns EXIT.ok, or EXIT.failedFiles naming the gap.
  */
 async function checkContinuation(
@@ -108,9 +111,9 @@ async function checkContinuation(
   const feed = feedClient({ feedRoot: sample?.feedRoot ?? config.feedUrl, token }, 'status');
   try {
     const latest = await feed.replicationInfo();
-    if (latest === null || latest < next) return EXIT.ok;
+    if (latest === null || latest <= next) return EXIT.ok;
     const name = replicationPacketName(next, config.deployment);
-    if ((await feed.text(signaturePath(name))) !== null) return EXIT.ok;
+    if (await feed.exists(name)) return EXIT.ok;
     const message =
       `the live feed no longer has packet ${next} (${name} answers 404; its latest is ${latest}): the copy would ` +
       `miss packets ${next}..(the feed's oldest packet − 1). Bootstrap from a newer full dump (--dump; see the ` +

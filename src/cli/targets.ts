@@ -89,9 +89,10 @@ export const CLIENT_POLICIES = {
   sync: {},
   /**
    * `bootstrap`'s full dumps: the sync's policy, and every kept byte resumes in a later run (files
-   * of gigabytes, feed/partial.ts), not only files of a megabyte or more.
+   * of gigabytes, feed/partial.ts), not only files of a megabyte or more. Their host is a plain web
+   * server: its 404 for a missing file is an HTML page, not a route miss.
    */
-  fullDumps: { sidecarMinBytes: 0 },
+  fullDumps: { sidecarMinBytes: 0, routeMissPages: false },
   /** The HTTP server fetching a file no longer kept locally while its client waits. */
   onDemand: { retry: { attempts: 2 } },
   /** `livefeed status` asking replication-info: one quick retry, 10 s per request. */

@@ -39,6 +39,12 @@ export interface FeedClientOptions {
    * a sidecar, feed/partial.ts). Default `SIDECAR_MIN_BYTES` (1 MiB).
    */
   sidecarMinBytes?: number;
+  /**
+   * Whether a 404 with an HTML page means the path matches no route, an error (the feed service,
+   * FEED.md Errors: its missing files answer `text/plain`). Default true. False for a plain web
+   * server such as the full dumps' host, whose every missing file is an HTML page.
+   */
+  routeMissPages?: boolean;
 }
 
 /** Result of {@link FeedClient.download}: the file, or `missing` for a 404. */
@@ -101,6 +107,7 @@ export class FeedClient {
   readonly #onRetry: FeedClientOptions['onRetry'];
   readonly #onFetched: FeedClientOptions['onFetched'];
   readonly #sidecarMinBytes: number | undefined;
+  readonly #routeMissPages: boolean;
 
   constructor(options: FeedClientOptions) {
     this.feedRoot = options.feedRoot;
@@ -114,6 +121,7 @@ export class FeedClient {
     this.#onRetry = options.onRetry;
     this.#onFetched = options.onFetched;
     this.#sidecarMinBytes = options.sidecarMinBytes;
+    this.#routeMissPages = options.routeMissPages ?? true;
   }
 
   /** Redacted absolute URL of `path`, safe to log and show. */
@@ -162,7 +170,7 @@ export class FeedClient {
       if (res.statusCode === 404) {
         await partial.discard();
         const body = await readText(res.body);
-        if (isRouteMiss(res)) throw routeMiss(url);
+        if (this.#routeMissPages && isRouteMiss(res)) throw routeMiss(url);
         return { status: 'missing', body };
       }
       if (res.statusCode === 416) {
@@ -194,7 +202,7 @@ export class FeedClient {
     return this.#withRetry(path, signal, async (url) => {
       const res = await this.#get(url, signal);
       const body = await readText(res.body);
-      if (isRouteMiss(res)) throw routeMiss(url);
+      if (this.#routeMissPages && isRouteMiss(res)) throw routeMiss(url);
       if (res.statusCode === 404) return null;
       this.#check(res, url, body, true);
       this.#onFetched?.({ path, bytes: Buffer.byteLength(body) });
@@ -214,7 +222,7 @@ export class FeedClient {
         return true;
       }
       const body = await readText(res.body);
-      if (isRouteMiss(res)) throw routeMiss(url);
+      if (this.#routeMissPages && isRouteMiss(res)) throw routeMiss(url);
       this.#check(res, url, body, true);
       return false;
     });

@@ -13,10 +13,16 @@ const CONTENT_TYPES = {
   signature: 'application/pgp-signature',
 };
 
+const NOT_FOUND_PAGE =
+  '<html>\r\n<head><title>404 Not Found</title></head>\r\n<body>\r\n<center><h1>404 Not Found</h1></center>\r\n' +
+  '<hr><center>nginx</center>\r\n</body>\r\n</html>\r\n';
+
 /**
  * Answers a request under {@link DUMPS_URL_PATH} from `<root>/full-json-dumps/` as upstream's
  * public full dump directory does (FEED.md, Full JSON dumps): no token, Range and HEAD support,
- * a plain 404 for anything else. `faults` apply as on the feed, to paths `full-json-dumps/<rest>`.
+ * and for anything else the HTML 404 page of a plain web server (nginx's, as data.metabrainz.org
+ * answers: the feed's `text/plain` "Can't find ..." is the feed service's, not the dump host's).
+ * `faults` apply as on the feed, to paths `full-json-dumps/<rest>`.
  * Returns false when `path` is not under that prefix.
  */
 export async function answerFullDump(
@@ -35,9 +41,8 @@ export async function answerFullDump(
   const file = route && (await openFeedFile(resolveInside(root, `${FULL_DUMPS_FOLDER}/${rest}`)));
   if (!route || !file) {
     onStatus(404);
-    const body = 'Not Found\n';
-    res.writeHead(404, { 'content-type': 'text/plain; charset=utf-8', 'content-length': body.length });
-    res.end(req.method === 'HEAD' ? undefined : body);
+    res.writeHead(404, { 'content-type': 'text/html', 'content-length': NOT_FOUND_PAGE.length });
+    res.end(req.method === 'HEAD' ? undefined : NOT_FOUND_PAGE);
     return true;
   }
   const contentType =
