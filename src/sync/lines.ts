@@ -3,14 +3,31 @@ import { isMbid } from '../feed/mbid.js';
 /** Outcome of {@link diagnoseLine}: a storable (possibly re-escaped) line, or why it is not. */
 export type LineDiagnosis = { ok: true; json: string; mbid: string } | { ok: false; reason: string };
 
-// Control characters are not allowed raw inside JSON strings; escaping them keeps the same value.
 // biome-ignore lint/suspicious/noControlCharactersInRegex: matching raw control characters is the point
-const RAW_CONTROL = /[\u0000-\u001f]/g;
-// biome-ignore lint/suspicious/noControlCharactersInRegex: as above, without the stateful global flag
 const HAS_RAW_CONTROL = /[\u0000-\u001f]/;
 
+/**
+ * `text` with the raw control characters inside its JSON strings escaped (`\u000d`): not allowed
+ * raw there, and escaped they keep the same value. Between tokens, TAB, CR and LF are JSON's own
+ * whitespace and stay as they are (escaped, they would break the line); any other stays raw too,
+ * and the line is refused as not JSON.
+ */
 function escapeControl(text: string): string {
-  return text.replace(RAW_CONTROL, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`);
+  let out = '';
+  let from = 0;
+  let inString = false;
+  for (let i = 0; i < text.length; i++) {
+    const c = text.charCodeAt(i);
+    // After a backslash, the next character is the escape's, whatever it is: skipped.
+    if (!inString) inString = c === 0x22;
+    else if (c === 0x5c) i++;
+    else if (c === 0x22) inString = false;
+    else if (c < 0x20) {
+      out += `${text.slice(from, i)}\\u${c.toString(16).padStart(4, '0')}`;
+      from = i + 1;
+    }
+  }
+  return out + text.slice(from);
 }
 
 function parse(line: string): { value?: unknown; error?: string } {

@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { readdirSync, readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
-import { mbidOffset } from '../../src/sync/lines.js';
+import { diagnoseLine, mbidOffset } from '../../src/sync/lines.js';
 
 const SAMPLES = fileURLToPath(new URL('../../fixtures/samples/', import.meta.url));
 const samples = readdirSync(SAMPLES).flatMap((f) =>
@@ -125,5 +125,30 @@ describe('mbidOffset (the ingest fast path)', () => {
       if (check(line) >= 0) acceptedCount++;
     }
     expect(acceptedCount).toBeGreaterThan(1000);
+  });
+});
+
+describe('diagnoseLine (lines the fast path refuses)', () => {
+  const ID = '6c5b2b6d-3c3d-4b3e-8a37-2f4a5d7e9b10';
+
+  it('escapes raw control characters inside strings only: JSON whitespace between tokens stays', () => {
+    // FEED.md: strings may hold a raw `\r`; key order and spacing vary (a TAB between tokens).
+    const line = `{"id":\t"${ID}",\r"title":"a\rb\tc\u0001d",\t"n": [1,\t2]}`;
+    expect(mbidOffset(Buffer.from(line))).toBeLessThan(0);
+    const diagnosis = diagnoseLine(line);
+    expect(diagnosis).toEqual({ ok: true, mbid: ID, json: expect.any(String) });
+    const json = (diagnosis as { json: string }).json;
+    expect(JSON.parse(json)).toEqual({ id: ID, title: 'a\rb\tc\u0001d', n: [1, 2] });
+    expect(json).toContain('"a\\u000db\\u0009c\\u0001d"');
+    expect(json).toContain(`{"id":\t"${ID}",\r"title"`);
+  });
+
+  it('keeps escapes whole and refuses what is not JSON once strings are escaped', () => {
+    expect(diagnoseLine(`{"id":"${ID}","a":"\\"\r\\\\"}`)).toMatchObject({ ok: true });
+    const notJson = [
+      `{"id":"${ID}",\u0001"a":1}`, // a control byte between tokens
+      `{"id":"${ID}","a":"\\\t"}`, // a raw TAB as an escape's character
+    ];
+    for (const line of notJson) expect(diagnoseLine(line)).toMatchObject({ ok: false, reason: /^not JSON/ });
   });
 });

@@ -91,7 +91,7 @@ class PostgresChangeWriter {
       this.changeCount++;
       return;
     }
-    // Never reached by a line diagnoseLine accepts (it escapes every control byte); kept so that
+    // Never reached by a line diagnoseLine accepts (control bytes in strings escaped, none else parse); kept so that
     // such a line would be quarantined, not written into the COPY where it would break the row.
     const reason = diagnosis.ok ? 'control byte 0x01 or 0x02 outside a JSON string' : diagnosis.reason;
     this.held.push({ line: position, raw: Buffer.from(line), reason });
