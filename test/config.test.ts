@@ -77,6 +77,23 @@ describe('loadConfig', () => {
     ).toBe('http://127.0.0.1:1/api/musicbrainz');
   });
 
+  it('takes the test deployment from its feed root, and refuses a deployment that contradicts upstream’s host', () => {
+    const TEST_ROOT = 'https://test.metabrainz.org/api/musicbrainz';
+    expect(loadConfig({ feedUrl: TEST_ROOT }, {}).deployment).toBe('test');
+    expect(loadConfig({}, { LIVEFEED_FEED_URL: TEST_ROOT }).deployment).toBe('test');
+    expect(loadConfig({ feedUrl: 'http://127.0.0.1:1/api/musicbrainz' }, {}).deployment).toBe('production');
+    expect(loadConfig({}, {}).deployment).toBe('production');
+    expect(() => loadConfig({ feedUrl: TEST_ROOT, deployment: 'production' }, {})).toThrow(
+      /--deployment production does not match --feed-url https:\/\/test\.metabrainz\.org\/api\/musicbrainz, the test deployment's feed root \(its replication packets are named replication-N\.tar\.bz2\); set --deployment test/,
+    );
+    expect(() =>
+      loadConfig(
+        {},
+        { LIVEFEED_FEED_URL: 'https://metabrainz.org/api/musicbrainz', LIVEFEED_DEPLOYMENT: 'test' },
+      ),
+    ).toThrow(/LIVEFEED_DEPLOYMENT test does not match LIVEFEED_FEED_URL .*replication-N-v2\.tar\.bz2/);
+  });
+
   it('reads the token from LIVEFEED_TOKEN_FILE', async () => {
     const dir = await tempDir();
     const file = join(dir.dir, 'token');

@@ -1,5 +1,11 @@
 import { ConfigError } from '../config.js';
-import { FeedAuthError, FeedHttpError, FeedNetworkError, safeMessage } from '../feed/errors.js';
+import {
+  FeedAuthError,
+  FeedDeploymentError,
+  FeedHttpError,
+  FeedNetworkError,
+  safeMessage,
+} from '../feed/errors.js';
 import { LockHeldError, WeakSigningKeyError } from '../sync/errors.js';
 
 /** Exit codes of the CLI (README, Exit codes). */
@@ -27,8 +33,12 @@ export const EXIT = {
  */
 export function reportError(error: unknown, secrets: readonly (string | undefined)[]): number {
   const say = (text: string) => process.stderr.write(`livefeed: ${text}\n`);
-  // A weak signing key is a configuration mistake too.
-  if (error instanceof ConfigError || error instanceof WeakSigningKeyError) {
+  // A weak signing key, or a feed root of the other deployment, is a configuration mistake too.
+  if (
+    error instanceof ConfigError ||
+    error instanceof WeakSigningKeyError ||
+    error instanceof FeedDeploymentError
+  ) {
     say(safeMessage(error, secrets));
     return EXIT.config;
   }

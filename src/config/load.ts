@@ -1,5 +1,6 @@
 import { existsSync } from 'node:fs';
 import type { z } from 'zod';
+import { type Deployment, deploymentOfFeedRoot } from '../feed/protocol/urls.js';
 import type { VerifyMode } from '../feed/signature.js';
 import { isPostgresUrl, redactDatabaseUrl, urlPassword } from './databaseUrl.js';
 import { OPTIONS } from './options.js';
@@ -162,6 +163,21 @@ function checkReplicas(db: string, replicas: readonly string[], password: string
 }
 
 /**
+ * The deployment names the replication packets (FEED.md, Deployments and URLs: `-v2` on production
+ * only); a feed root on upstream's other deployment's host would have every packet wait forever.
+ * @throws ConfigError naming both when they disagree.
+ */
+function checkDeployment(feedUrl: string, deployment: Deployment, flags: Flags): void {
+  const host = deploymentOfFeedRoot(feedUrl);
+  if (host === undefined || host === deployment) return;
+  throw invalid(
+    `${sourceName('deployment', flags)} ${deployment} does not match ${sourceName('feedUrl', flags)} ${feedUrl}, ` +
+      `the ${host} deployment's feed root (its replication packets are named replication-N${host === 'production' ? '-v2' : ''}.tar.bz2); ` +
+      `set --deployment ${host} or leave it out (README, Configuration)`,
+  );
+}
+
+/**
  * Builds the one validated Config from command-line flags, then environment, then defaults.
  * @param flags commander options (camelCase keys; undefined = not given)
  * @param env usually process.env (the one place livefeed reads it)
@@ -187,6 +203,7 @@ export function loadConfig(flags: Flags, env: Env = process.env): Config {
   }
   checkDatabasePassword(value.db, value.dbPassword);
   checkReplicas(value.db, value.dbReplicas, value.dbPassword);
+  checkDeployment(value.feedUrl, value.deployment, flags);
   if (value.verify === 'fail' && !value.signingKey) {
     throw invalid(
       `${sourceName('verify', flags)} fail needs a signing key (--signing-key / LIVEFEED_SIGNING_KEY); ` +

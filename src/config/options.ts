@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { ENTITY_TYPES } from '../feed/entities.js';
 import { DEFAULT_DUMPS_URL } from '../feed/fullDumps.js';
-import { DEFAULT_FEED_ROOTS, type Deployment } from '../feed/protocol/urls.js';
+import { DEFAULT_FEED_ROOTS, type Deployment, deploymentOfFeedRoot } from '../feed/protocol/urls.js';
 import { defaultLogFormat } from '../log/format.js';
 import { DATABASE_OPTIONS } from './databaseOptions.js';
 import * as parse from './parsers.js';
@@ -208,7 +208,9 @@ export const OPTIONS = {
   deployment: row({
     flag: '--deployment <name>',
     env: 'LIVEFEED_DEPLOYMENT',
-    fallback: 'production',
+    // The test deployment's feed root given alone names the test deployment (FEED.md, Deployments and URLs).
+    fallback: (raw) => deploymentOfFeedRoot(String(raw.feedUrl)) ?? 'production',
+    shown: 'production, or test for its feed root',
     help: 'production | test: packet naming and default feed root',
     commands: ALL,
     schema: z.enum(['production', 'test']),

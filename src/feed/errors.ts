@@ -1,5 +1,12 @@
+/**
+ * An answer of the feed that no retry or later pass can change, because the configuration is
+ * wrong: it stops the sync (`sync --once` and follow mode alike) instead of being recorded
+ * against a file.
+ */
+export class FeedFatalError extends Error {}
+
 /** The feed refused the access token (400 or 403; FEED.md, Errors). Fatal: never retried. */
-export class FeedAuthError extends Error {
+export class FeedAuthError extends FeedFatalError {
   override name = 'FeedAuthError';
   constructor(
     readonly status: number,
@@ -9,6 +16,22 @@ export class FeedAuthError extends Error {
     const what = status === 400 ? 'no access token was sent' : 'the access token is invalid or revoked';
     super(
       `feed refused the request: ${what} (HTTP ${status} "${body.trim()}") for ${url}; check LIVEFEED_TOKEN`,
+    );
+  }
+}
+
+/**
+ * The feed root serves the other deployment's replication packet names (FEED.md, Deployments and
+ * URLs: `-v2` on production only): `--deployment` does not match `--feed-url`, and every packet
+ * would wait forever. Fatal. `asked` and `found` are file names (no token).
+ */
+export class FeedDeploymentError extends FeedFatalError {
+  override name = 'FeedDeploymentError';
+  constructor(deployment: string, asked: string, found: string, other: string) {
+    super(
+      `the feed has no ${asked} but has ${found}: it serves the ${other} deployment's packet names, ` +
+        `not those of --deployment ${deployment}; set --deployment ${other} / LIVEFEED_DEPLOYMENT=${other} ` +
+        '(README, Configuration)',
     );
   }
 }

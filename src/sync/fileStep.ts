@@ -1,4 +1,4 @@
-import { FeedAuthError, safeMessage } from '../feed/errors.js';
+import { FeedFatalError, safeMessage } from '../feed/errors.js';
 import type { SyncContext, SyncReport } from './context.js';
 import { discard, type FetchedFile, fetchFile, keep } from './fetchFile.js';
 import type { FailureRecord } from './fileRecords.js';
@@ -47,7 +47,7 @@ export interface FileStep<T> {
 /**
  * Runs `step` once in this pass: the stored result, the result of {@link FileStep.notThere}, or
  * undefined when it was stored already or failed (recorded, reported in `report.problems`).
- * @throws FeedAuthError and the abort reason (they stop the pass); FeedUnavailableError when
+ * @throws FeedFatalError and the abort reason (they stop the pass); FeedUnavailableError when
  *   several files in a row failed on the network (fileRetry.ts).
  */
 export async function runFileStep<T>(
@@ -127,7 +127,7 @@ async function guard(
   try {
     await work();
   } catch (error) {
-    if (error instanceof FeedAuthError || ctx.signal?.aborted) throw error;
+    if (error instanceof FeedFatalError || ctx.signal?.aborted) throw error;
     const failure = await file.recordFailure(safeMessage(error), error);
     // The recorded reason wins: e.g. "signature missing upstream" once the .asc has been missing a day.
     const reason = failure?.reason ?? safeMessage(error);

@@ -1,7 +1,8 @@
 import type { EntityType } from '../feed/entities.js';
-import { FeedAuthError, safeMessage } from '../feed/errors.js';
+import { FeedFatalError, safeMessage } from '../feed/errors.js';
 import { replicationPacketName } from '../feed/protocol/urls.js';
 import type { SyncContext } from './context.js';
+import { otherNameThere } from './deploymentCheck.js';
 
 /** One pass's check of {@link hourHeldCheck}: true when the dump's hour may settle. */
 export type HourHeld = (dump: { packet: number; entity: EntityType }) => Promise<boolean>;
@@ -19,12 +20,14 @@ export type HourHeld = (dump: { packet: number; entity: EntityType }) => Promise
  *   asked yet, it is not. A packet in `--skip-packets` is held: the operator skips only its
  *   replication packet.
  * - Without them (`--no-replication-packets`), it asks the feed for the replication packet, once
- *   per packet and pass, without reading its body: 200 is held, 404 is not.
+ *   per packet and pass, without reading its body: 200 is held, 404 is not, unless the other
+ *   deployment's name answers (sync/deploymentCheck.ts: on production the plain name holds the
+ *   hour; on `--deployment test` a `-v2` name stops the sync).
  *
  * A dump whose hour is not held stays PENDING with the reason as its `error` (one settled by
  * `--settle-after` stays settled by time), logged once per packet and pass; a request that fails
  * leaves it waiting too (logged), and a later pass asks again.
- * @throws FeedAuthError when the feed refuses the token; the abort reason when aborted.
+ * @throws FeedFatalError (the token refused, the other deployment's names); the abort reason when aborted.
  * @returns the pass's check (settle.ts `settle` and `recheckTimeSettled` share it: one answer per packet).
  */
 export function hourHeldCheck(ctx: SyncContext, now: () => Date): HourHeld {
@@ -54,9 +57,11 @@ async function whyNotHeld(ctx: SyncContext, packet: number): Promise<string | nu
     answer = status === undefined ? 'was not asked for yet' : `answers 404 as well (${status})`;
   } else {
     try {
-      if (await ctx.feed.client.exists(name, ctx.signal)) return null;
+      // On production the plain name (copied beside the -v2 file) holds the hour too.
+      if ((await ctx.feed.client.exists(name, ctx.signal)) || (await otherNameThere(ctx, packet)))
+        return null;
     } catch (error) {
-      if (ctx.signal?.aborted || error instanceof FeedAuthError) throw error;
+      if (ctx.signal?.aborted || error instanceof FeedFatalError) throw error;
       const why = `cannot ask whether upstream still holds packet ${packet} (${name}): ${safeMessage(error)}; its JSON dumps wait`;
       logger.warn({ event: 'hour-held-failed', packet, err: safeMessage(error) }, why);
       return why;

@@ -1,6 +1,6 @@
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { FeedAuthError, safeMessage } from '../feed/errors.js';
+import { FeedFatalError, safeMessage } from '../feed/errors.js';
 import { jsonDumpPath, replicationPacketName } from '../feed/protocol/urls.js';
 import { removeStaleDownloads } from '../feed/staleDownloads.js';
 import type { SyncContext, SyncReport } from './context.js';
@@ -39,7 +39,7 @@ export async function packetRange(
  * `--settle-after` settled once such evidence exists and for replication packets before the range
  * not stored (MISSING), completes packets, and applies `keepFiles` retention.
  * File failures are recorded on the file and reported; the pass goes on.
- * @throws FeedAuthError at once when the feed refuses the token; an AbortError when aborted.
+ * @throws FeedFatalError at once when the feed refuses the token or serves the other deployment; an AbortError when aborted.
  */
 export async function syncOnce(
   ctx: SyncContext,
@@ -216,7 +216,7 @@ async function syncPacket(
  * Follow mode: a pass, then a poll of `replication-info` every `pollIntervalMs` (±20% jitter) until
  * the signal aborts. Failures of a pass (network outages) are logged and retried on the next
  * poll with backoff; an auth error stops following.
- * @throws FeedAuthError
+ * @throws FeedFatalError
  */
 export async function follow(
   ctx: SyncContext,
@@ -232,7 +232,7 @@ export async function follow(
       flags = { to: options.to };
       failures = 0;
     } catch (error) {
-      if (error instanceof FeedAuthError || ctx.signal?.aborted) throw error;
+      if (error instanceof FeedFatalError || ctx.signal?.aborted) throw error;
       failures++;
       ctx.observe.logger.error(
         { event: 'sync-pass-failed', failures, err: safeMessage(error) },

@@ -188,4 +188,15 @@ describeStores('an hour upstream no longer holds', (stores) => {
     ]);
     expect((await db!.reads.latestPacket())?.number).toBe(63);
   });
+
+  it('on production, the plain name beside the missing -v2 file holds the hour (copied one after the other)', async () => {
+    await writeReplicationPacket(feedDir.dir, { packet: 60, format: 'v1', deployment: 'test', rows: [] });
+    await syncOnce(ctx!, { from: 60 });
+    expect(await statuses(60)).toEqual({ area: 'NO_CHANGES', artist: 'NO_CHANGES' });
+    expect(await statuses(61)).toEqual({ area: 'PENDING', artist: 'PENDING' });
+    const asked = feed.requests.map((r) => r.path);
+    expect(asked.filter((path) => path.endsWith('/replication-60.tar.bz2'))).toHaveLength(1);
+    // Asked only after the -v2 name answered 404: a held hour costs no second request.
+    expect(asked.filter((path) => path.endsWith('/replication-62.tar.bz2'))).toEqual([]);
+  });
 });

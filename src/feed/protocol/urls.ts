@@ -10,6 +10,19 @@ export const DEFAULT_FEED_ROOTS: Record<Deployment, string> = {
 };
 
 /**
+ * The deployment whose host `feedRoot` is on (`metabrainz.org` production, `test.metabrainz.org`
+ * test; FEED.md, Deployments and URLs); undefined for any other host (a mirror, the sample feed)
+ * or a root that is not a URL.
+ */
+export function deploymentOfFeedRoot(feedRoot: string): Deployment | undefined {
+  if (!URL.canParse(feedRoot)) return undefined;
+  const host = new URL(feedRoot).host;
+  return (Object.keys(DEFAULT_FEED_ROOTS) as Deployment[]).find(
+    (deployment) => new URL(DEFAULT_FEED_ROOTS[deployment]).host === host,
+  );
+}
+
+/**
  * File name of replication packet `packet`: `replication-N-v2.tar.bz2` on production,
  * `replication-N.tar.bz2` on the test deployment (FEED.md, Deployments and URLs).
  */
