@@ -10,7 +10,7 @@ import type { EntityType } from '../feed/entities.js';
 import { type JsonDumpMetadata, readJsonDump } from '../feed/jsonDump.js';
 import type { XzDecoder } from '../feed/xz.js';
 import { dumpReadOptions } from './dumpRead.js';
-import { diagnoseLine, MEMBER_SPANS, mbidOffset } from './lines.js';
+import { diagnoseLineBytes, MEMBER_SPANS, mbidOffset } from './lines.js';
 import { recordJsonDumpSchemaNumber, recordPacketFacts } from './packetFacts.js';
 import { lineNameOf, searchFieldsOf } from './searchFields.js';
 import { inTransaction } from './transaction.js';
@@ -165,8 +165,7 @@ class ChangeWriter {
   }
 
   private slowPath(line: Buffer, position: number): void {
-    const text = line.toString('utf8');
-    const diagnosis = diagnoseLine(text);
+    const { text, diagnosis } = diagnoseLineBytes(line);
     if (diagnosis.ok) {
       // A re-escaped line's name is left unknown (NULL): readers take it from the line.
       this.one.run(this.base + position, diagnosis.mbid, diagnosis.json, null);

@@ -1,3 +1,4 @@
+import { isUtf8 } from 'node:buffer';
 import { isMbid } from '../feed/mbid.js';
 
 /** Outcome of {@link diagnoseLine}: a storable (possibly re-escaped) line, or why it is not. */
@@ -60,6 +61,18 @@ export function diagnoseLine(line: string): LineDiagnosis {
   if (id === undefined) return { ok: false, reason: 'no "id"' };
   if (!isMbid(id)) return { ok: false, reason: `invalid MBID ${JSON.stringify(id).slice(0, 80)}` };
   return { ok: true, json, mbid: id };
+}
+
+/**
+ * {@link diagnoseLine} of a line's bytes (without `\n`), with its text. Bytes that are not UTF-8
+ * are refused: decoded, they would be stored changed (U+FFFD in their place) and nothing would say
+ * so. `text` shows such bytes as U+FFFD (the quarantine keeps it).
+ */
+export function diagnoseLineBytes(line: Buffer): { text: string; diagnosis: LineDiagnosis } {
+  const text = line.toString('utf8');
+  if (!isUtf8(line))
+    return { text, diagnosis: { ok: false, reason: 'not UTF-8 (its bad bytes shown as U+FFFD)' } };
+  return { text, diagnosis: diagnoseLine(text) };
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -11,7 +11,7 @@ import type { EntityType } from '../../feed/entities.js';
 import { readJsonDump } from '../../feed/jsonDump.js';
 import { dumpReadOptions } from '../dumpRead.js';
 import type { IngestJsonDumpOptions, IngestResult } from '../ingest.js';
-import { diagnoseLine, MEMBER_SPANS, mbidOffset } from '../lines.js';
+import { diagnoseLineBytes, MEMBER_SPANS, mbidOffset } from '../lines.js';
 import { COPY_CHANGES_SQL, CopyRowWriter, hasCopyControlByte } from './copyRows.js';
 import { deleteDumpCopy, insertQuarantine, type QuarantinedLine, recordDump } from './record.js';
 import { SearchStage, stagedFieldsOf } from './searchStage.js';
@@ -80,8 +80,7 @@ class PostgresChangeWriter {
       this.changeCount++;
       return;
     }
-    const text = line.toString('utf8');
-    const diagnosis = diagnoseLine(text);
+    const { diagnosis } = diagnoseLineBytes(line);
     const json = diagnosis.ok ? Buffer.from(diagnosis.json, 'utf8') : undefined;
     if (diagnosis.ok && json && !hasCopyControlByte(json)) {
       if (!this.rows!.add(this.base + position, position, Buffer.from(diagnosis.mbid, 'latin1'), 0, json))
