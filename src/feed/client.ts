@@ -131,15 +131,26 @@ export class FeedClient {
 
   /**
    * The latest packet number from `replication-info` (FEED.md, replication-info), null when the
-   * feed has none. Retried like any request (upstream's own consumers see connection resets here).
+   * feed has none. Retried like any request (upstream's own consumers see connection resets here),
+   * and so is a 200 whose body is not JSON (a maintenance page).
+   * @throws FeedHttpError for JSON of another shape; FeedNetworkError after retries.
    */
   async replicationInfo(signal?: AbortSignal): Promise<number | null> {
     return this.#withRetry('replication-info', signal, async (url) => {
       const res = await this.#get(url, signal);
       const text = await readText(res.body);
       this.#check(res, url, text, false);
+      let body: unknown;
       try {
-        return parseReplicationInfo(JSON.parse(text));
+        body = JSON.parse(text);
+      } catch {
+        // A maintenance or proxy page answered 200: the feed is not there yet, asked again.
+        throw new RetryableError(
+          `replication-info answered 200 with a body that is not JSON: ${JSON.stringify(text.slice(0, 80))}`,
+        );
+      }
+      try {
+        return parseReplicationInfo(body);
       } catch (error) {
         throw new FeedHttpError(res.statusCode, redactUrl(url), safeMessage(error, this.#token));
       }

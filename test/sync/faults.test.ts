@@ -23,6 +23,21 @@ describeStores('a sync through each network fault equals an undisturbed sync', (
       'connection resets on replication-info',
       [{ path: 'replication-info', fault: { kind: 'reset' }, times: 2 }],
     ],
+    [
+      'a maintenance page (200, HTML) on replication-info',
+      [
+        {
+          path: 'replication-info',
+          fault: {
+            kind: 'status',
+            status: 200,
+            body: '<html>Down for maintenance</html>',
+            contentType: 'text/html',
+          },
+          times: 2,
+        },
+      ],
+    ],
     ['a connection reset on an archive', [{ path: OTHER_DUMP, fault: { kind: 'reset' } }]],
     ['a slow trickle', [{ path: DUMP, fault: { kind: 'trickle', chunkBytes: 4096, intervalMs: 2 } }]],
   ];
