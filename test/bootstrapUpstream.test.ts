@@ -2,7 +2,9 @@ import { cp, readdir, rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { afterEach, beforeEach, expect, it } from 'vitest';
+import { DEFAULT_MAX_ARCHIVE_BYTES } from '../src/feed/sizeLimit.js';
 import { BUNDLED_FEED_ROOT, SAMPLE_TOKEN, startSampleFeed } from '../src/samplefeed/server.js';
+import { FULL_DUMP_MAX_RATIO, fullDumpMaxBytes } from '../src/sync/bootstrap.js';
 import { TEST_PUBLIC_KEY_FILE } from './support/archives.js';
 import { startCli } from './support/cli.js';
 import { tempDir } from './support/harness.js';
@@ -109,4 +111,19 @@ it('the packet after the full dump without its .asc, or the latest and not copie
   expect(notYet.code, notYet.stderr).toBe(0);
   expect(notYet.stderr).not.toContain('no longer has packet');
   expect(notYet.stdout).toContain(`the sync continues at packet ${next}`);
+}, 120_000);
+
+it('a full dump may decompress to 64 × its archive when --max-dump-bytes is not given; given, the flag decides', async () => {
+  // The release dump: tens of GB of xz at about 12:1 passes the feed's 64 GiB default.
+  expect(fullDumpMaxBytes(1_000_000)).toBe(DEFAULT_MAX_ARCHIVE_BYTES);
+  expect(fullDumpMaxBytes(25 * 2 ** 30)).toBe(FULL_DUMP_MAX_RATIO * 25 * 2 ** 30);
+  const limited = await bootstrap('area', [
+    '--signing-key',
+    TEST_PUBLIC_KEY_FILE,
+    '--max-dump-bytes',
+    '4KiB',
+  ]);
+  expect(limited.code).not.toBe(0);
+  expect(limited.stderr).toContain('decompresses to more than 4096 bytes (size limit, --max-dump-bytes)');
+  expect(storedEntities()).toEqual([]);
 }, 120_000);

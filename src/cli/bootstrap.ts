@@ -171,7 +171,8 @@ export const bootstrapCommand: CommandImplementation = {
           workDir: join(config.dataDir, 'bootstrap'),
           logger: log,
           signal,
-          maxBytes: config.maxDumpBytes,
+          // Not given, the limit follows each archive's size (sync/bootstrap.ts fullDumpMaxBytes).
+          maxBytes: config.given.has('maxDumpBytes') ? config.maxDumpBytes : undefined,
           onEntity: progress.onEntity,
           onProgress: progress.onProgress,
         });

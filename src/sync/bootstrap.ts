@@ -6,6 +6,7 @@ import type { EntityType } from '../feed/entities.js';
 import { ArchiveError } from '../feed/errors.js';
 import { fullDumpArchivePath, parseLatest } from '../feed/fullDumps.js';
 import { signaturePath } from '../feed/protocol/urls.js';
+import { DEFAULT_MAX_ARCHIVE_BYTES } from '../feed/sizeLimit.js';
 import type { Logger } from '../logger.js';
 import type { BootstrapStore } from './bootstrapStore.js';
 import { SignatureError, type Verifier } from './verifier.js';
@@ -22,13 +23,27 @@ export interface BootstrapOptions {
   workDir: string;
   logger: Logger;
   signal?: AbortSignal;
-  /** Most decompressed bytes of one archive (`--max-dump-bytes`). */
+  /** Most decompressed bytes of one archive (`--max-dump-bytes` when given); default {@link fullDumpMaxBytes}. */
   maxBytes?: number;
   /** Progress of one entity type's import: compressed bytes read of `totalBytes`, lines so far. */
   onProgress?: (info: { entity: EntityType; readBytes: number; totalBytes: number; lines: number }) => void;
   /** Told when an entity type starts: `skipped` when an earlier run already stored it. */
   onEntity?: (info: { entity: EntityType; skipped: boolean }) => void;
   now?: () => Date;
+}
+
+/** How many times its archive's size a full dump may decompress to without `--max-dump-bytes`. */
+export const FULL_DUMP_MAX_RATIO = 64;
+
+/**
+ * Most bytes a full dump archive of `archiveBytes` may decompress to when `--max-dump-bytes` is not
+ * given: the feed's default limit, or {@link FULL_DUMP_MAX_RATIO} times the archive, whichever is
+ * more. Full dumps run to tens of gigabytes per entity type (FEED.md, Sizes), and the release dump
+ * decompresses past the feed's default at the JSON's ratio of about 12:1 (bench/RESULTS.md), where an
+ * archive bomb's ratio is in the thousands.
+ */
+export function fullDumpMaxBytes(archiveBytes: number): number {
+  return Math.max(DEFAULT_MAX_ARCHIVE_BYTES, FULL_DUMP_MAX_RATIO * archiveBytes);
 }
 
 /** What {@link bootstrapFromFullDumps} did. */
@@ -144,7 +159,7 @@ async function importVerified(
       entity,
       archivePath: archive.path,
       signal: options.signal,
-      maxBytes: options.maxBytes,
+      maxBytes: options.maxBytes ?? fullDumpMaxBytes(archive.size),
       now: options.now,
       settle: async () => {
         await verified;
