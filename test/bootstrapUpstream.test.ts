@@ -1,11 +1,12 @@
-import { cp, readdir, rm } from 'node:fs/promises';
+import { createHash } from 'node:crypto';
+import { cp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { afterEach, beforeEach, expect, it } from 'vitest';
 import { DEFAULT_MAX_ARCHIVE_BYTES } from '../src/feed/sizeLimit.js';
 import { BUNDLED_FEED_ROOT, SAMPLE_TOKEN, startSampleFeed } from '../src/samplefeed/server.js';
 import { FULL_DUMP_MAX_RATIO, fullDumpMaxBytes } from '../src/sync/bootstrap.js';
-import { TEST_PUBLIC_KEY_FILE } from './support/archives.js';
+import { createTestKeyHome, signFile, TEST_PUBLIC_KEY_FILE } from './support/archives.js';
 import { startCli } from './support/cli.js';
 import { tempDir } from './support/harness.js';
 import { readBundledManifest } from './support/manifest.js';
@@ -78,6 +79,55 @@ it('an archive published without its .asc: verified, it fails naming the file; u
   expect(unverified.code, unverified.stderr).toBe(0);
   expect(storedEntities()).toEqual(['area', 'artist']);
   expect(unverified.requests.filter((r) => r.path.endsWith('/artist.tar.xz.asc'))).toEqual([]);
+}, 120_000);
+
+/** Writes the dump folder's SHA256SUMS (`sha256sum` style) over `entries` and signs it with the test key. */
+async function writeSums(entries: [file: string, bytes: Buffer][]): Promise<void> {
+  const body = entries.map(
+    ([file, bytes]) => `${createHash('sha256').update(bytes).digest('hex')}  ${file}\n`,
+  );
+  await writeFile(dumpFile('SHA256SUMS'), body.join(''));
+  const keys = await createTestKeyHome();
+  try {
+    await signFile(dumpFile('SHA256SUMS'), keys);
+  } finally {
+    await keys.close();
+  }
+}
+
+it('an archive without its .asc is verified by the folder’s signed SHA256SUMS, and refused when it lists another hash', async () => {
+  const [area, artist] = await Promise.all(
+    ['area.tar.xz', 'artist.tar.xz'].map((f) => readFile(dumpFile(f))),
+  );
+  await rm(dumpFile('artist.tar.xz.asc'));
+  await writeSums([
+    ['area.tar.xz', area!],
+    ['artist.tar.xz', artist!],
+  ]);
+  const vouched = await bootstrap('area,artist', ['--signing-key', TEST_PUBLIC_KEY_FILE]);
+  expect(vouched.code, vouched.stderr).toBe(0);
+  expect(storedEntities()).toEqual(['area', 'artist']);
+  expect(vouched.stderr).toContain(
+    `${full.name}/artist.tar.xz: signature VERIFIED (no .asc; its SHA-256 is the one ${full.name}/SHA256SUMS lists, whose signature verified)`,
+  );
+
+  // The list names other bytes for artist: refused, nothing of it stored.
+  await rm(data.dir, { recursive: true });
+  await writeSums([['artist.tar.xz', area!]]);
+  const refused = await bootstrap('artist', ['--signing-key', TEST_PUBLIC_KEY_FILE]);
+  expect(refused.code).not.toBe(0);
+  expect(refused.stderr).toMatch(
+    /artist\.tar\.xz is MISSING: no \.asc, and its SHA-256 [0-9a-f]{64} is not the [0-9a-f]{64} that .*SHA256SUMS lists/,
+  );
+  expect(storedEntities()).toEqual([]);
+
+  // A list whose own signature is another file's vouches for nothing.
+  await writeSums([['artist.tar.xz', artist!]]);
+  await writeFile(dumpFile('SHA256SUMS.asc'), await readFile(dumpFile('area.tar.xz.asc')));
+  const badList = await bootstrap('artist', ['--signing-key', TEST_PUBLIC_KEY_FILE]);
+  expect(badList.code).not.toBe(0);
+  expect(badList.stderr).toContain(`signature of ${full.name}/SHA256SUMS is INVALID`);
+  expect(storedEntities()).toEqual([]);
 }, 120_000);
 
 it('an archive the host answers 404 for (an HTML page) is named as missing, not as a route miss', async () => {

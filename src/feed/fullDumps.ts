@@ -39,12 +39,35 @@ export function fullDumpArchivePath(dump: string, entity: EntityType): string {
   return `${dump}/${entity}.tar.xz`;
 }
 
-/** A request path under {@link DUMPS_URL_PATH}: `LATEST` or one dump archive (or its `.asc`). */
+/** Name of a full dump directory's list of SHA-256 sums, signed like the archives (FEED.md, Full JSON dumps). */
+export const SUMS_FILE = 'SHA256SUMS';
+
+/** Path of a full dump's {@link SUMS_FILE}, relative to the dumps URL: `20260510-001/SHA256SUMS`. */
+export function fullDumpSumsPath(dump: string): string {
+  return `${dump}/${SUMS_FILE}`;
+}
+
+/**
+ * The SHA-256 (lowercase hex) that a `SHA256SUMS` body lists for `file`, as `sha256sum` writes
+ * it (`<hex>  <file>`, or `<hex> *<file>` in binary mode; a `./` before the name is allowed);
+ * undefined when it lists no such file.
+ */
+export function listedSha256(body: string, file: string): string | undefined {
+  for (const line of body.split('\n')) {
+    const match = /^([0-9a-fA-F]{64}) [ *](?:\.\/)?(.+?)\r?$/.exec(line);
+    if (match && match[2] === file) return match[1]!.toLowerCase();
+  }
+  return undefined;
+}
+
+/** A request path under {@link DUMPS_URL_PATH}: `LATEST`, one dump archive or its `SHA256SUMS` (or their `.asc`). */
 export type FullDumpRoute =
   | { kind: 'latest' }
-  | { kind: 'archive'; dump: string; entity: EntityType; signature: boolean };
+  | { kind: 'archive'; dump: string; entity: EntityType; signature: boolean }
+  | { kind: 'sums'; dump: string; signature: boolean };
 
 const ARCHIVE = /^(\d{8}-\d{3})\/([a-z-]+)\.tar\.xz(\.asc)?$/;
+const SUMS = /^(\d{8}-\d{3})\/SHA256SUMS(\.asc)?$/;
 
 /**
  * Matches the part of a request path after {@link DUMPS_URL_PATH}`/`; undefined for anything else.
@@ -52,6 +75,8 @@ const ARCHIVE = /^(\d{8}-\d{3})\/([a-z-]+)\.tar\.xz(\.asc)?$/;
  */
 export function matchFullDumpPath(rest: string): FullDumpRoute | undefined {
   if (rest === 'LATEST') return { kind: 'latest' };
+  const sums = SUMS.exec(rest);
+  if (sums) return { kind: 'sums', dump: sums[1]!, signature: sums[2] !== undefined };
   const match = ARCHIVE.exec(rest);
   if (!match || !isEntityType(match[2]!)) return undefined;
   return { kind: 'archive', dump: match[1]!, entity: match[2], signature: match[3] !== undefined };

@@ -19,7 +19,8 @@ const NOT_FOUND_PAGE =
 
 /**
  * Answers a request under {@link DUMPS_URL_PATH} from `<root>/full-json-dumps/` as upstream's
- * public full dump directory does (FEED.md, Full JSON dumps): no token, Range and HEAD support,
+ * public full dump directory does (FEED.md, Full JSON dumps): `LATEST`, the archives, `SHA256SUMS`
+ * and their `.asc` when the folder has them; no token, Range and HEAD support,
  * and for anything else the HTML 404 page of a plain web server (nginx's, as data.metabrainz.org
  * answers: the feed's `text/plain` "Can't find ..." is the feed service's, not the dump host's).
  * `faults` apply as on the feed, to paths `full-json-dumps/<rest>`.
@@ -50,7 +51,9 @@ export async function answerFullDump(
       ? CONTENT_TYPES.latest
       : route.signature
         ? CONTENT_TYPES.signature
-        : CONTENT_TYPES.archive;
+        : route.kind === 'sums'
+          ? CONTENT_TYPES.latest
+          : CONTENT_TYPES.archive;
   await sendFile(req, res, fault ? withBodyFault(file, fault) : file, { contentType, onStatus });
   return true;
 }

@@ -9,6 +9,7 @@ import { signaturePath } from '../feed/protocol/urls.js';
 import { DEFAULT_MAX_ARCHIVE_BYTES } from '../feed/sizeLimit.js';
 import type { Logger } from '../logger.js';
 import type { BootstrapStore } from './bootstrapStore.js';
+import { verdictFromSums } from './fullDumpSums.js';
 import { SignatureError, type Verifier } from './verifier.js';
 
 /** Options of {@link bootstrapFromFullDumps}. */
@@ -225,7 +226,12 @@ async function verifyArchive(
   try {
     // Without a key or with --verify off nothing reads the signature: it is not fetched.
     const signature = options.verifier.enabled ? await dumps.text(signaturePath(name), signal) : null;
-    const verdict = await options.verifier.check(kept, name, signature, signal);
+    // Without its .asc, the directory's signed SHA256SUMS may vouch for the archive.
+    const vouched =
+      signature === null && options.verifier.enabled
+        ? await verdictFromSums(options, dump, entity, kept)
+        : undefined;
+    const verdict = vouched ?? (await options.verifier.check(kept, name, signature, signal));
     options.logger.info(
       {
         event: 'bootstrap-verified',
@@ -233,7 +239,7 @@ async function verifyArchive(
         signature: verdict.status,
         fingerprint: verdict.fingerprint,
       },
-      `${name}: signature ${verdict.status}`,
+      `${name}: signature ${verdict.status}${verdict.reason ? ` (${verdict.reason})` : ''}`,
     );
   } catch (error) {
     // A refused archive is not kept: the next run fetches it again.

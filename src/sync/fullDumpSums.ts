@@ -1,0 +1,71 @@
+import { createHash } from 'node:crypto';
+import { createReadStream } from 'node:fs';
+import { Readable } from 'node:stream';
+import { pipeline } from 'node:stream/promises';
+import type { FeedClient } from '../feed/client.js';
+import type { EntityType } from '../feed/entities.js';
+import { fullDumpArchivePath, fullDumpSumsPath, listedSha256 } from '../feed/fullDumps.js';
+import { signaturePath } from '../feed/protocol/urls.js';
+import type { Logger } from '../logger.js';
+import { SignatureError, type Verdict, type Verifier } from './verifier.js';
+
+/** What {@link verdictFromSums} needs: the dumps' client, the verifier and the log. */
+export interface SumsCheck {
+  dumps: FeedClient;
+  verifier: Verifier;
+  logger: Logger;
+  signal?: AbortSignal;
+}
+
+/**
+ * The verdict on a full dump archive that has no `.asc`, from its directory's signed `SHA256SUMS`
+ * (FEED.md: upstream publishes an archive without its `.asc` when signing fails; each full dump
+ * directory holds `SHA256SUMS` and its `.asc`). The list's signature is checked like an archive's,
+ * then the archive's SHA-256 (read from `kept`) must be the one it lists.
+ * @returns VERIFIED (the list's key) when the list vouches for the archive; undefined when the list
+ *   or its `.asc` is missing too, or (`--verify warn`) its signature failed: the archive's own
+ *   verdict (MISSING) then stands.
+ * @throws SignatureError (fail mode) when the list's signature fails, or it does not list the
+ *   archive or lists another hash; the feed client's errors.
+ */
+export async function verdictFromSums(
+  check: SumsCheck,
+  dump: string,
+  entity: EntityType,
+  kept: string,
+): Promise<Verdict | undefined> {
+  const { dumps, verifier, signal } = check;
+  const sumsName = fullDumpSumsPath(dump);
+  const sums = await dumps.text(sumsName, signal);
+  const signature = sums === null ? null : await dumps.text(signaturePath(sumsName), signal);
+  if (sums === null || signature === null) return undefined;
+  const listVerdict = await verifier.check(Readable.from([Buffer.from(sums)]), sumsName, signature, signal);
+  if (listVerdict.status !== 'VERIFIED') return undefined;
+  const name = fullDumpArchivePath(dump, entity);
+  const expected = listedSha256(sums, `${entity}.tar.xz`);
+  const actual = await sha256Of(kept, signal);
+  if (expected === actual)
+    return {
+      ...listVerdict,
+      reason: `no .asc; its SHA-256 is the one ${sumsName} lists, whose signature verified`,
+    };
+  const reason =
+    expected === undefined
+      ? `no .asc, and ${sumsName} does not list it`
+      : `no .asc, and its SHA-256 ${actual} is not the ${expected} that ${sumsName} lists`;
+  if (verifier.mode === 'fail')
+    throw new SignatureError(
+      `signature of ${name} is MISSING: ${reason}`,
+      expected ? 'mismatch' : 'missing',
+      name,
+    );
+  check.logger.warn({ event: 'signature-warning', file: name, status: 'INVALID' }, `${name}: ${reason}`);
+  return { status: 'INVALID', fingerprint: null, reason };
+}
+
+/** SHA-256 (lowercase hex) of the file at `path`, streamed. */
+async function sha256Of(path: string, signal?: AbortSignal): Promise<string> {
+  const hash = createHash('sha256');
+  await pipeline(createReadStream(path), hash, { signal });
+  return hash.digest('hex');
+}
