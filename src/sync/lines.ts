@@ -31,6 +31,14 @@ function escapeControl(text: string): string {
   return out + text.slice(from);
 }
 
+// biome-ignore lint/suspicious/noControlCharactersInRegex: matching raw control characters is the point
+const RAW_CONTROL = /[\u0000-\u001f]/g;
+
+/** `text` with every raw control character written as `\u00XX`. */
+function escapeAllControl(text: string): string {
+  return text.replace(RAW_CONTROL, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`);
+}
+
 function parse(line: string): { value?: unknown; error?: string } {
   try {
     return { value: JSON.parse(line) };
@@ -52,7 +60,9 @@ export function diagnoseLine(line: string): LineDiagnosis {
     json = escapeControl(line);
     parsed = parse(json);
   }
-  if (parsed.error !== undefined) return { ok: false, reason: `not JSON: ${parsed.error}` };
+  // The parser's message quotes the line: its control characters escaped, the reason stays one
+  // printable line (PostgreSQL's text refuses a NUL).
+  if (parsed.error !== undefined) return { ok: false, reason: `not JSON: ${escapeAllControl(parsed.error)}` };
   const value = parsed.value;
   if (typeof value !== 'object' || value === null || Array.isArray(value)) {
     return { ok: false, reason: 'not a JSON object' };

@@ -147,8 +147,15 @@ describe('diagnoseLine (lines the fast path refuses)', () => {
     expect(diagnoseLine(`{"id":"${ID}","a":"\\"\r\\\\"}`)).toMatchObject({ ok: true });
     const notJson = [
       `{"id":"${ID}",\u0001"a":1}`, // a control byte between tokens
+      'nul\u0000byte', // the parser's message quotes a short line whole, NUL and all
       `{"id":"${ID}","a":"\\\t"}`, // a raw TAB as an escape's character
     ];
-    for (const line of notJson) expect(diagnoseLine(line)).toMatchObject({ ok: false, reason: /^not JSON/ });
+    for (const line of notJson) {
+      const diagnosis = diagnoseLine(line);
+      expect(diagnosis).toMatchObject({ ok: false, reason: /^not JSON/ });
+      // The parser's message quotes the line: the reason holds no raw control character (PostgreSQL's text refuses a NUL).
+      const reason = (diagnosis as { reason: string }).reason;
+      expect([...reason].filter((c) => c.charCodeAt(0) < 0x20)).toEqual([]);
+    }
   });
 });
