@@ -164,7 +164,8 @@ function checkReplicas(db: string, replicas: readonly string[], password: string
 
 /**
  * The deployment names the replication packets (FEED.md, Deployments and URLs: `-v2` on production
- * only); a feed root on upstream's other deployment's host would have every packet wait forever.
+ * only). Given against a feed root on upstream's other deployment's host, it is a mistake: on the
+ * test host production's names never exist, on production the plain names are the older v1 files.
  * @throws ConfigError naming both when they disagree.
  */
 function checkDeployment(feedUrl: string, deployment: Deployment, flags: Flags): void {

@@ -22,8 +22,8 @@ export class FeedAuthError extends FeedFatalError {
 
 /**
  * The feed root serves the other deployment's replication packet names (FEED.md, Deployments and
- * URLs: `-v2` on production only): `--deployment` does not match `--feed-url`, and every packet
- * would wait forever. Fatal. `asked` and `found` are file names (no token).
+ * URLs: `-v2` on production only) and not those of `--deployment`: every packet would answer 404
+ * and wait. Fatal. `asked` and `found` are file names (no token).
  */
 export class FeedDeploymentError extends FeedFatalError {
   override name = 'FeedDeploymentError';

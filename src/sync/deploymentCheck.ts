@@ -3,32 +3,45 @@ import { replicationPacketName } from '../feed/protocol/urls.js';
 import type { SyncContext } from './context.js';
 
 /**
- * What a 404 of replication packet `packet` says about `--deployment`, asked of the feed (FEED.md,
- * Deployments and URLs: production serves `replication-N-v2.tar.bz2` and, copied one after the
- * other, the plain `replication-N.tar.bz2`; the test deployment only the plain name).
- * - `--deployment test` and the `-v2` name is there: the feed root is production's, and every
- *   packet would wait forever; throws {@link FeedDeploymentError}, which stops the sync.
- * - `--deployment production` and the plain name is there: upstream holds the hour, its `-v2`
- *   file may just not be copied yet; returns true.
- * Otherwise, or when the question fails (logged), false.
- * @throws FeedDeploymentError; FeedFatalError (the token refused) and the abort reason.
+ * What a 404 of replication packet `packet` under `--deployment`'s name says, asked of the feed
+ * (FEED.md, Deployments and URLs): production serves `replication-N-v2.tar.bz2` and, copied one
+ * after the other, the plain `replication-N.tar.bz2`; the test deployment only the plain name.
  */
-export async function otherNameThere(ctx: SyncContext, packet: number): Promise<boolean> {
-  const { deployment, client } = ctx.feed;
-  const other = deployment === 'test' ? 'production' : 'test';
-  const found = replicationPacketName(packet, other);
-  let there: boolean;
+
+/**
+ * `--deployment production`: whether the plain name of `packet` is on the feed, so upstream holds
+ * the hour although its `-v2` file answered 404 (not copied yet). False when the question fails
+ * (logged).
+ * @throws FeedFatalError (the token refused) and the abort reason.
+ */
+export async function plainNameHoldsHour(ctx: SyncContext, packet: number): Promise<boolean> {
+  return (await ask(ctx, replicationPacketName(packet, 'test'))) === true;
+}
+
+/**
+ * `--deployment test`, for a packet older than the latest (the newest may be in the middle of its
+ * copy, its plain file not there yet): when the feed has production's `-v2` name for it, the feed
+ * root is production's (or one that no longer copies the plain files), and every packet would
+ * answer 404 and look deleted upstream.
+ * @throws FeedDeploymentError then, which stops the sync; FeedFatalError (the token refused) and
+ *   the abort reason. A question that fails is logged and changes nothing.
+ */
+export async function assertDeploymentNames(ctx: SyncContext, packet: number): Promise<void> {
+  const found = replicationPacketName(packet, 'production');
+  if (await ask(ctx, found))
+    throw new FeedDeploymentError('test', replicationPacketName(packet, 'test'), found, 'production');
+}
+
+/** Whether `name` is on the feed; undefined when the question failed (logged). */
+async function ask(ctx: SyncContext, name: string): Promise<boolean | undefined> {
   try {
-    there = await client.exists(found, ctx.signal);
+    return await ctx.feed.client.exists(name, ctx.signal);
   } catch (error) {
     if (error instanceof FeedFatalError || ctx.signal?.aborted) throw error;
     ctx.observe.logger.warn(
-      { event: 'deployment-check-failed', packet, file: found, err: safeMessage(error) },
-      `cannot ask whether the feed has ${found}: ${safeMessage(error)}`,
+      { event: 'deployment-check-failed', file: name, err: safeMessage(error) },
+      `cannot ask whether the feed has ${name}: ${safeMessage(error)}`,
     );
-    return false;
+    return undefined;
   }
-  if (there && deployment === 'test')
-    throw new FeedDeploymentError(deployment, replicationPacketName(packet, deployment), found, other);
-  return there;
 }

@@ -2,7 +2,7 @@ import type { EntityType } from '../feed/entities.js';
 import { FeedFatalError, safeMessage } from '../feed/errors.js';
 import { replicationPacketName } from '../feed/protocol/urls.js';
 import type { SyncContext } from './context.js';
-import { otherNameThere } from './deploymentCheck.js';
+import { assertDeploymentNames, plainNameHoldsHour } from './deploymentCheck.js';
 
 /** One pass's check of {@link hourHeldCheck}: true when the dump's hour may settle. */
 export type HourHeld = (dump: { packet: number; entity: EntityType }) => Promise<boolean>;
@@ -57,9 +57,11 @@ async function whyNotHeld(ctx: SyncContext, packet: number): Promise<string | nu
     answer = status === undefined ? 'was not asked for yet' : `answers 404 as well (${status})`;
   } else {
     try {
-      // On production the plain name (copied beside the -v2 file) holds the hour too.
-      if ((await ctx.feed.client.exists(name, ctx.signal)) || (await otherNameThere(ctx, packet)))
-        return null;
+      if (await ctx.feed.client.exists(name, ctx.signal)) return null;
+      // A later dump exists, so this is not the newest packet: its names tell the deployment. On
+      // production the plain name (copied beside the -v2 file) holds the hour too.
+      if (ctx.feed.deployment === 'test') await assertDeploymentNames(ctx, packet);
+      else if (await plainNameHoldsHour(ctx, packet)) return null;
     } catch (error) {
       if (ctx.signal?.aborted || error instanceof FeedFatalError) throw error;
       const why = `cannot ask whether upstream still holds packet ${packet} (${name}): ${safeMessage(error)}; its JSON dumps wait`;
