@@ -117,9 +117,23 @@ it('an archive without its .asc is verified by the folder’s signed SHA256SUMS,
   const refused = await bootstrap('artist', ['--signing-key', TEST_PUBLIC_KEY_FILE]);
   expect(refused.code).not.toBe(0);
   expect(refused.stderr).toMatch(
-    /artist\.tar\.xz is MISSING: no \.asc, and its SHA-256 [0-9a-f]{64} is not the [0-9a-f]{64} that .*SHA256SUMS lists/,
+    /signature of \S+\/artist\.tar\.xz is INVALID: no \.asc, and its SHA-256 [0-9a-f]{64} is not the [0-9a-f]{64} that \S+\/SHA256SUMS lists/,
   );
   expect(storedEntities()).toEqual([]);
+
+  // With --verify warn the same archive is imported, marked INVALID with the reason.
+  await rm(data.dir, { recursive: true });
+  const warned = await bootstrap('artist', ['--signing-key', TEST_PUBLIC_KEY_FILE, '--verify', 'warn']);
+  expect(warned.code, warned.stderr).toBe(0);
+  expect(warned.stderr).toMatch(/artist\.tar\.xz: signature INVALID \(no \.asc, and its SHA-256/);
+  expect(storedEntities()).toEqual(['artist']);
+
+  // A list that does not name the archive vouches for nothing: MISSING, as without a list.
+  await rm(data.dir, { recursive: true });
+  await writeSums([['area.tar.xz', area!]]);
+  const unlisted = await bootstrap('artist', ['--signing-key', TEST_PUBLIC_KEY_FILE]);
+  expect(unlisted.code).not.toBe(0);
+  expect(unlisted.stderr).toContain(`signature of ${full.name}/artist.tar.xz is MISSING`);
 
   // A list whose own signature is another file's vouches for nothing.
   await writeSums([['artist.tar.xz', artist!]]);
@@ -163,7 +177,7 @@ it('the packet after the full dump without its .asc, or the latest and not copie
   expect(notYet.stdout).toContain(`the sync continues at packet ${next}`);
 }, 120_000);
 
-it('a full dump may decompress to 64 × its archive when --max-dump-bytes is not given; given, the flag decides', async () => {
+it('fullDumpMaxBytes: 64 × the archive once that passes the 64 GiB default; a given --max-dump-bytes decides', async () => {
   // The release dump: tens of GB of xz at about 12:1 passes the feed's 64 GiB default.
   expect(fullDumpMaxBytes(1_000_000)).toBe(DEFAULT_MAX_ARCHIVE_BYTES);
   expect(fullDumpMaxBytes(25 * 2 ** 30)).toBe(FULL_DUMP_MAX_RATIO * 25 * 2 ** 30);

@@ -143,11 +143,11 @@ async function mergeAfterImports(store: BootstrapStore, logger: BootstrapOptions
 async function importVerified(
   store: BootstrapStore,
   options: BootstrapOptions,
-  archive: { dump: string; entity: EntityType; path: string; size: number },
+  archive: KeptArchive & { dump: string; entity: EntityType },
   agree: (entity: EntityType, packet: number) => void,
 ) {
   const { dump, entity } = archive;
-  const verified = verifyArchive(options, dump, entity, archive.path);
+  const verified = verifyArchive(options, dump, entity, archive);
   // Awaited below either way; without it, a refusal while the import fails would be unhandled.
   verified.catch(() => {});
   try {
@@ -182,36 +182,41 @@ async function latestDump(dumps: FeedClient, signal?: AbortSignal): Promise<stri
   return parseLatest(body);
 }
 
+/** A full dump archive on disk: its path, size, and SHA-256 (hex) when this run downloaded it. */
+interface KeptArchive {
+  path: string;
+  size: number;
+  sha256?: string;
+}
+
 /**
- * Downloads (or finds, from an interrupted run) one archive; returns its local path and size. A
- * whole download is kept as `<workDir>/<dump>/<entity>.tar.xz` until imported, so a run killed
- * during the import does not download it again; partial bytes resume with Range.
+ * Downloads (or finds, from an interrupted run) one archive. A whole download is kept as
+ * `<workDir>/<dump>/<entity>.tar.xz` until imported, so a run killed during the import does not
+ * download it again; partial bytes resume with Range.
  */
 async function fetchArchive(
   options: BootstrapOptions,
   dump: string,
   entity: EntityType,
-): Promise<{ path: string; size: number }> {
+): Promise<KeptArchive> {
   const { dumps, signal } = options;
   const name = fullDumpArchivePath(dump, entity);
   const kept = join(options.workDir, dump, `${entity}.tar.xz`);
-  let size = await stat(kept).then(
+  const size = await stat(kept).then(
     (info) => info.size,
     () => -1,
   );
-  if (size < 0) {
-    const downloaded = await dumps.download(name, join(options.workDir, dump), signal);
-    if (downloaded.status === 'missing') {
-      throw new Error(`full dump ${dump} has no ${entity} archive: ${dumps.displayUrl(name)} answered 404`);
-    }
-    await rename(downloaded.path, kept);
-    size = downloaded.size;
+  if (size >= 0) return { path: kept, size };
+  const downloaded = await dumps.download(name, join(options.workDir, dump), signal);
+  if (downloaded.status === 'missing') {
+    throw new Error(`full dump ${dump} has no ${entity} archive: ${dumps.displayUrl(name)} answered 404`);
   }
-  return { path: kept, size };
+  await rename(downloaded.path, kept);
+  return { path: kept, size: downloaded.size, sha256: downloaded.sha256 };
 }
 
 /**
- * Checks the signature of the archive kept at `kept` (FEED.md, Signatures) and logs the verdict; a
+ * Checks the signature of the kept archive (FEED.md, Signatures) and logs the verdict; a
  * refused archive is removed, so that the next run fetches it again.
  * @throws SignatureError when refused; the feed client's errors and the abort reason
  */
@@ -219,8 +224,9 @@ async function verifyArchive(
   options: BootstrapOptions,
   dump: string,
   entity: EntityType,
-  kept: string,
+  archive: KeptArchive,
 ): Promise<void> {
+  const kept = archive.path;
   const { dumps, signal } = options;
   const name = fullDumpArchivePath(dump, entity);
   try {
@@ -229,7 +235,7 @@ async function verifyArchive(
     // Without its .asc, the directory's signed SHA256SUMS may vouch for the archive.
     const vouched =
       signature === null && options.verifier.enabled
-        ? await verdictFromSums(options, dump, entity, kept)
+        ? await verdictFromSums(options, dump, entity, archive)
         : undefined;
     const verdict = vouched ?? (await options.verifier.check(kept, name, signature, signal));
     options.logger.info(

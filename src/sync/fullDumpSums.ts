@@ -21,18 +21,19 @@ export interface SumsCheck {
  * The verdict on a full dump archive that has no `.asc`, from its directory's signed `SHA256SUMS`
  * (FEED.md: upstream publishes an archive without its `.asc` when signing fails; each full dump
  * directory holds `SHA256SUMS` and its `.asc`). The list's signature is checked like an archive's,
- * then the archive's SHA-256 (read from `kept`) must be the one it lists.
- * @returns VERIFIED (the list's key) when the list vouches for the archive; undefined when the list
- *   or its `.asc` is missing too, or (`--verify warn`) its signature failed: the archive's own
+ * then the archive's SHA-256 (the download's, else read from the kept file) must be the one it lists.
+ * @returns VERIFIED (the list's key) when the list vouches for the archive; INVALID (`--verify
+ *   warn`, logged) when it lists another hash; undefined when the list or its `.asc` is missing
+ *   too, it does not list the archive, or (`--verify warn`) its signature failed: the archive's own
  *   verdict (MISSING) then stands.
- * @throws SignatureError (fail mode) when the list's signature fails, or it does not list the
- *   archive or lists another hash; the feed client's errors.
+ * @throws SignatureError (fail mode) when the list's signature fails or it lists another hash
+ *   (INVALID); the feed client's errors.
  */
 export async function verdictFromSums(
   check: SumsCheck,
   dump: string,
   entity: EntityType,
-  kept: string,
+  kept: { path: string; sha256?: string },
 ): Promise<Verdict | undefined> {
   const { dumps, verifier, signal } = check;
   const sumsName = fullDumpSumsPath(dump);
@@ -40,27 +41,20 @@ export async function verdictFromSums(
   const signature = sums === null ? null : await dumps.text(signaturePath(sumsName), signal);
   if (sums === null || signature === null) return undefined;
   const listVerdict = await verifier.check(Readable.from([Buffer.from(sums)]), sumsName, signature, signal);
-  if (listVerdict.status !== 'VERIFIED') return undefined;
-  const name = fullDumpArchivePath(dump, entity);
   const expected = listedSha256(sums, `${entity}.tar.xz`);
-  const actual = await sha256Of(kept, signal);
+  if (listVerdict.status !== 'VERIFIED' || expected === undefined) return undefined;
+  const actual = kept.sha256 ?? (await sha256Of(kept.path, signal));
   if (expected === actual)
     return {
       ...listVerdict,
       reason: `no .asc; its SHA-256 is the one ${sumsName} lists, whose signature verified`,
     };
-  const reason =
-    expected === undefined
-      ? `no .asc, and ${sumsName} does not list it`
-      : `no .asc, and its SHA-256 ${actual} is not the ${expected} that ${sumsName} lists`;
+  const name = fullDumpArchivePath(dump, entity);
+  const reason = `no .asc, and its SHA-256 ${actual} is not the ${expected} that ${sumsName} lists`;
   if (verifier.mode === 'fail')
-    throw new SignatureError(
-      `signature of ${name} is MISSING: ${reason}`,
-      expected ? 'mismatch' : 'missing',
-      name,
-    );
+    throw new SignatureError(`signature of ${name} is INVALID: ${reason}`, 'mismatch', name);
   check.logger.warn({ event: 'signature-warning', file: name, status: 'INVALID' }, `${name}: ${reason}`);
-  return { status: 'INVALID', fingerprint: null, reason };
+  return { status: 'INVALID', fingerprint: null, reason, kind: 'mismatch' };
 }
 
 /** SHA-256 (lowercase hex) of the file at `path`, streamed. */
