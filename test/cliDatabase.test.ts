@@ -1,5 +1,6 @@
 import { execFileSync } from 'node:child_process';
 import { copyFileSync, existsSync, mkdirSync } from 'node:fs';
+import { type AddressInfo, createServer } from 'node:net';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { SAMPLE_TOKEN } from '../src/samplefeed/server.js';
@@ -72,6 +73,20 @@ describe('one database per command; serve refuses a missing one', () => {
       expect(existsSync(typo)).toBe(false);
     } finally {
       await data.cleanup();
+    }
+  });
+
+  it('serve on a port another process listens on: exit 2, naming --port', async () => {
+    const taken = createServer();
+    await new Promise<void>((resolve) => taken.listen(0, '127.0.0.1', resolve));
+    try {
+      const port = String((taken.address() as AddressInfo).port);
+      const { code, stderr } = await runCli(['serve', '--port', port, '--db', synced.dbPath]);
+      expect(code).toBe(2);
+      expect(stderr).toContain('EADDRINUSE');
+      expect(stderr).toContain('choose another with --port');
+    } finally {
+      taken.close();
     }
   });
 

@@ -50,9 +50,16 @@ export function reportError(error: unknown, secrets: readonly (string | undefine
     say(safeMessage(error, secrets));
     return EXIT.locked;
   }
+  // A port another process listens on: a choice the user makes (`--port`), not an unexpected error.
+  if ((error as NodeJS.ErrnoException)?.code === 'EADDRINUSE') {
+    say(
+      `${safeMessage(error, secrets)}: another process listens there; choose another with --port (README, Commands)`,
+    );
+    return EXIT.config;
+  }
   if (error instanceof FeedNetworkError || (error instanceof FeedHttpError && error.status >= 500)) {
     say(
-      `the feed is unreachable: ${safeMessage(error, secrets)} (check --feed-url and the network; README, Exit codes)`,
+      `the feed is unreachable: ${safeMessage(error, secrets)} (check --feed-url, or --dumps-url for bootstrap, and the network; README, Exit codes)`,
     );
     return EXIT.unreachable;
   }

@@ -242,6 +242,6 @@ export function requireExistingDatabase(choice: DatabaseChoice): void {
   if (existsSync(choice.path)) return;
   const hint = choice.demo
     ? 'run `livefeed sync --demo --once` (or `livefeed start` without a token) first'
-    : 'run `livefeed sync` first (with --db or LIVEFEED_DB if it lives elsewhere), or pass --demo to serve the demo database';
+    : 'run `livefeed sync` first (with LIVEFEED_TOKEN, and --db or LIVEFEED_DB if it lives elsewhere), or try the demo: `livefeed start` without a token, or `serve --demo` after `sync --demo --once`';
   throw new ConfigError(`no database at ${choice.path}: ${hint}`);
 }

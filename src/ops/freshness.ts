@@ -77,7 +77,9 @@ export async function freshness(
     localLatest !== null && upstream?.latest != null ? Math.max(0, upstream.latest - localLatest) : null;
   const waiting = await reads.waitingForDumps();
   const behind =
-    (lagPackets === null ? '' : `; upstream latest ${upstream?.latest}, ${lagPackets} packets behind`) +
+    (lagPackets === null
+      ? ''
+      : `; upstream latest ${upstream?.latest}, ${lagPackets} ${lagPackets === 1 ? 'packet' : 'packets'} behind`) +
     describeOverdueWait(waiting, now);
   // Without a packet time there is no age or lag to report, only the level and why.
   const timeless = { localTime: null, ageSeconds: null, lagSeconds: null, upstream, lagPackets, waiting };

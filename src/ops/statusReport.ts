@@ -81,10 +81,9 @@ function upstreamLine(facts: StatusFacts): string {
   const u = facts.upstream;
   const local = facts.local.latest?.number;
   if (u.kind === 'asked') {
+    const ahead = u.latest !== null && local !== undefined ? Math.max(0, u.latest - local) : undefined;
     const behind =
-      u.latest !== null && local !== undefined
-        ? `, ${Math.max(0, u.latest - local)} packets ahead of local`
-        : '';
+      ahead === undefined ? '' : `, ${ahead} ${ahead === 1 ? 'packet' : 'packets'} ahead of local`;
     return `latest packet ${u.latest ?? '(none)'} (asked ${u.where} now${behind})`;
   }
   const seen = facts.freshness.upstream;

@@ -15,7 +15,7 @@ export class LockHeldError extends Error {
   ) {
     super(
       `another sync is writing ${database}: pid ${holder.pid} on ${holder.host}, since ${holder.acquiredAt}, ` +
-        `last heartbeat ${holder.heartbeatAt} (run with --wait to wait for it)`,
+        `last heartbeat ${holder.heartbeatAt} (sync and start take --wait to wait for it; or run this again once it is done)`,
     );
   }
 }

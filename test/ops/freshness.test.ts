@@ -93,6 +93,9 @@ describe('freshness in upstream replication-check style', () => {
     const f = await freshness(sqliteReads(store), DEFAULT_FRESHNESS, new Date(newest.getTime() + HOUR));
     expect(f.lagPackets).toBe(3);
     expect(f.message).toMatch(/; upstream latest \d+, 3 packets behind$/);
+    recordUpstream(store, manifest.lastPacket + 1, new Date().toISOString());
+    const one = await freshness(sqliteReads(store), DEFAULT_FRESHNESS, new Date(newest.getTime() + HOUR));
+    expect(one.message).toMatch(/; upstream latest \d+, 1 packet behind$/);
     recordUpstream(store, manifest.lastPacket, new Date().toISOString());
   });
 
