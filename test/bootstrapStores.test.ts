@@ -154,6 +154,45 @@ describeStores('livefeed bootstrap as a real process', (stores) => {
     expect(await db.rows("SELECT value FROM meta WHERE key = 'demo'")).toEqual([{ value: 'true' }]);
   }, 90_000);
 
+  it('a bootstrap after a sync of newer packets records the packets between as incomplete; the next sync fetches them and ends as bootstrap then sync', async () => {
+    data = await tempDir('lf-bootstrap-store-after-');
+    db = await stores.create(data.dir);
+    const where = ['--db', db.db, '--data-dir', data.dir];
+    const first = startCli(['sync', '--demo', '--once', '--from', String(full.packet + 6), ...where]);
+    expect((await first.exited).code, first.stderr.join('\n')).toBe(0);
+    const boot = startCli(['bootstrap', '--demo', ...where]);
+    expect((await boot.exited).code, boot.stderr.join('\n')).toBe(0);
+    const last = readBundledManifest().lastPacket;
+    expect(boot.stdout.join('\n')).toContain(
+      `the database already held packets ${full.packet + 6}..${last}, newer than the full dump: ` +
+        `packets ${full.packet + 1}..${full.packet + 5} between them are now recorded as incomplete`,
+    );
+    const incomplete = await db.rows<{ number: number }>(
+      'SELECT number FROM packets WHERE synced_at IS NULL ORDER BY number',
+    );
+    expect(incomplete.map((row) => Number(row.number)).slice(0, 5)).toEqual(
+      [1, 2, 3, 4, 5].map((n) => full.packet + n),
+    );
+    const sync = startCli(['sync', '--demo', '--once', ...where, '--log-level', 'info']);
+    expect((await sync.exited).code, sync.stderr.join('\n')).toBe(0);
+    expect(sync.events().find((e) => e.event === 'sync-start')).toMatchObject({ from: full.packet + 1 });
+    expect(await snapshot(db)).toEqual(reference);
+  }, 90_000);
+
+  it('a bootstrap into a database holding the packets right after the full dump continues after them', async () => {
+    data = await tempDir('lf-bootstrap-store-next-');
+    db = await stores.create(data.dir);
+    const where = ['--db', db.db, '--data-dir', data.dir];
+    const first = startCli(['sync', '--demo', '--once', '--from', String(full.packet + 1), ...where]);
+    expect((await first.exited).code, first.stderr.join('\n')).toBe(0);
+    const boot = startCli(['bootstrap', '--demo', ...where]);
+    expect((await boot.exited).code, boot.stderr.join('\n')).toBe(0);
+    expect(boot.stdout.join('\n')).toContain(
+      `the database already held packets ${full.packet + 1}..${readBundledManifest().lastPacket}, newer than the full dump: the sync continues after them`,
+    );
+    expect(boot.stdout.join('\n')).not.toContain(`continues at packet ${full.packet + 1}`);
+  }, 90_000);
+
   it('a bootstrap killed with kill -9 during an entity type import leaves it absent; the next run completes it', async () => {
     data = await tempDir('lf-bootstrap-store-kill-');
     db = await stores.create(data.dir);

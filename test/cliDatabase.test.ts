@@ -1,8 +1,9 @@
 import { execFileSync } from 'node:child_process';
-import { copyFileSync, existsSync, mkdirSync } from 'node:fs';
+import { copyFileSync, existsSync, mkdirSync, writeFileSync } from 'node:fs';
 import { type AddressInfo, createServer } from 'node:net';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { openStore } from '../src/db/client.js';
 import { SAMPLE_TOKEN } from '../src/samplefeed/server.js';
 import { startCli } from './support/cli.js';
 import { tempDir } from './support/harness.js';
@@ -76,6 +77,25 @@ describe('one database per command; serve refuses a missing one', () => {
     }
   });
 
+  it('serve over a database no sync stored a packet in says why its answers are empty; over a synced one it does not', async () => {
+    const data = await tempDir();
+    try {
+      const empty = join(data.dir, 'livefeed.db');
+      openStore(empty).close();
+      const bare = await serve(['--db', empty]);
+      await stop(bare.cli);
+      expect(bare.cli.events().find((e) => e.event === 'empty-database')).toMatchObject({
+        level: 40,
+        msg: expect.stringContaining('the database holds no packet yet'),
+      });
+      const full = await serve(['--db', synced.dbPath]);
+      await stop(full.cli);
+      expect(full.cli.events().some((e) => e.event === 'empty-database')).toBe(false);
+    } finally {
+      await data.cleanup();
+    }
+  });
+
   it('serve on a port another process listens on: exit 2, naming --port', async () => {
     const taken = createServer();
     await new Promise<void>((resolve) => taken.listen(0, '127.0.0.1', resolve));
@@ -131,6 +151,28 @@ describe('exit codes and messages follow the README table', () => {
     );
     expect(code).toBe(2);
     expect(stderr).toContain('--signing-key /nonexistent/k.asc: no such file');
+  });
+
+  it('an empty or unarmored --signing-key file is exit 2 (configuration), naming the file and how to export the key', async () => {
+    const data = await tempDir('lf-emptykey-');
+    try {
+      for (const [name, text] of [
+        ['empty.asc', ''],
+        ['binary.gpg', 'not an armored key'],
+      ] as const) {
+        const key = join(data.dir, name);
+        writeFileSync(key, text);
+        const { code, stderr } = await runCli(
+          ['sync', '--once', '--feed-url', 'http://127.0.0.1:9/api/musicbrainz', '--signing-key', key],
+          { LIVEFEED_TOKEN: SAMPLE_TOKEN },
+        );
+        expect(code, stderr).toBe(2);
+        expect(stderr).toContain(`signing key file ${key}`);
+        expect(stderr).toContain('gpg --recv-keys D5E63B4BDCCE195642948684B8FC2375C777580F');
+      }
+    } finally {
+      await data.cleanup();
+    }
   });
 
   it('an env error names the variable and value', async () => {

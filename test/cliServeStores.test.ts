@@ -77,6 +77,7 @@ describeStores('livefeed status, serve and start as real processes', (stores) =>
     );
     expect(screen).toMatch(/files {6}\d+ pending, 0 failed; 0 lines in quarantine/);
     expect(screen).toContain('(demo: the bundled sample feed)');
+    expect(screen).toContain('  demo       the sample feed is a fixed snapshot');
     // No sync runs: no writer named (a killed one's row is no holder on PostgreSQL either).
     expect(screen).not.toMatch(/ {2}sync {7}pid/);
     if (stores.kind === 'postgres')

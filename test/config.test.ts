@@ -123,6 +123,25 @@ describe('loadConfig', () => {
     expect(message).not.toContain(badToken);
   });
 
+  it('says what a number flag expects in plain words, not zod’s', () => {
+    const message = (flags: Record<string, string>, env: Record<string, string> = {}) => {
+      try {
+        loadConfig(flags, env);
+      } catch (error) {
+        return (error as Error).message;
+      }
+      throw new Error('accepted');
+    };
+    expect(message({ pollInterval: 'x' })).toContain('--poll-interval x: expected a number');
+    expect(message({ from: '-5' })).toContain('--from -5: expected a number ≥ 1');
+    expect(message({ from: '1.5' })).toContain('--from 1.5: expected a whole number');
+    expect(message({ port: '99999' })).toContain('--port 99999: expected a number ≤ 65535');
+    expect(message({}, { LIVEFEED_VERIFY: 'maybe' })).toContain(
+      'LIVEFEED_VERIFY=maybe: expected one of fail, warn, off',
+    );
+    expect(message({ pollInterval: 'x' })).not.toMatch(/Invalid input|received NaN/);
+  });
+
   it('rejects --from after --to', () => {
     expect(() => loadConfig({ from: '10', to: '5' }, {})).toThrow(/--from 10 is after --to 5/);
   });

@@ -202,8 +202,24 @@ describe('livefeed import: a local JSON dump through the sync pipeline', () => {
     const cli = openStore(db, { readonly: true });
     expect(cli.sqlite.prepare('SELECT count(*) AS n FROM changes').get()).toEqual({ n: lines.length - 3 });
     cli.close();
+  });
+
+  it('a dump of another packet than --packet, or a --packet that is no number, is exit 2 naming the flag; nothing stored', async () => {
+    const db = join(dir.dir, 'wrong.sqlite');
+    const livefeed = (...args: string[]) =>
+      run(process.execPath, ['--import', 'tsx', join(ROOT, 'src', 'cli', 'main.ts'), ...args], { cwd: ROOT });
     await expect(livefeed('import', archive, '--packet', '5', '--db', db)).rejects.toMatchObject({
-      stderr: expect.stringMatching(/REPLICATION_SEQUENCE is 777, expected 5/),
+      code: 2,
+      stderr: expect.stringContaining(
+        `livefeed: --packet 5: ${archive} is the JSON dump of packet 777 (its REPLICATION_SEQUENCE); pass --packet 777`,
+      ),
+    });
+    const after = openStore(db, { readonly: true });
+    expect(after.sqlite.prepare('SELECT count(*) AS n FROM changes').get()).toEqual({ n: 0 });
+    after.close();
+    await expect(livefeed('import', archive, '--packet', 'abc', '--db', db)).rejects.toMatchObject({
+      code: 2,
+      stderr: expect.stringContaining('--packet abc: expected a packet number'),
     });
   });
 });

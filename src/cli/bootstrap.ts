@@ -84,7 +84,20 @@ function printSummary(result: BootstrapResult, seconds: number): void {
   }
   process.stdout.write(
     `bootstrapped full dump ${result.dump} (packet ${result.packet}) in ${seconds.toFixed(1)} s; ` +
-      `the sync continues at packet ${result.packet + 1}\n`,
+      `${continuationText(result)}\n`,
+  );
+}
+
+/** Where the next sync starts, and why when the database already held newer packets. */
+function continuationText({ packet, continuation }: BootstrapResult): string {
+  const held = continuation?.heldAbove;
+  if (!held) return `the sync continues at packet ${packet + 1}`;
+  const already = `the database already held packets ${held.first}..${held.last}, newer than the full dump`;
+  const gap = continuation.gap;
+  if (!gap) return `${already}: the sync continues after them (or at the first of them not complete)`;
+  return (
+    `${already}: packets ${gap.from}..${gap.to} between them are now recorded as incomplete, ` +
+    `and the next sync fetches them first`
   );
 }
 
@@ -103,6 +116,8 @@ async function checkContinuation(
   log: Logger,
 ): Promise<number> {
   const next = result.packet + 1;
+  // The database holds the next packet already: the sync goes on from what it holds.
+  if (result.continuation?.heldAbove && !result.continuation.gap) return EXIT.ok;
   const token = sample ? SAMPLE_TOKEN : config.token;
   if (!token) {
     process.stdout.write('not checked against the live feed (no token): run `livefeed start` with a token\n');

@@ -1,5 +1,7 @@
+import { ConfigError } from '../config.js';
 import { openStore } from '../db/client.js';
 import { ENTITY_TYPES, type EntityType, isEntityType } from '../feed/entities.js';
+import { SequenceMismatchError } from '../feed/errors.js';
 import type { Logger } from '../logger.js';
 import { createProgress, type Progress } from '../ops/progress.js';
 import { type ImportResult, importJsonDump } from '../sync/import.js';
@@ -46,16 +48,25 @@ function summary(result: ImportResult) {
   };
 }
 
-/** `--packet` and `--entity` checked. @throws RangeError naming the flag and value. */
+/** `--packet` and `--entity` checked. @throws ConfigError naming the flag and value (exit 2). */
 function importTarget(packetText: unknown, entityText: unknown): { packet: number; entity?: EntityType } {
   if (typeof packetText !== 'string' || !/^\d+$/.test(packetText))
-    throw new RangeError(`--packet must be a number, not ${packetText}`);
+    throw new ConfigError(`--packet ${packetText}: expected a packet number (a whole number)`);
   if (entityText !== undefined && !isEntityType(String(entityText))) {
-    throw new RangeError(
+    throw new ConfigError(
       `--entity ${entityText} is no entity type (expected one of ${ENTITY_TYPES.join(', ')})`,
     );
   }
   return { packet: Number(packetText), entity: entityText as EntityType | undefined };
+}
+
+/** A dump of another packet than `--packet` as the configuration mistake it is (exit 2); other errors as they are. */
+function wrongPacket(error: unknown, file: string): unknown {
+  if (!(error instanceof SequenceMismatchError)) return error;
+  return new ConfigError(
+    `--packet ${error.expected}: ${file} is the JSON dump of packet ${error.found} (its REPLICATION_SEQUENCE); ` +
+      `pass --packet ${error.found}. Nothing was stored`,
+  );
 }
 
 /** The SQLite file `path` as an import target. */
@@ -72,7 +83,7 @@ function sqliteTarget(path: string, log: Logger): ImportTarget {
  * `livefeed import FILE --packet N [--entity E]`: takes the writer lock, imports with a progress
  * bar on a terminal (structured `progress` log lines otherwise), prints a summary line. Ctrl-C
  * rolls the import back. Into SQLite, or into PostgreSQL when `--db` is a postgres:// URL (the
- * PostgreSQL code is loaded only then). Throws ConfigError, LockHeldError, ArchiveError, RangeError,
+ * PostgreSQL code is loaded only then). Throws ConfigError (a bad flag, or a dump of another packet than `--packet`), LockHeldError, ArchiveError,
  * SQLite or PostgreSQL errors (src/cli/exit.ts maps them).
  */
 export const importCommand: CommandImplementation = {
@@ -88,7 +99,11 @@ export const importCommand: CommandImplementation = {
     try {
       return await store.withLock('import stopped by a signal: nothing was stored', async (signal) => {
         const started = Date.now();
-        const result = await store.importDump({ path: file, ...target, signal, onProgress: progress.update });
+        const result = await store
+          .importDump({ path: file, ...target, signal, onProgress: progress.update })
+          .catch((error: unknown) => {
+            throw wrongPacket(error, file);
+          });
         progress.finish(result.fileBytes);
         const seconds = (Date.now() - started) / 1000;
         const { replicationSequence: packet } = result.metadata;

@@ -1,6 +1,7 @@
 import { createServer, type Server } from 'node:http';
 import type { Store } from '../db/client.js';
 import { openForServing } from '../db/readOnly.js';
+import { sqliteReads } from '../db/reads.js';
 import { safeMessage } from '../feed/errors.js';
 import { databaseName, redactUrl } from '../feed/protocol/urls.js';
 import type { ServiceInfo } from '../graphql/builder.js';
@@ -96,6 +97,21 @@ function startPacketWatch(session: Session, served: ServedDatabase, events: Pack
 }
 
 /**
+ * `serve` over a database no sync has stored a packet in (a first sync that failed leaves one):
+ * it serves, since a sync in another process may be filling it, but says why every answer is empty.
+ */
+async function warnWhenEmpty(session: Session, served: ServedDatabase): Promise<void> {
+  if (session.mode !== 'serve') return;
+  const reads = served.kind === 'sqlite' ? sqliteReads(served.store) : served.reads;
+  if ((await reads.packetPosition()).highest !== null) return;
+  session.logger.warn(
+    { event: 'empty-database' },
+    'the database holds no packet yet: GraphQL answers empty until a sync stores one ' +
+      '(run `livefeed sync`, or `livefeed start` for both; README, Quick start)',
+  );
+}
+
+/**
  * Serves GraphQL and the HTTP routes from the session's database, SQLite or PostgreSQL. `serve`
  * only reads: a SQLite file it cannot write (read-only mount) is opened read-only, and with no sync
  * in the process subscriptions learn of completed packets from the database ({@link startPacketWatch}).
@@ -146,6 +162,7 @@ async function serveDatabase(
     freshness: { warningMs: config.freshnessWarningMs, criticalMs: config.freshnessCriticalMs },
   });
   startPacketWatch(session, served, events);
+  await warnWhenEmpty(session, served);
   const server = createServer(app.handle);
   const close = async () => {
     server.closeAllConnections();

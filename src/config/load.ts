@@ -87,7 +87,7 @@ function parseRows(
   const lines: string[] = [];
   const value: Record<string, unknown> = {};
   for (const key of keys) {
-    const result = ROWS[key].schema.safeParse(raw[key]);
+    const result = ROWS[key].schema.safeParse(raw[key], { error: plainIssue });
     if (result.success) {
       value[key] = result.data;
       continue;
@@ -106,6 +106,28 @@ function parseRows(
   }
   if (lines.length > 0) throw new ConfigError(`invalid configuration:\n${lines.join('\n')}`);
   return value;
+}
+
+/**
+ * zod's default issue texts in a user's words ("expected a whole number", not "Invalid input: expected
+ * int, received number"); undefined keeps zod's own (and every message a schema sets itself).
+ */
+function plainIssue(issue: z.core.$ZodRawIssue): string | undefined {
+  const bound = (sign: string, limit: unknown) => `expected a number ${sign} ${limit}`;
+  switch (issue.code) {
+    case 'invalid_type':
+      if (issue.expected === 'int') return 'expected a whole number';
+      if (issue.expected === 'number') return 'expected a number';
+      return `expected a ${issue.expected}`;
+    case 'too_small':
+      return issue.origin === 'number' ? bound(issue.inclusive ? '≥' : '>', issue.minimum) : undefined;
+    case 'too_big':
+      return issue.origin === 'number' ? bound(issue.inclusive ? '≤' : '<', issue.maximum) : undefined;
+    case 'invalid_value':
+      return `expected one of ${issue.values.map(String).join(', ')}`;
+    default:
+      return undefined;
+  }
 }
 
 function invalid(line: string): ConfigError {

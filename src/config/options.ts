@@ -160,7 +160,7 @@ export const OPTIONS = {
     flag: '--webhooks-file <file>',
     env: 'LIVEFEED_WEBHOOKS_FILE',
     shown: '(none)',
-    help: 'YAML or JSON list of webhooks { url, secret, entities, mbids } that get the change stream after each synced packet (README, Webhooks)',
+    help: 'YAML or JSON list of webhooks { url, secret, entities?, mbids?, name?, batchSize? } that get the change stream after each synced packet (README, Webhooks)',
     commands: SYNCING,
     schema: parse.webhooksFile,
   }),

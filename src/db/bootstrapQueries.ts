@@ -47,16 +47,58 @@ export interface BootstrapPosition {
   at: string;
 }
 
+/** (packet) → the lowest and highest packet the database already holds above the full dumps' one. */
+export const HELD_ABOVE_SQL =
+  'SELECT min(number) AS first, max(number) AS last FROM packets WHERE number > ?';
+
+/**
+ * (from, to, at): packets `from`..`to` recorded as known and incomplete, so the next sync starts at
+ * `from` (sync/worker.ts packetRange: the first incomplete packet). Written once for both dialects.
+ */
+export const RECORD_GAP_SQL = `WITH RECURSIVE gap(n) AS (
+    SELECT CAST(? AS integer) UNION ALL SELECT n + 1 FROM gap WHERE n < CAST(? AS integer)
+  ) INSERT INTO packets (number, created_at) SELECT n, ? FROM gap`;
+
+/**
+ * Where the sync goes on after a bootstrap into a database that already held newer packets (a
+ * `start` run before it): `heldAbove` those packets, `gap` the packets between the full dumps and
+ * them, now recorded as incomplete so that the next sync fetches them first. Both null in a new
+ * database.
+ */
+export interface BootstrapContinuation {
+  heldAbove: { first: number; last: number } | null;
+  gap: { from: number; to: number } | null;
+}
+
+/** The {@link BootstrapContinuation} of full dumps at `packet`, from the row of {@link HELD_ABOVE_SQL}. */
+export function continuationOf(
+  packet: number,
+  held: { first: number | null; last: number | null } | undefined,
+): BootstrapContinuation {
+  if (held?.first == null || held.last == null) return { heldAbove: null, gap: null };
+  const gap = held.first > packet + 1 ? { from: packet + 1, to: held.first - 1 } : null;
+  return { heldAbove: { first: held.first, last: held.last }, gap };
+}
+
 /**
  * Makes packet `position.packet` the sync's position in one transaction: the packet is complete
  * (the full dumps are consistent with it), so the next sync starts at the following packet
  * (sync/worker.ts packetRange: after the highest complete packet); records `bootstrap_position`.
+ * Packets between it and newer ones already held are recorded as incomplete: without them the sync
+ * would go on after the newest packet, and `latestPacket` would stop at the gap for good.
  */
-export function recordBootstrapPosition(store: Store, position: BootstrapPosition): void {
-  store.sqlite.transaction(() => {
+export function recordBootstrapPosition(store: Store, position: BootstrapPosition): BootstrapContinuation {
+  return store.sqlite.transaction(() => {
+    const held = store.sqlite.prepare(HELD_ABOVE_SQL).get(position.packet) as
+      | { first: number | null; last: number | null }
+      | undefined;
+    const continuation = continuationOf(position.packet, held);
+    const { gap } = continuation;
+    if (gap) store.sqlite.prepare(RECORD_GAP_SQL).run(gap.from, gap.to, position.at);
     store.sqlite.prepare(COMPLETE_BOOTSTRAP_PACKET_SQL).run(position.packet, position.at, position.at);
     store.sqlite.prepare(LATEST_PACKET_SQL.putMeta).run(BOOTSTRAP_POSITION_KEY, JSON.stringify(position));
     advanceLatestPacket(store.sqlite);
+    return continuation;
   })();
 }
 

@@ -65,6 +65,23 @@ export class ArchiveError extends Error {
   override name = 'ArchiveError';
 }
 
+/**
+ * A dump whose REPLICATION_SEQUENCE is not the packet it was fetched or imported as (FEED.md, JSON
+ * dump archives). Its own class so `livefeed import` can say which `--packet` the file is.
+ */
+export class SequenceMismatchError extends ArchiveError {
+  override name = 'SequenceMismatchError';
+  constructor(
+    where: string,
+    /** The archive's REPLICATION_SEQUENCE. */
+    readonly found: number,
+    /** The packet it was taken as. */
+    readonly expected: number,
+  ) {
+    super(`${where}: REPLICATION_SEQUENCE is ${found}, expected ${expected}`);
+  }
+}
+
 /** Message of any thrown value, with `secret` (the token; or several: the database password too) removed wherever it appears. */
 export function safeMessage(error: unknown, secret?: string | readonly (string | undefined)[]): string {
   let text = error instanceof Error ? `${error.message}` : String(error);

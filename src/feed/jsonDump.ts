@@ -4,7 +4,7 @@ import { pipeline } from 'node:stream/promises';
 import tar from 'tar-stream';
 import { integerMember, readSmallMember } from './archiveMembers.js';
 import type { EntityType } from './entities.js';
-import { ArchiveError } from './errors.js';
+import { ArchiveError, SequenceMismatchError } from './errors.js';
 import { LineSplitter } from './lineSplitter.js';
 import { DEFAULT_MAX_ARCHIVE_BYTES, sizeLimit } from './sizeLimit.js';
 import { parsePgTimestamp } from './timestamp.js';
@@ -270,7 +270,7 @@ function parseMetadata(texts: Map<string, string>, packet: number, where: string
 function replicationSequenceOf(texts: Map<string, string>, packet: number, where: string): number {
   const replicationSequence = integerMember(texts.get('REPLICATION_SEQUENCE'), 'REPLICATION_SEQUENCE', where);
   if (replicationSequence !== packet) {
-    throw new ArchiveError(`${where}: REPLICATION_SEQUENCE is ${replicationSequence}, expected ${packet}`);
+    throw new SequenceMismatchError(where, replicationSequence, packet);
   }
   return replicationSequence;
 }

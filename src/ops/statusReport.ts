@@ -108,6 +108,12 @@ export function renderStatus(facts: StatusFacts, width = 100): string {
     `             ${local.packets} packets known, ${local.completed} complete; highest ${local.highest ?? '-'}; first incomplete ${local.firstIncomplete ?? '-'}`,
   );
   lines.push(`  freshness  ${facts.freshness.message}`);
+  // The sample feed is a fixed snapshot: without this line its age and its waiting head look like an outage.
+  if (facts.demo) {
+    lines.push(
+      "  demo       the sample feed is a fixed snapshot: its age only grows, and its newest packet waits for the next hour's JSON dumps, which never come (README, Quick start)",
+    );
+  }
   const waiting = facts.freshness.waiting;
   if (waiting) {
     const since = waiting.since ? `; first asked ${waiting.since}` : '';

@@ -1,5 +1,6 @@
 import { rename, rm, stat } from 'node:fs/promises';
 import { join } from 'node:path';
+import type { BootstrapContinuation } from '../db/bootstrapQueries.js';
 import type { FeedClient } from '../feed/client.js';
 import { readDumpHead } from '../feed/dumpHead.js';
 import type { EntityType } from '../feed/entities.js';
@@ -55,6 +56,8 @@ export interface BootstrapResult {
   imported: { entity: EntityType; changes: number; quarantined: number; lines: number }[];
   /** Entity types an earlier, interrupted run had already stored. */
   skipped: EntityType[];
+  /** Newer packets the database already held, and the gap to them recorded as incomplete; null before the position is recorded. */
+  continuation: BootstrapContinuation | null;
 }
 
 /**
@@ -75,7 +78,7 @@ export async function bootstrapFromFullDumps(
 ): Promise<BootstrapResult> {
   const { dumps, signal } = options;
   const dump = options.dump ?? (await latestDump(dumps, signal));
-  const result: BootstrapResult = { dump, packet: -1, imported: [], skipped: [] };
+  const result: BootstrapResult = { dump, packet: -1, imported: [], skipped: [], continuation: null };
   const agree = (entity: EntityType, packet: number) => {
     if (result.packet !== -1 && packet !== result.packet) {
       throw new ArchiveError(
@@ -115,7 +118,12 @@ export async function bootstrapFromFullDumps(
   }
   if (result.packet !== -1) {
     const at = (options.now ?? (() => new Date()))().toISOString();
-    await store.recordBootstrapPosition({ dump, packet: result.packet, entities: [...options.entities], at });
+    result.continuation = await store.recordBootstrapPosition({
+      dump,
+      packet: result.packet,
+      entities: [...options.entities],
+      at,
+    });
   }
   if (result.imported.length > 0) await mergeAfterImports(store, options.logger);
   return result;

@@ -1,4 +1,5 @@
 import {
+  type BootstrapContinuation,
   type BootstrapPosition,
   bootstrappedPacket,
   markBootstrapped,
@@ -32,8 +33,11 @@ export interface BootstrapStore {
    * @throws the ingest's errors (ArchiveError, the abort reason, database errors); nothing is stored then.
    */
   importFullDump(options: FullDumpImport): Promise<IngestResult>;
-  /** Makes the full dumps' packet the sync position (complete; the latest-packet mark moved), in one transaction. */
-  recordBootstrapPosition(position: BootstrapPosition): Promise<void>;
+  /**
+   * Makes the full dumps' packet the sync position (complete; the latest-packet mark moved), and
+   * records the packets between it and newer ones already held as incomplete, in one transaction.
+   */
+  recordBootstrapPosition(position: BootstrapPosition): Promise<BootstrapContinuation>;
   /**
    * After the imports: SQLite merges the search index into one segment, however long that takes
    * (db/searchMerge.ts; about 1 s for 1M entities), so that searches read one b-tree; undefined on

@@ -3,7 +3,7 @@ import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openStore } from '../../src/db/client.js';
-import { ArchiveError } from '../../src/feed/errors.js';
+import { ArchiveError, SequenceMismatchError } from '../../src/feed/errors.js';
 import { type JsonDumpMetadata, readJsonDump } from '../../src/feed/jsonDump.js';
 import { ingestJsonDump } from '../../src/sync/ingest.js';
 import { type JsonDumpOptions, jsonDumpMembers, writeJsonDump } from '../support/archives.js';
@@ -221,9 +221,7 @@ describe('JSON dump members in any order', () => {
       });
       await expect(
         ingestJsonDump(store, { packet: 3, entity: 'area', archivePath: bad.path, file: null }),
-      ).rejects.toThrow(
-        new ArchiveError('JSON dump area of packet 3: REPLICATION_SEQUENCE is 4, expected 3'),
-      );
+      ).rejects.toThrow(new SequenceMismatchError('JSON dump area of packet 3', 4, 3));
       expect(rows()).toEqual(before);
       // And into an empty database, the same failure leaves no row at all.
       const empty = openStore(join(tmp.dir, 'empty.db'));

@@ -2,6 +2,9 @@ import {
   BOOTSTRAP_POSITION_KEY,
   bootstrapDoneKey,
   COMPLETE_BOOTSTRAP_PACKET_SQL,
+  continuationOf,
+  HELD_ABOVE_SQL,
+  RECORD_GAP_SQL,
 } from '../../db/bootstrapQueries.js';
 import { LATEST_PACKET_SQL } from '../../db/latestPacket.js';
 import type { PostgresStore } from '../../db/postgres/client.js';
@@ -36,10 +39,17 @@ export function postgresBootstrapStore(store: PostgresStore): BootstrapStore {
       }),
     recordBootstrapPosition: (position) =>
       inPgTransaction(store.pool, async (client) => {
+        const held = await pgRow<{ first: number | null; last: number | null }>(client, HELD_ABOVE_SQL, [
+          position.packet,
+        ]);
+        const continuation = continuationOf(position.packet, held);
+        const { gap } = continuation;
+        if (gap) await pgRows(client, RECORD_GAP_SQL, [gap.from, gap.to, position.at]);
         await pgRows(client, COMPLETE_BOOTSTRAP_PACKET_SQL, [position.packet, position.at, position.at]);
         await pgRows(client, LATEST_PACKET_SQL.putMeta, [BOOTSTRAP_POSITION_KEY, JSON.stringify(position)]);
         await advanceLatestPacket(client);
         await notifyPacketsCompleted(client, [position.packet]);
+        return continuation;
       }),
     mergeSearchIndex: async () => undefined,
   };
