@@ -9,9 +9,10 @@ import type { SyncContext } from './context.js';
  */
 
 /**
- * `--deployment production`: whether the plain name of `packet` is on the feed, so upstream holds
- * the hour although its `-v2` file answered 404 (not copied yet). False when the question fails
- * (logged).
+ * `--deployment production` without replication packets: whether the plain name of `packet` is on
+ * the feed, so upstream holds the hour although its `-v2` file answered 404. False when the
+ * question fails (logged). (With replication packets, a sync stops there instead:
+ * {@link assertDeploymentNames}.)
  * @throws FeedFatalError (the token refused) and the abort reason.
  */
 export async function plainNameHoldsHour(ctx: SyncContext, packet: number): Promise<boolean> {
@@ -19,17 +20,21 @@ export async function plainNameHoldsHour(ctx: SyncContext, packet: number): Prom
 }
 
 /**
- * `--deployment test`, for a packet older than the latest (the newest may be in the middle of its
- * copy, its plain file not there yet): when the feed has production's `-v2` name for it, the feed
- * root is production's (or one that no longer copies the plain files), and every packet would
- * answer 404 and look deleted upstream.
+ * For a packet older than the latest (the newest may be in the middle of its copy, one of its
+ * names not there yet) whose `--deployment` name answered 404: when the feed has the other
+ * deployment's name for it, the feed serves that deployment's names (a test feed root on another
+ * host with production's default, production's root with `--deployment test`, or a copy that stopped
+ * copying one of the names), and every packet would answer 404 and look deleted upstream. Upstream
+ * copies both names of a packet before it publishes the next (FEED.md, Errors).
  * @throws FeedDeploymentError then, which stops the sync; FeedFatalError (the token refused) and
  *   the abort reason. A question that fails is logged and changes nothing.
  */
 export async function assertDeploymentNames(ctx: SyncContext, packet: number): Promise<void> {
-  const found = replicationPacketName(packet, 'production');
+  const { deployment } = ctx.feed;
+  const other = deployment === 'test' ? 'production' : 'test';
+  const found = replicationPacketName(packet, other);
   if (await ask(ctx, found))
-    throw new FeedDeploymentError('test', replicationPacketName(packet, 'test'), found, 'production');
+    throw new FeedDeploymentError(deployment, replicationPacketName(packet, deployment), found, other);
 }
 
 /** Whether `name` is on the feed; undefined when the question failed (logged). */

@@ -46,10 +46,8 @@ export async function askReplicationPacket(
         await reannounce(ctx, report, packet, now);
       },
       notThere: async () => {
-        // Production's feed serves the plain names too (FEED.md): only a test deployment can tell,
-        // and not from the latest packet, whose files may be in the middle of their copy.
-        if (ctx.feed.deployment === 'test' && report.latest !== null && packet < report.latest)
-          await assertDeploymentNames(ctx, packet);
+        // Not from the latest packet, whose files may be in the middle of their copy (FEED.md, Errors).
+        if (report.latest !== null && packet < report.latest) await assertDeploymentNames(ctx, packet);
         const reason = `${name} is not on the feed although replication-info lists packet ${packet} or later`;
         if ((await replication.recordNotThere(packet, reason, now())) === 'MISSING')
           throw new MissingPacketError(reason);

@@ -1,4 +1,4 @@
-import { copyFile, cp, readdir } from 'node:fs/promises';
+import { copyFile, cp, readdir, rename } from 'node:fs/promises';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { afterAll, beforeAll, expect, it } from 'vitest';
@@ -27,14 +27,14 @@ afterAll(async () => {
   await feed?.close();
 });
 
-async function syncTest(more: string[], on: SampleFeed = feed) {
+async function syncTest(more: string[], on: SampleFeed = feed, deployment = 'test') {
   const data = await tempDir('lf-deployment-');
   try {
     const run = startCli(
       [
         'sync',
         '--once',
-        ...['--feed-url', on.feedRoot, '--data-dir', data.dir, '--deployment', 'test'],
+        ...['--feed-url', on.feedRoot, '--data-dir', data.dir, '--deployment', deployment],
         ...['--entities', 'area,artist', '--log-level', 'info'],
         ...more,
       ],
@@ -97,6 +97,63 @@ it('production’s feed with both names: the latest packet without its plain fil
       await both.close();
     }
   } finally {
+    await root.cleanup();
+  }
+}, 60_000);
+
+/**
+ * A copy of the bundled feed (production's names) whose replication packets `renamed` answer only
+ * under the test deployment's plain name, as a test feed (or a copy that stopped copying the
+ * `-v2` files) serves them.
+ */
+async function plainNamedFeed(root: string, renamed: (packet: number, latest: number) => boolean) {
+  await cp(BUNDLED_FEED_ROOT, root, { recursive: true });
+  const packets = (await readdir(root)).flatMap((name) => {
+    const match = /^replication-(\d+)-v2\.tar\.bz2$/.exec(name);
+    return match ? [Number(match[1])] : [];
+  });
+  const latest = Math.max(...packets);
+  for (const packet of packets.filter((p) => renamed(p, latest)))
+    for (const suffix of ['', '.asc'])
+      await rename(
+        join(root, `replication-${packet}-v2.tar.bz2${suffix}`),
+        join(root, `replication-${packet}.tar.bz2${suffix}`),
+      );
+  return startSampleFeed({ root });
+}
+
+const SAID_PRODUCTION =
+  /the feed has no replication-(\d+)-v2\.tar\.bz2 but has replication-\1\.tar\.bz2: it serves the test deployment's packet names, not those of --deployment production; set --deployment test/;
+
+it('--deployment production on a feed of plain names only: stops with exit 2 naming --deployment test; without replication packets the plain names hold the hours', async () => {
+  const root = await tempDir('lf-deployment-plain-');
+  const plain = await plainNamedFeed(root.dir, () => true);
+  try {
+    const run = await syncTest([], plain, 'production');
+    expect(run.code, run.stderr).toBe(2);
+    expect(run.stderr).toMatch(SAID_PRODUCTION);
+    expect(run.complete).toBe(0);
+    // Without replication packets no name is fetched: the hours are held, and the sync completes them.
+    const dumpsOnly = await syncTest(['--no-replication-packets'], plain, 'production');
+    expect(dumpsOnly.code, dumpsOnly.stderr).toBe(0);
+    expect(dumpsOnly.stderr).not.toContain('may no longer hold');
+    expect(dumpsOnly.complete).toBeGreaterThan(0);
+  } finally {
+    await plain.close();
+    await root.cleanup();
+  }
+}, 90_000);
+
+it('--deployment production: the latest packet with only its plain file so far waits, and nothing stops', async () => {
+  const root = await tempDir('lf-deployment-latest-');
+  const copying = await plainNamedFeed(root.dir, (packet, latest) => packet === latest);
+  try {
+    const run = await syncTest([], copying, 'production');
+    expect(run.code, run.stderr).not.toBe(2);
+    expect(run.stderr).not.toContain('serves the test deployment');
+    expect(run.complete).toBeGreaterThan(0);
+  } finally {
+    await copying.close();
     await root.cleanup();
   }
 }, 60_000);
