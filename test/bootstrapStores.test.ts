@@ -128,6 +128,18 @@ describeStores('livefeed bootstrap as a real process', (stores) => {
     await data?.cleanup();
   });
 
+  /** `sync --demo --once --from <from>` then `bootstrap --demo` into a new database; what bootstrap printed. */
+  async function syncThenBootstrap(from: number) {
+    data = await tempDir('lf-bootstrap-store-after-');
+    db = await stores.create(data.dir);
+    const where = ['--db', db.db, '--data-dir', data.dir];
+    const first = startCli(['sync', '--demo', '--once', '--from', String(from), ...where]);
+    expect((await first.exited).code, first.stderr.join('\n')).toBe(0);
+    const boot = startCli(['bootstrap', '--demo', ...where]);
+    expect((await boot.exited).code, boot.stderr.join('\n')).toBe(0);
+    return { where, said: boot.stdout.join('\n') };
+  }
+
   it('bootstrap --demo then sync --demo --once store what the same two steps store in process into SQLite', async () => {
     data = await tempDir('lf-bootstrap-store-');
     db = await stores.create(data.dir);
@@ -155,15 +167,9 @@ describeStores('livefeed bootstrap as a real process', (stores) => {
   }, 90_000);
 
   it('a bootstrap after a sync of newer packets records the packets between as incomplete; the next sync fetches them and ends as bootstrap then sync', async () => {
-    data = await tempDir('lf-bootstrap-store-after-');
-    db = await stores.create(data.dir);
-    const where = ['--db', db.db, '--data-dir', data.dir];
-    const first = startCli(['sync', '--demo', '--once', '--from', String(full.packet + 6), ...where]);
-    expect((await first.exited).code, first.stderr.join('\n')).toBe(0);
-    const boot = startCli(['bootstrap', '--demo', ...where]);
-    expect((await boot.exited).code, boot.stderr.join('\n')).toBe(0);
+    const { where, said } = await syncThenBootstrap(full.packet + 6);
     const last = readBundledManifest().lastPacket;
-    expect(boot.stdout.join('\n')).toContain(
+    expect(said).toContain(
       `the database already held packets ${full.packet + 6}..${last}, newer than the full dump: ` +
         `packets ${full.packet + 1}..${full.packet + 5} between them are now recorded as incomplete`,
     );
@@ -180,17 +186,11 @@ describeStores('livefeed bootstrap as a real process', (stores) => {
   }, 90_000);
 
   it('a bootstrap into a database holding the packets right after the full dump continues after them', async () => {
-    data = await tempDir('lf-bootstrap-store-next-');
-    db = await stores.create(data.dir);
-    const where = ['--db', db.db, '--data-dir', data.dir];
-    const first = startCli(['sync', '--demo', '--once', '--from', String(full.packet + 1), ...where]);
-    expect((await first.exited).code, first.stderr.join('\n')).toBe(0);
-    const boot = startCli(['bootstrap', '--demo', ...where]);
-    expect((await boot.exited).code, boot.stderr.join('\n')).toBe(0);
-    expect(boot.stdout.join('\n')).toContain(
+    const { said } = await syncThenBootstrap(full.packet + 1);
+    expect(said).toContain(
       `the database already held packets ${full.packet + 1}..${readBundledManifest().lastPacket}, newer than the full dump: the sync continues after them`,
     );
-    expect(boot.stdout.join('\n')).not.toContain(`continues at packet ${full.packet + 1}`);
+    expect(said).not.toContain(`continues at packet ${full.packet + 1}`);
   }, 90_000);
 
   it('a bootstrap killed with kill -9 during an entity type import leaves it absent; the next run completes it', async () => {

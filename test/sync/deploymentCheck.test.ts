@@ -125,35 +125,46 @@ async function plainNamedFeed(root: string, renamed: (packet: number, latest: nu
 const SAID_PRODUCTION =
   /the feed has no replication-(\d+)-v2\.tar\.bz2 but has replication-\1\.tar\.bz2: it serves the test deployment's packet names, not those of --deployment production; set --deployment test/;
 
-it('--deployment production on a feed of plain names only: stops with exit 2 naming --deployment test; without replication packets the plain names hold the hours', async () => {
+/** Runs `work` on a {@link plainNamedFeed} in a folder of its own, then closes and removes both. */
+async function onPlainNamedFeed<T>(
+  renamed: (packet: number, latest: number) => boolean,
+  work: (on: SampleFeed) => Promise<T>,
+): Promise<T> {
   const root = await tempDir('lf-deployment-plain-');
-  const plain = await plainNamedFeed(root.dir, () => true);
+  const on = await plainNamedFeed(root.dir, renamed);
   try {
-    const run = await syncTest([], plain, 'production');
-    expect(run.code, run.stderr).toBe(2);
-    expect(run.stderr).toMatch(SAID_PRODUCTION);
-    expect(run.complete).toBe(0);
-    // Without replication packets no name is fetched: the hours are held, and the sync completes them.
-    const dumpsOnly = await syncTest(['--no-replication-packets'], plain, 'production');
-    expect(dumpsOnly.code, dumpsOnly.stderr).toBe(0);
-    expect(dumpsOnly.stderr).not.toContain('may no longer hold');
-    expect(dumpsOnly.complete).toBeGreaterThan(0);
+    return await work(on);
   } finally {
-    await plain.close();
+    await on.close();
     await root.cleanup();
   }
+}
+
+it('--deployment production on a feed of plain names only: stops with exit 2 naming --deployment test; without replication packets the plain names hold the hours', async () => {
+  await onPlainNamedFeed(
+    () => true,
+    async (plain) => {
+      const run = await syncTest([], plain, 'production');
+      expect(run.code, run.stderr).toBe(2);
+      expect(run.stderr).toMatch(SAID_PRODUCTION);
+      expect(run.complete).toBe(0);
+      // Without replication packets no name is fetched: the hours are held, and the sync completes them.
+      const dumpsOnly = await syncTest(['--no-replication-packets'], plain, 'production');
+      expect(dumpsOnly.code, dumpsOnly.stderr).toBe(0);
+      expect(dumpsOnly.stderr).not.toContain('may no longer hold');
+      expect(dumpsOnly.complete).toBeGreaterThan(0);
+    },
+  );
 }, 90_000);
 
 it('--deployment production: the latest packet with only its plain file so far waits, and nothing stops', async () => {
-  const root = await tempDir('lf-deployment-latest-');
-  const copying = await plainNamedFeed(root.dir, (packet, latest) => packet === latest);
-  try {
-    const run = await syncTest([], copying, 'production');
-    expect(run.code, run.stderr).not.toBe(2);
-    expect(run.stderr).not.toContain('serves the test deployment');
-    expect(run.complete).toBeGreaterThan(0);
-  } finally {
-    await copying.close();
-    await root.cleanup();
-  }
+  await onPlainNamedFeed(
+    (packet, latest) => packet === latest,
+    async (copying) => {
+      const run = await syncTest([], copying, 'production');
+      expect(run.code, run.stderr).not.toBe(2);
+      expect(run.stderr).not.toContain('serves the test deployment');
+      expect(run.complete).toBeGreaterThan(0);
+    },
+  );
 }, 60_000);
