@@ -181,7 +181,7 @@ export class FeedClient {
       if (res.statusCode === 404) {
         await partial.discard();
         const body = await readText(res.body);
-        if (this.#routeMissPages && isRouteMiss(res)) throw routeMiss(url);
+        this.#refuseRouteMiss(res, url);
         return { status: 'missing', body };
       }
       if (res.statusCode === 416) {
@@ -213,7 +213,7 @@ export class FeedClient {
     return this.#withRetry(path, signal, async (url) => {
       const res = await this.#get(url, signal);
       const body = await readText(res.body);
-      if (this.#routeMissPages && isRouteMiss(res)) throw routeMiss(url);
+      this.#refuseRouteMiss(res, url);
       if (res.statusCode === 404) return null;
       this.#check(res, url, body, true);
       this.#onFetched?.({ path, bytes: Buffer.byteLength(body) });
@@ -233,10 +233,15 @@ export class FeedClient {
         return true;
       }
       const body = await readText(res.body);
-      if (this.#routeMissPages && isRouteMiss(res)) throw routeMiss(url);
+      this.#refuseRouteMiss(res, url);
       this.#check(res, url, body, true);
       return false;
     });
+  }
+
+  /** Throws {@link routeMiss} for a route miss's HTML 404, unless this client's host answers every 404 so (`routeMissPages`). */
+  #refuseRouteMiss(res: HttpResponse, url: URL): void {
+    if (this.#routeMissPages && isRouteMiss(res)) throw routeMiss(url);
   }
 
   /** Releases connections. */

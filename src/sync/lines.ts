@@ -7,6 +7,9 @@ export type LineDiagnosis = { ok: true; json: string; mbid: string } | { ok: fal
 // biome-ignore lint/suspicious/noControlCharactersInRegex: matching raw control characters is the point
 const HAS_RAW_CONTROL = /[\u0000-\u001f]/;
 
+/** JSON's escape of UTF-16 code unit `code`: `\u000d`. */
+const unicodeEscape = (code: number) => `\\u${code.toString(16).padStart(4, '0')}`;
+
 /**
  * `text` with the raw control characters inside its JSON strings escaped (`\u000d`): not allowed
  * raw there, and escaped they keep the same value. Between tokens, TAB, CR and LF are JSON's own
@@ -24,7 +27,7 @@ function escapeControl(text: string): string {
     else if (c === 0x5c) i++;
     else if (c === 0x22) inString = false;
     else if (c < 0x20) {
-      out += `${text.slice(from, i)}\\u${c.toString(16).padStart(4, '0')}`;
+      out += `${text.slice(from, i)}${unicodeEscape(c)}`;
       from = i + 1;
     }
   }
@@ -36,7 +39,7 @@ const RAW_CONTROL = /[\u0000-\u001f]/g;
 
 /** `text` with every raw control character written as `\u00XX`. */
 function escapeAllControl(text: string): string {
-  return text.replace(RAW_CONTROL, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`);
+  return text.replace(RAW_CONTROL, (c) => unicodeEscape(c.charCodeAt(0)));
 }
 
 function parse(line: string): { value?: unknown; error?: string } {
