@@ -84,7 +84,7 @@ export interface WindowFacts {
 
 /**
  * The window of `query`, or undefined when the stream serves nothing for it yet.
- * @throws HistoryPrunedError when `after` (or, without it, `since`) lies before pruned history
+ * @throws HistoryPrunedError when `after` (or, without it, `since` or `until`) lies before pruned history
  */
 export function feedWindow(store: Store, query: FeedBounds): FeedWindow | undefined {
   const pruned = prunedBefore(store);
@@ -99,7 +99,7 @@ export function feedWindow(store: Store, query: FeedBounds): FeedWindow | undefi
 
 /**
  * The window of `query` given the facts of the store (the rule of both stores).
- * @throws HistoryPrunedError when `after` (or, without it, `since`) lies before pruned history
+ * @throws HistoryPrunedError when `after` (or, without it, `since` or `until`) lies before pruned history
  */
 export function windowOf(query: FeedBounds, facts: WindowFacts): FeedWindow | undefined {
   const { pruned, sincePacket, frontier } = facts;
@@ -108,6 +108,15 @@ export function windowOf(query: FeedBounds, facts: WindowFacts): FeedWindow | un
     throw new HistoryPrunedError(pruned);
   }
   if (pruned !== undefined && !query.after && sincePacket !== undefined && sincePacket < pruned) {
+    throw new HistoryPrunedError(pruned);
+  }
+  // An `until` before the history held asks only for pruned events: an empty page would hide them.
+  if (
+    pruned !== undefined &&
+    !query.after &&
+    query.until !== undefined &&
+    !((facts.untilPacket ?? 0) >= pruned)
+  ) {
     throw new HistoryPrunedError(pruned);
   }
   const startPacket = Math.max(firstWanted ?? facts.historyFrom ?? 1, sincePacket ?? 1);

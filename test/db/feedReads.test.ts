@@ -210,6 +210,9 @@ describeReadStores('replication packet and change stream reads', (kind, store) =
       () => reads().readFeedEvents({ after: old, first: 5 }),
       () => reads().countFeedEvents({ after: old }),
       () => reads().readFeedEvents({ since: iso(manifest.packets[0]!.timestamp), first: 5 }),
+      () => reads().readFeedEvents({ until: iso(manifest.packets[2]!.timestamp), first: 5 }),
+      () => reads().countFeedEvents({ until: iso(manifest.packets[2]!.timestamp) }),
+      () => reads().readFeedEvents({ until: '2026-05-10T00:00:00Z', first: 5 }),
     ]) {
       const error = await (async () => read())().catch((e: unknown) => e);
       expect(error).toBeInstanceOf(HistoryPrunedError);
@@ -217,5 +220,11 @@ describeReadStores('replication packet and change stream reads', (kind, store) =
     }
     const fromCutoff = await reads().readFeedEvents({ first: 500 });
     expect(fromCutoff.events.map(label)).toEqual(expected.expectedEvents(186105, frontier));
+    // An `until` inside the history held reads from the cutoff, as without it.
+    const untilHeld = await reads().readFeedEvents({
+      until: iso(manifest.packets[8]!.timestamp),
+      first: 500,
+    });
+    expect(untilHeld.events.map(label)).toEqual(expected.expectedEvents(186105, 186108));
   });
 });
