@@ -39,6 +39,9 @@ import { type FragmentMap, forEachField, fragmentsOf } from './selections.js';
  * - a field of the `JSON` scalar costs {@link ROW_COST}; a field may declare its own cost,
  *   `extensions: { cost: N }`, as those holding a whole stored line do (`EntityChange.data`,
  *   `QuarantinedLine.raw`: {@link LINE_COST}), so any field returning them is counted alike;
+ * - a field whose answer is the typed view of one stored line (`extensions: { lineBound: true }`:
+ *   `Entity.current`, `EntityChange.entity`) costs at most {@link LINE_COST} for its selection, plus
+ *   what its links cost: the line bounds every field read from it;
  * - a field computed from stored lines may declare the cost of its whole answer, children and list
  *   included, `extensions: { totalCost: N }` (`EntityChange.diff`: a patch between two versions is
  *   no longer than a line, {@link LINE_COST});
@@ -137,82 +140,38 @@ function fieldCost(definition: GraphQLField<unknown, unknown>): number {
   return getNamedType(definition.type).name === 'JSON' ? ROW_COST : 1;
 }
 
-/**
- * The cost of the fields of one item of a list read from a stored line that link to another stored
- * line (`extensions: { link: true }`), their selections included: the part of the item that the
- * line's bytes do not bound.
- */
-function linkCost(
-  schema: GraphQLSchema,
-  item: GraphQLNamedType,
-  selectionSet: SelectionSetNode,
-  fragments: FragmentMap,
-  variables: Record<string, unknown>,
-  path: Set<string>,
-): number {
-  let sum = 0;
-  forEachField(
-    selectionSet,
-    fragments,
-    (field, typeCondition, inner) => {
-      const owner = (typeCondition && schema.getType(typeCondition)) || item;
-      if (!isObjectType(owner) && !isInterfaceType(owner)) return;
-      const definition = owner.getFields()[field.name.value];
-      if (definition?.extensions?.link !== true) return;
-      const target = getNamedType(definition.type);
-      sum +=
-        fieldCost(definition) +
-        (field.selectionSet
-          ? selectionCost(schema, target, field.selectionSet, fragments, variables, inner)
-          : 0);
-    },
-    path,
-  );
-  return sum;
+/** What every step of the walk over an operation's selections shares. */
+interface Walk {
+  schema: GraphQLSchema;
+  fragments: FragmentMap;
+  variables: Record<string, unknown>;
 }
 
+/**
+ * The cost of `selectionSet` on `parent`; with `linksOnly`, only of the fields below it that link
+ * to another stored line (`extensions: { link: true }`), their selections included: the part of an
+ * answer read from one stored line that the line's bytes do not bound.
+ */
 function selectionCost(
-  schema: GraphQLSchema,
+  walk: Walk,
   parent: GraphQLNamedType,
   selectionSet: SelectionSetNode,
-  fragments: FragmentMap,
-  variables: Record<string, unknown>,
   path?: Set<string>,
+  linksOnly = false,
 ): number {
+  const { schema } = walk;
   // Cost of each selected field, by the type condition it sits under (undefined: none).
   const costs: [condition: string | undefined, cost: number][] = [];
   forEachField(
     selectionSet,
-    fragments,
+    walk.fragments,
     (field, typeCondition, inner) => {
       if (field.name.value.startsWith('__')) return;
       const owner = (typeCondition && schema.getType(typeCondition)) || parent;
       if (!isObjectType(owner) && !isInterfaceType(owner)) return;
       const definition = owner.getFields()[field.name.value];
       if (!definition) return;
-      const whole = definition.extensions?.totalCost;
-      if (typeof whole === 'number') {
-        costs.push([typeCondition, whole]);
-        return;
-      }
-      const below = field.selectionSet
-        ? selectionCost(
-            schema,
-            getNamedType(definition.type),
-            field.selectionSet,
-            fragments,
-            variables,
-            inner,
-          )
-        : 0;
-      const { items, fromLine } = multiplier(owner, definition, field, variables);
-      let cost = items * (fieldCost(definition) + below);
-      if (fromLine && field.selectionSet) {
-        const item = getNamedType(definition.type);
-        const links = linkCost(schema, item, field.selectionSet, fragments, variables, inner);
-        cost += (LINKED_LIST_SIZE - items) * links;
-      }
-      costs.push([typeCondition, cost]);
+      costs.push([typeCondition, fieldSelectionCost(walk, owner, definition, field, inner, linksOnly)]);
     },
     path,
   );
@@ -230,6 +189,60 @@ function selectionCost(
     dearest = Math.max(dearest, sum);
   }
   return dearest;
+}
+
+/** The cost of one selected field with its selection (see {@link selectionCost}). */
+function fieldSelectionCost(
+  walk: Walk,
+  owner: GraphQLNamedType,
+  definition: GraphQLField<unknown, unknown>,
+  field: FieldNode,
+  inner: Set<string>,
+  linksOnly: boolean,
+): number {
+  const below = (only: boolean) =>
+    field.selectionSet
+      ? selectionCost(walk, getNamedType(definition.type), field.selectionSet, inner, only)
+      : 0;
+  const { items, fromLine } = multiplier(owner, definition, field, walk.variables);
+  // A list read from a line holds at most as many references to other lines as a line can.
+  if (linksOnly && definition.extensions?.link !== true)
+    return (fromLine ? LINKED_LIST_SIZE : items) * below(true);
+  const whole = definition.extensions?.totalCost;
+  if (typeof whole === 'number') return whole;
+  let children = below(false);
+  // The typed view of one stored line answers no more than the line for each time a selection
+  // repeats a field under another name, but for its links.
+  if (definition.extensions?.lineBound === true && field.selectionSet)
+    children = Math.min(
+      children,
+      LINE_COST * repeatsOf(field.selectionSet, walk.fragments, inner) + below(true),
+    );
+  const cost = items * (fieldCost(definition) + children);
+  return fromLine ? cost + (LINKED_LIST_SIZE - items) * below(true) : cost;
+}
+
+/**
+ * How many times an answer to `selectionSet` may hold one value: a field selected under several
+ * response names (aliases) answers once for each, and so does every field below it.
+ */
+function repeatsOf(selectionSet: SelectionSetNode, fragments: FragmentMap, path: Set<string>): number {
+  const names = new Map<string, Set<string>>();
+  const below = new Map<string, number>();
+  forEachField(
+    selectionSet,
+    fragments,
+    (field, _condition, inner) => {
+      const name = field.name.value;
+      names.set(name, (names.get(name) ?? new Set()).add(field.alias?.value ?? name));
+      if (field.selectionSet)
+        below.set(name, Math.max(below.get(name) ?? 1, repeatsOf(field.selectionSet, fragments, inner)));
+    },
+    path,
+  );
+  let most = 1;
+  for (const [name, keys] of names) most = Math.max(most, keys.size * (below.get(name) ?? 1));
+  return most;
 }
 
 /**
@@ -255,10 +268,12 @@ export function operationCost(
         ? schema.getMutationType()
         : schema.getSubscriptionType();
   if (!root) return 0;
-  return selectionCost(schema, root, operation.selectionSet, fragmentsOf(document), {
-    ...defaultsOf(operation),
-    ...variables,
-  });
+  const walk = {
+    schema,
+    fragments: fragmentsOf(document),
+    variables: { ...defaultsOf(operation), ...variables },
+  };
+  return selectionCost(walk, root, operation.selectionSet);
 }
 
 /**

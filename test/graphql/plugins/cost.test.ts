@@ -1,6 +1,7 @@
 import { buildSchema, parse } from 'graphql';
 import { describe, expect, it } from 'vitest';
 import { DEFAULT_LIST_SIZE, LINE_COST, operationCost, ROW_COST } from '../../../src/graphql/plugins/cost.js';
+import { DEFAULT_QUERY_LIMITS } from '../../../src/graphql/plugins/limits.js';
 import { schema } from '../../../src/graphql/schema.js';
 import { MAX_REPLICATED_TABLES } from '../../../src/graphql/types/replication.js';
 
@@ -64,6 +65,35 @@ describe('the cost of lists', () => {
     expect(typed(all)).toBe(typed(['Artist']));
     expect(typed(['Artist', 'Recording'])).toBe(typed(['Artist']));
     expect(typed(['Artist'])).toBeGreaterThan(typed([]));
+  });
+
+  it("the typed view of a line costs at most the line (the issue's day of one entity type fits), once more for each alias that repeats a field, plus its links", () => {
+    const typed = 'mbid name disambiguation aliases { name sortName locale primary } tags { name count }';
+    const day = cost(
+      `{ changeFeed(first: 500, entities: [ARTIST]) { nodes { ... on EntityChange { entity { ${typed} } } } } }`,
+    );
+    expect(day).toBe(500 * (1 + 1 + 1 + LINE_COST));
+    expect(day).toBeLessThanOrEqual(DEFAULT_QUERY_LIMITS.maxCost);
+    expect(
+      cost(`{ changes(packet: 1, entity: ARTIST, first: 500) { nodes { entity { ${typed} } } } }`),
+    ).toBeLessThanOrEqual(DEFAULT_QUERY_LIMITS.maxCost);
+    // Two lines an event (README, Change stream: Size): a page of 350 fits.
+    const twoLines = (first: number) =>
+      cost(
+        `{ changeFeed(first: ${first}) { nodes { ... on EntityChange { data diff { op path value } } } } }`,
+      );
+    expect(twoLines(350)).toBeLessThanOrEqual(DEFAULT_QUERY_LIMITS.maxCost);
+    expect(twoLines(500)).toBeGreaterThan(DEFAULT_QUERY_LIMITS.maxCost);
+    // A small selection costs what it costs, below the line's cap.
+    const current = (selection: string) => cost(`{ entity(mbid: "x") { current { ${selection} } } }`);
+    expect(current('mbid name')).toBe(1 + 1 + 2);
+    expect(current(typed)).toBe(1 + 1 + LINE_COST);
+    // Ten names for the aliases answer them ten times: each counts, up to a line each.
+    const repeated = Array.from({ length: 10 }, (_, i) => `a${i}: aliases { name sortName locale primary }`);
+    expect(current(repeated.join(' '))).toBe(1 + 1 + 10 * LINE_COST);
+    // Links read other lines: they count beyond the line's cap, by the references a line holds.
+    const linked = current(`${typed} ... on Recording { artistCredit { artist { latest { data } } } }`);
+    expect(linked).toBeGreaterThan(1 + 1 + LINE_COST + 100 * LINE_COST);
   });
 
   it('fields added by others are counted by the same rules, without naming them', () => {

@@ -26,6 +26,8 @@ builder.objectField(EntityRef, 'current', (t) =>
     nullable: true,
     description:
       'The newest version (`latest`), typed: `... on Artist { sortName }`; null when no JSON dump held this MBID.',
+    // Read from one stored line: its selection costs at most the line's, and its links (cost.ts).
+    extensions: { lineBound: true },
     resolve: (e, _a, ctx) => (e.latest ? typedEntityOf(e.latest, ctx) : null),
   }),
 );
@@ -35,6 +37,7 @@ builder.objectField(EntityChangeRef, 'entity', (t) =>
     type: MusicBrainzEntityRef,
     description:
       'This version, typed: `... on Release { status media { format } }`. `type` is its entity type.',
+    extensions: { lineBound: true },
     resolve: (c, _a, ctx) => typedEntityOf(c, ctx),
   }),
 );
