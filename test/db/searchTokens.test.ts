@@ -14,13 +14,19 @@ import { fillSearchStory, indexedIdsPostgres, type SearchStores } from '../suppo
 const mbid = (n: number) => `d0000000-0000-4000-8000-${String(n).padStart(12, '0')}`;
 const entity = (n: number, fields: Record<string, unknown>) => JSON.stringify({ id: mbid(n), ...fields });
 
-/** Artists whose names PostgreSQL's parser cuts otherwise than FTS5's unicode61. */
+/** Artists whose names PostgreSQL's parser alone would cut otherwise than FTS5's unicode61. */
 const TOKENS = [
   entity(1, { name: 'AC/DC', 'sort-name': 'AC/DC' }),
   entity(2, { name: 'Jay Z', 'sort-name': 'Jay Z' }),
   entity(3, { name: "B-52's", 'sort-name': "B-52's" }),
   entity(4, { name: "Don't Stop", 'sort-name': "Don't Stop" }),
   entity(5, { name: 'Ænima Band', 'sort-name': 'Ænima Band' }),
+  entity(21, { name: 'Cocteau Twins/Harold Budd' }),
+  entity(22, { name: 'R.E.M.' }),
+  entity(23, { name: '3.14159 Pi' }),
+  entity(24, { name: 'foo@bar.com' }),
+  entity(25, { name: 'www.example.com' }),
+  entity(26, { name: '+4477' }),
 ];
 
 /** Works (titled) with values that are not strings, written as JSON text where JSON.stringify cannot. */
@@ -70,24 +76,33 @@ describeReadStores('search words', (kind, store) => {
     (await store().reads.search({ phrases: searchPhrases(query), slots: null }, undefined, 500)).map(
       (hit) => hit.change.mbid,
     );
-  const sqliteOnly = (n: number) => (kind === 'sqlite' ? [mbid(n)] : []);
 
-  it('slashes, hyphens and digits after a hyphen: words of their own in FTS5, not always in PostgreSQL', async () => {
-    // PostgreSQL reads "AC/DC" as one word (a path), "-52" as a signed number; FTS5 splits both.
+  it("slashes, hyphens, dots, @ and + separate words in both (PostgreSQL's parser alone keeps paths, hosts, emails and numbers whole)", async () => {
     expect(await mbids('ac/dc ')).toEqual([mbid(1)]);
     expect(await mbids('ac')).toEqual([mbid(1)]);
-    expect(await mbids('dc ')).toEqual(sqliteOnly(1));
+    expect(await mbids('dc ')).toEqual([mbid(1)]);
     expect(await mbids('b-52 ')).toEqual([mbid(3)]);
-    expect(await mbids('52 ')).toEqual(sqliteOnly(3));
-    // A hyphenated query word is also one word in PostgreSQL: "jay-z" misses "Jay Z" there.
+    expect(await mbids('52 ')).toEqual([mbid(3)]);
     expect(await mbids('jay z ')).toEqual([mbid(2)]);
-    expect(await mbids('jay-z ')).toEqual(sqliteOnly(2));
+    expect(await mbids('jay-z ')).toEqual([mbid(2)]);
+    for (const [query, n] of [
+      ['harold ', 21],
+      ['cocteau twins ', 21],
+      ['r e m ', 22],
+      ['r.e.m. ', 22],
+      ['14159 ', 23],
+      ['3.14159 ', 23],
+      ['bar ', 24],
+      ['example ', 25],
+      ['4477 ', 26],
+    ] as const)
+      expect(await mbids(query), query).toEqual([mbid(n)]);
   });
 
   it('apostrophes split words in both', async () => {
     expect(await mbids("don't ")).toEqual([mbid(4)]);
     expect(await mbids('don ')).toEqual([mbid(4)]);
-    expect(await mbids('"b 52 s"')).toEqual(sqliteOnly(3));
+    expect(await mbids('"b 52 s"')).toEqual([mbid(3)]);
   });
 
   it('a phrase may run from one column into the next in PostgreSQL, never in FTS5', async () => {

@@ -9,7 +9,7 @@ import { PARSED_LINE } from './searchFields.js';
  * the twins of db/searchQueries.ts `searchHits` and `searchCount`, with the same filter, hits, keys
  * and page order.
  * - Phrases: each FTS5 string of graphql/searchSyntax.ts (`"text"`, `"text"*`) becomes
- *   `phraseto_tsquery('simple', livefeed_unaccent(text))`, the words in order, with `:*` on the
+ *   `phraseto_tsquery('simple', livefeed_search_words(text))`, the words in order, with `:*` on the
  *   last word of a prefix phrase; all must match (`&`). A phrase without a word for PostgreSQL's
  *   parser is left out (it has none to match); a search left without any finds nothing.
  * - Rank: `ts_rank('{0.1, 0.3, 0.5, 1.0}', document, q)` (weights of the migration: name, then sort
@@ -41,7 +41,7 @@ const TERMS = {
     SELECT q.q::text, CASE WHEN $4::boolean THEN (SELECT count(*) FROM (SELECT 1 FROM search_index
       WHERE document @@ q.q LIMIT (SELECT n FROM above) + 1) x) <= (SELECT n FROM above) ELSE false END
     FROM unnest($1::text[], $2::boolean[]) WITH ORDINALITY AS u (text, prefix, n)
-    CROSS JOIN LATERAL (SELECT phraseto_tsquery('simple', livefeed_unaccent(u.text)) AS q) p
+    CROSS JOIN LATERAL (SELECT phraseto_tsquery('simple', livefeed_search_words(u.text)) AS q) p
     CROSS JOIN LATERAL (SELECT CASE WHEN numnode(p.q) = 0 THEN NULL
       WHEN u.prefix THEN (p.q::text || ':*')::tsquery ELSE p.q END AS q) q
     ORDER BY u.n`,
