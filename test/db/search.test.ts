@@ -29,6 +29,18 @@ const FOLDED_LINES = [
   { id: FOLDED.aether, name: 'Æther Realm', 'sort-name': 'Æther Realm' },
 ].map((line) => JSON.stringify(line));
 
+const rare = (n: number) => `e3000000-0000-4000-8000-${String(n).padStart(12, '0')}`;
+/**
+ * Labels where a rarer word must outrank a common one (README, Search: rarer words weigh more):
+ * "zephyr" in 2 entities, "common" in 42; each of the two things has one in its name and the other
+ * in its disambiguation.
+ */
+const RARE_LINES = [
+  ...Array.from({ length: 40 }, (_, i) => ({ id: rare(100 + i), name: `Common Plain ${i}` })),
+  { id: rare(1), name: 'Zephyr Thing', disambiguation: 'common' },
+  { id: rare(2), name: 'Common Thing', disambiguation: 'zephyr' },
+].map((line) => JSON.stringify(line));
+
 describeReadStores('search over the current state', (kind, store) => {
   let stores: SearchStores;
   let twin: Store;
@@ -36,6 +48,7 @@ describeReadStores('search over the current state', (kind, store) => {
     stores = await fillSearchStory(store());
     twin = stores.twin;
     await stores.dump(14, 'artist', FOLDED_LINES);
+    await stores.dump(14, 'label', RARE_LINES);
   }, 90_000);
   afterAll(() => {
     if (twin !== store().sqlite) twin?.close();
@@ -119,6 +132,13 @@ describeReadStores('search over the current state', (kind, store) => {
     const scores = (await search('lumiere ')).map((hit) => hit.bm25);
     expect(scores[0]).toBeLessThan(scores[1]!);
     expect(scores[1]).toBeLessThan(scores[2]!);
+  });
+
+  it('a rarer word weighs more: its hit in a name outranks the common word’s', async () => {
+    const hits = await search('zephyr common ');
+    expect(hits.map((hit) => hit.change.mbid)).toEqual([rare(1), rare(2)]);
+    expect(hits[0]!.bm25).toBeLessThan(hits[1]!.bm25);
+    expect((await search('common zephyr ')).map((hit) => hit.change.mbid)).toEqual([rare(1), rare(2)]);
   });
 
   it('finds the current version only: a replaced name is gone, a deleted or merged entity too', async () => {

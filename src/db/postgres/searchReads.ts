@@ -12,16 +12,17 @@ import { PARSED_LINE } from './searchFields.js';
  *   `phraseto_tsquery('simple', livefeed_search_words(text))`, the words in order, with `:*` on the
  *   last word of a prefix phrase; all must match (`&`). A phrase without a word for PostgreSQL's
  *   parser is left out (it has none to match); a search left without any finds nothing.
- * - Rank: `ts_rank('{0.1, 0.3, 0.5, 1.0}', document, q)` (weights of the migration: name, then sort
- *   name, aliases, disambiguation), higher better. The key's `bm25` holds its NEGATION, so that the
- *   page order and the cursors are SQLite's: ascending `bm25`, then descending change id.
- *   `ts_rank` is a `real`; the key compares as `real`, so a cursor's value finds its hit again.
- * - Common phrases (db/searchCommon.ts) apply here too, with the same thresholds: `ts_rank` has no
- *   document frequency (a word in every entity would weigh as much as a rare one), so leaving
- *   common phrases out of the score is what keeps the README's "rare words weigh more" and
- *   "`the beatles` ranks by beatles"; and a search whose phrases are all common reads newest first
- *   from the primary key, not a rank of every hit. The index size is PostgreSQL's estimate
- *   (`pg_class.reltuples`, kept by autovacuum), not a count of every row per request.
+ * - Rank: for each ranking phrase, `ts_rank('{0.1, 0.3, 0.5, 1.0}', document, q)` (weights of the
+ *   migration: name, then sort name, aliases, disambiguation) times the phrase's bm25 inverse
+ *   document frequency ({@link phraseWeight}: rarer phrases weigh more), summed; higher better.
+ *   The key's `bm25` holds its NEGATION as a `real`, so that the page order and the cursors are
+ *   SQLite's: ascending `bm25`, then descending change id; the key compares as `real`, so a
+ *   cursor's value finds its hit again.
+ * - Common phrases (db/searchCommon.ts) apply here too, with the same thresholds: they must match
+ *   but do not rank (`the beatles` ranks by beatles; their counts stop at the threshold), and a
+ *   search whose phrases are all common reads newest first from the primary key, not a rank of
+ *   every hit. The index size is PostgreSQL's estimate (`pg_class.reltuples`, kept by
+ *   autovacuum), not a count of every row per request.
  */
 
 /** A phrase as written by graphql/searchSyntax.ts: its text and whether its last word is a prefix. */
@@ -31,15 +32,17 @@ function parsePhrase(phrase: string): { text: string; prefix: boolean } {
   return { text: match[1]!.replaceAll('""', '"'), prefix: match[2] === '*' };
 }
 
-// Each phrase's tsquery (NULL when it has no word) and whether it ranks: found in at most
-// `above` entities, `above` the caller's threshold or the one of the estimated index size.
-// $1 texts, $2 prefix flags, $3 threshold or NULL, $4 whether to probe (else no phrase ranks).
+// Each phrase's tsquery (NULL when it has no word), the entities it is found in, counted up to one
+// past `above` (NULL without a probe), `above` (the caller's threshold or the one of the estimated
+// index size) and that estimated size. $1 texts, $2 prefix flags, $3 threshold or NULL, $4 whether
+// to probe (else no phrase ranks).
 const TERMS = {
   name: 'livefeed_search_terms',
-  text: `WITH above AS MATERIALIZED (SELECT coalesce($3::bigint, greatest(${COMMON_MIN},
-      floor(greatest((SELECT reltuples FROM pg_class WHERE oid = 'search_index'::regclass), 0) / ${COMMON_SHARE}))::bigint) AS n)
+  text: `WITH size AS MATERIALIZED (SELECT greatest((SELECT reltuples FROM pg_class WHERE oid = 'search_index'::regclass), 0) AS n),
+    above AS MATERIALIZED (SELECT coalesce($3::bigint, greatest(${COMMON_MIN},
+      floor((SELECT n FROM size) / ${COMMON_SHARE}))::bigint) AS n)
     SELECT q.q::text, CASE WHEN $4::boolean THEN (SELECT count(*) FROM (SELECT 1 FROM search_index
-      WHERE document @@ q.q LIMIT (SELECT n FROM above) + 1) x) <= (SELECT n FROM above) ELSE false END
+      WHERE document @@ q.q LIMIT (SELECT n FROM above) + 1) x) END, (SELECT n FROM above), (SELECT n FROM size)
     FROM unnest($1::text[], $2::boolean[]) WITH ORDINALITY AS u (text, prefix, n)
     CROSS JOIN LATERAL (SELECT phraseto_tsquery('simple', livefeed_search_words(u.text)) AS q) p
     CROSS JOIN LATERAL (SELECT CASE WHEN numnode(p.q) = 0 THEN NULL
@@ -48,27 +51,49 @@ const TERMS = {
   rowMode: 'array' as const,
 };
 
-/** The tsqueries of `filter`: all of them ANDed, and the ranking ones ANDed (undefined: none). */
+/** The phrases that rank, each with its weight: rarer phrases weigh more, as in bm25. */
+interface Ranking {
+  queries: string[];
+  weights: number[];
+}
+
+/**
+ * A phrase's weight in an index of `size` entities, `found` of which hold it: bm25's inverse
+ * document frequency in the form that stays positive, ln(1 + (N − n + 0.5) / (n + 0.5)), with N
+ * never below n (`reltuples` is an estimate, and -1 before the first ANALYZE).
+ */
+export function phraseWeight(found: number, size: number): number {
+  const total = Math.max(size, found);
+  return Math.log(1 + (total - found + 0.5) / (found + 0.5));
+}
+
+/** The tsqueries of `filter`: all of them ANDed, and the ranking ones with their weights (undefined: none). */
 async function tsqueries(
   store: PostgresStore,
   phrases: readonly string[],
   probe: boolean,
   commonAbove: number | undefined,
-): Promise<{ match: string | undefined; ranking: string | undefined }> {
+): Promise<{ match: string | undefined; ranking: Ranking | undefined }> {
   const parsed = phrases.map(parsePhrase);
-  const { rows } = await store.pool.query<[string | null, boolean]>({
+  const { rows } = await store.pool.query<[string | null, string | null, string, number]>({
     ...TERMS,
     values: [parsed.map((p) => p.text), parsed.map((p) => p.prefix), commonAbove ?? null, probe],
   });
-  const and = (queries: string[]) =>
-    queries.length === 0 ? undefined : queries.map((q) => `(${q})`).join(' & ');
-  const words = rows.filter(([q]) => q !== null) as [string, boolean][];
-  const ranking = words.filter(([, ranks]) => ranks).map(([q]) => q);
-  return { match: and(words.map(([q]) => q)), ranking: and(ranking) };
+  const words = rows.filter(([q]) => q !== null) as [string, string | null, string, number][];
+  const match = words.length === 0 ? undefined : words.map(([q]) => `(${q})`).join(' & ');
+  const ranking: Ranking = { queries: [], weights: [] };
+  for (const [q, found, above, size] of words) {
+    if (found === null || Number(found) > Number(above)) continue;
+    ranking.queries.push(q);
+    ranking.weights.push(phraseWeight(Number(found), size));
+  }
+  return { match, ranking: ranking.queries.length === 0 ? undefined : ranking };
 }
 
 const SLOTS = `($2::integer[] IS NULL OR ${idSlotSql('s.id')} = ANY ($2::integer[]))`;
-const RANK = `-ts_rank('{0.1, 0.3, 0.5, 1.0}', s.document, $3::tsquery)`;
+// Each ranking phrase's ts_rank ($3) times its weight ($7), summed, as bm25 sums its phrases.
+const RANK = `-(SELECT sum(t.w * ts_rank('{0.1, 0.3, 0.5, 1.0}', s.document, t.q))
+    FROM unnest($3::tsquery[], $7::real[]) AS t (q, w))`;
 
 /** Page rows (`id`, `bm25`) joined to their lines, in page order, with the line's name. */
 const withLines = (page: string) => `SELECT p.id, p.bm25, c.mbid, c.data,
@@ -77,7 +102,8 @@ const withLines = (page: string) => `SELECT p.id, p.bm25, c.mbid, c.data,
       THEN l.j ->> 'title' END
   FROM (${page}) p JOIN changes c ON c.id = p.id ${PARSED_LINE} ORDER BY p.bm25, p.id DESC`;
 
-// $1 match, $2 slots, $3 ranking, $4 cursor's bm25 (real, NULL: from the best), $5 its id, $6 limit.
+// $1 match, $2 slots, $3 ranking phrases, $4 cursor's bm25 (real, NULL: from the best), $5 its id,
+// $6 limit, $7 the phrases' weights.
 const RANKED = {
   name: 'livefeed_search_ranked',
   text: withLines(`SELECT id, bm25 FROM (
@@ -118,7 +144,15 @@ export async function searchHitsPostgres(
   let query: { name: string; text: string; rowMode: 'array'; values: unknown[] };
   if (ranking !== undefined) {
     // With common phrases, they must match but only the others rank (db/searchCommon.ts).
-    const values = [match, filter.slots, ranking, after?.bm25 ?? null, after?.id ?? null, limit];
+    const values = [
+      match,
+      filter.slots,
+      ranking.queries,
+      after?.bm25 ?? null,
+      after?.id ?? null,
+      limit,
+      ranking.weights,
+    ];
     query = { ...RANKED, values };
   } else if (after && after.bm25 > 0) {
     return []; // no hit scores above 0: nothing comes after such a cursor

@@ -93,7 +93,7 @@ describePostgres('the plans of the PostgreSQL search index and reads (indexes on
 
   it('a search reads search_index through its GIN index and each hit line by its id', async () => {
     const query = "'word7':*";
-    const ranked = await plan(SEARCH_STATEMENTS.RANKED.text, [query, null, query, null, null, 20]);
+    const ranked = await plan(SEARCH_STATEMENTS.RANKED.text, [query, null, [query], null, null, 20, [1]]);
     expect(scans(ranked)).toEqual(['changes_pkey', 'search_index_document']);
     const count = await plan(SEARCH_STATEMENTS.COUNT.text, [query, [0]]);
     expect(scans(count)).toEqual(['search_index_document']);
