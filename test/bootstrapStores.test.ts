@@ -148,6 +148,14 @@ describeStores('livefeed bootstrap as a real process', (stores) => {
     expect(booted.code, boot.stderr.join('\n')).toBe(0);
     expect(boot.stdout.join('\n')).toContain(`the sync continues at packet ${full.packet + 1}`);
     expect(boot.stderr.join('\n')).not.toContain(POSTGRES_TEST_PASSWORD);
+    if (stores.kind === 'postgres') {
+      // Analyzed at the end: the common-words threshold reads the index size from this estimate.
+      const [estimate] = await db.rows<{ n: number }>(
+        "SELECT reltuples AS n FROM pg_class WHERE oid = 'search_index'::regclass",
+      );
+      const [counted] = await db.rows<{ n: number }>('SELECT count(*) AS n FROM search_index');
+      expect(Number(estimate!.n)).toBe(Number(counted!.n));
+    }
     const sync = startCli([
       'sync',
       '--demo',

@@ -41,7 +41,8 @@ export interface BootstrapStore {
   /**
    * After the imports: SQLite merges the search index into one segment, however long that takes
    * (db/searchMerge.ts; about 1 s for 1M entities), so that searches read one b-tree; undefined on
-   * PostgreSQL, whose GIN index has no segments.
+   * PostgreSQL, whose GIN index has no segments, and which analyzes the index there instead (its
+   * size estimate sets the common-words threshold).
    * @throws database errors (the imports stay stored; the next sync pass merges again).
    */
   mergeSearchIndex(): Promise<SearchMergeResult | undefined>;

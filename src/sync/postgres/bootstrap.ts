@@ -51,6 +51,12 @@ export function postgresBootstrapStore(store: PostgresStore): BootstrapStore {
         await notifyPacketsCompleted(client, [position.packet]);
         return continuation;
       }),
-    mergeSearchIndex: async () => undefined,
+    // No segments to merge; but the search's common-words threshold reads the index size from
+    // the planner's estimate (db/postgres/searchReads.ts), stale or -1 until autovacuum's ANALYZE
+    // comes by after a bulk load: counted now, so the first searches rank as they should.
+    mergeSearchIndex: async () => {
+      await store.pool.query('ANALYZE search_index');
+      return undefined;
+    },
   };
 }
