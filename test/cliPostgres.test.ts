@@ -66,6 +66,11 @@ describePostgres('livefeed import into PostgreSQL, as a real process', () => {
     expect(stdout).toMatch(/as packet 500 label: 3000 changes, 1 quarantined, 3001 lines/);
     expect(stderr).toContain(`"database":"${bare}"`);
     expect(await count(500)).toBe(3000);
+    // Analyzed after the import: the common-words threshold reads the index size from this estimate.
+    const { rows } = await store.pool.query<{ n: number }>(
+      "SELECT reltuples AS n FROM pg_class WHERE oid = 'search_index'::regclass",
+    );
+    expect(Number(rows[0]!.n)).toBe(3000);
   });
 
   it('imports with the password in the --db URL; the database holds no trace of it', async () => {

@@ -5,11 +5,16 @@ import { ingestJsonDumpPostgres } from './ingest.js';
 /**
  * `livefeed import` into a PostgreSQL database: a local JSON dump through the PostgreSQL ingest
  * ({@link ingestJsonDumpPostgres}: one transaction, COPY), with the checks of sync/import.ts.
+ * Then analyzes the search index (its size estimate sets the common-words threshold).
  * @throws ArchiveError, RangeError, the abort reason or PostgreSQL errors; nothing is stored then.
  */
-export function importJsonDumpPostgres(
+export async function importJsonDumpPostgres(
   store: PostgresStore,
   options: ImportJsonDumpOptions,
 ): Promise<ImportResult> {
-  return importJsonDumpWith((ingest) => ingestJsonDumpPostgres(store, ingest), options);
+  const result = await importJsonDumpWith((ingest) => ingestJsonDumpPostgres(store, ingest), options);
+  // As after a bootstrap (sync/postgres/bootstrap.ts): the search's common-words threshold reads
+  // the index size from the planner's estimate, stale after a large import until autovacuum comes.
+  await store.pool.query('ANALYZE search_index');
+  return result;
 }
