@@ -201,6 +201,20 @@ describeStores('livefeed bootstrap as a real process', (stores) => {
     expect(said).not.toContain(`continues at packet ${full.packet + 1}`);
   }, 90_000);
 
+  it('a bootstrap into a database holding an incomplete packet below the full dump says latestPacket stays below it', async () => {
+    data = await tempDir('lf-bootstrap-store-below-');
+    db = await stores.create(data.dir);
+    // An earlier sync's packet that never completed, far below the full dump.
+    await db.rows("INSERT INTO packets (number, created_at) VALUES (186050, '2026-11-29T00:00:00Z')");
+    const boot = startCli(['bootstrap', '--demo', '--db', db.db, '--data-dir', data.dir]);
+    expect((await boot.exited).code, boot.stderr.join('\n')).toBe(0);
+    const said = boot.stdout.join('\n');
+    expect(said).toContain(
+      'packets below the full dump are incomplete or missing (an earlier sync or bootstrap left them), so latestPacket stays at (none)',
+    );
+    expect(said).not.toContain('the sync continues');
+  }, 90_000);
+
   it('a bootstrap killed with kill -9 during an entity type import leaves it absent; the next run completes it', async () => {
     data = await tempDir('lf-bootstrap-store-kill-');
     db = await stores.create(data.dir);

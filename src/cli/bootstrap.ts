@@ -88,8 +88,21 @@ function printSummary(result: BootstrapResult, seconds: number): void {
   );
 }
 
-/** Where the next sync starts, and why when the database already held newer packets. */
-function continuationText({ packet, continuation }: BootstrapResult): string {
+/** Whether packets below the full dumps' one keep `latestPacket` below it (see BootstrapContinuation.latest). */
+function brokenBelow({ packet, continuation }: BootstrapResult): boolean {
+  return !!continuation && (continuation.latest === null || continuation.latest < packet);
+}
+
+/** Where the next sync starts, and why when the database already held other packets. */
+function continuationText(result: BootstrapResult): string {
+  const { packet, continuation } = result;
+  if (brokenBelow(result)) {
+    return (
+      `packets below the full dump are incomplete or missing (an earlier sync or bootstrap left them), so ` +
+      `latestPacket stays at ${continuation?.latest ?? '(none)'} until a sync completes them; for a clean copy, ` +
+      'bootstrap into a new database (README, First import)'
+    );
+  }
   const held = continuation?.heldAbove;
   if (!held) return `the sync continues at packet ${packet + 1}`;
   const already = `the database already held packets ${held.first}..${held.last}, newer than the full dump`;
@@ -117,7 +130,7 @@ async function checkContinuation(
 ): Promise<number> {
   const next = result.packet + 1;
   // The database holds the next packet already: the sync goes on from what it holds.
-  if (result.continuation?.heldAbove && !result.continuation.gap) return EXIT.ok;
+  if (result.continuation?.heldAbove && !result.continuation.gap && !brokenBelow(result)) return EXIT.ok;
   const token = sample ? SAMPLE_TOKEN : config.token;
   if (!token) {
     process.stdout.write('not checked against the live feed (no token): run `livefeed start` with a token\n');

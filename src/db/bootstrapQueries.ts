@@ -1,6 +1,6 @@
 import type { EntityType } from '../feed/entities.js';
 import type { Store } from './client.js';
-import { advanceLatestPacket, LATEST_PACKET_SQL } from './latestPacket.js';
+import { advanceLatestPacket, LATEST_PACKET_SQL, latestPacketNumber } from './latestPacket.js';
 import { cachedStatement } from './statements.js';
 
 /**
@@ -68,6 +68,12 @@ export const RECORD_GAP_SQL = `WITH RECURSIVE gap(n) AS (
 export interface BootstrapContinuation {
   heldAbove: { first: number; last: number } | null;
   gap: { from: number; to: number } | null;
+  /**
+   * The newest complete packet once the position is recorded (db/latestPacket.ts): below the full
+   * dumps' packet when packets below it are incomplete or missing (an earlier sync or bootstrap
+   * left them), and `latestPacket` stays there until a sync completes them.
+   */
+  latest: number | null;
 }
 
 /** The {@link BootstrapContinuation} of full dumps at `packet`, from the row of {@link HELD_ABOVE_SQL}. */
@@ -75,9 +81,9 @@ export function continuationOf(
   packet: number,
   held: { first: number | null; last: number | null } | undefined,
 ): BootstrapContinuation {
-  if (held?.first == null || held.last == null) return { heldAbove: null, gap: null };
+  if (held?.first == null || held.last == null) return { heldAbove: null, gap: null, latest: null };
   const gap = held.first > packet + 1 ? { from: packet + 1, to: held.first - 1 } : null;
-  return { heldAbove: { first: held.first, last: held.last }, gap };
+  return { heldAbove: { first: held.first, last: held.last }, gap, latest: null };
 }
 
 /**
@@ -98,7 +104,7 @@ export function recordBootstrapPosition(store: Store, position: BootstrapPositio
     store.sqlite.prepare(COMPLETE_BOOTSTRAP_PACKET_SQL).run(position.packet, position.at, position.at);
     store.sqlite.prepare(LATEST_PACKET_SQL.putMeta).run(BOOTSTRAP_POSITION_KEY, JSON.stringify(position));
     advanceLatestPacket(store.sqlite);
-    return continuation;
+    return { ...continuation, latest: latestPacketNumber(store) ?? null };
   })();
 }
 

@@ -1,5 +1,5 @@
 import { FeedDeploymentError, FeedFatalError, safeMessage } from '../feed/errors.js';
-import { replicationPacketName } from '../feed/protocol/urls.js';
+import { deploymentOfFeedRoot, replicationPacketName } from '../feed/protocol/urls.js';
 import type { SyncContext } from './context.js';
 
 /**
@@ -25,7 +25,7 @@ export async function plainNameHoldsHour(ctx: SyncContext, packet: number): Prom
  * deployment's name for it, the feed serves that deployment's names (a test feed root on another
  * host with production's default, production's root with `--deployment test`, or a copy that stopped
  * copying one of the names), and every packet would answer 404 and look deleted upstream. Upstream
- * copies both names of a packet before it publishes the next (FEED.md, Errors).
+ * moves a packet's two files one after the other (FEED.md, Errors), so only the latest may lack one.
  * @throws FeedDeploymentError then, which stops the sync; FeedFatalError (the token refused) and
  *   the abort reason. A question that fails is logged and changes nothing.
  */
@@ -35,6 +35,16 @@ export async function assertDeploymentNames(ctx: SyncContext, packet: number): P
   const found = replicationPacketName(packet, other);
   if (await ask(ctx, found))
     throw new FeedDeploymentError(deployment, replicationPacketName(packet, deployment), found, other);
+}
+
+/**
+ * Whether a 404 under `--deployment`'s names is worth {@link assertDeploymentNames}: always with
+ * `--deployment test`; with production, only off upstream's production host (a mirror or a proxy of
+ * the test deployment), since upstream itself serves both names and one lost `-v2` copy there is
+ * no misconfiguration (that packet stays MISSING, and `--skip-packets` is the way on).
+ */
+export function checksDeploymentNames(ctx: SyncContext): boolean {
+  return ctx.feed.deployment === 'test' || deploymentOfFeedRoot(ctx.feed.client.feedRoot) !== 'production';
 }
 
 /** Whether `name` is on the feed; undefined when the question failed (logged). */

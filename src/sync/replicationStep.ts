@@ -1,6 +1,6 @@
 import { replicationPacketName } from '../feed/protocol/urls.js';
 import type { SyncContext, SyncReport } from './context.js';
-import { assertDeploymentNames } from './deploymentCheck.js';
+import { assertDeploymentNames, checksDeploymentNames } from './deploymentCheck.js';
 import type { FetchedFile } from './fetchFile.js';
 import { runFileStep } from './fileStep.js';
 import { reannounce } from './settle.js';
@@ -47,7 +47,8 @@ export async function askReplicationPacket(
       },
       notThere: async () => {
         // Not from the latest packet, whose files may be in the middle of their copy (FEED.md, Errors).
-        if (report.latest !== null && packet < report.latest) await assertDeploymentNames(ctx, packet);
+        if (checksDeploymentNames(ctx) && report.latest !== null && packet < report.latest)
+          await assertDeploymentNames(ctx, packet);
         const reason = `${name} is not on the feed although replication-info lists packet ${packet} or later`;
         if ((await replication.recordNotThere(packet, reason, now())) === 'MISSING')
           throw new MissingPacketError(reason);

@@ -8,6 +8,8 @@ import {
   type SampleFeed,
   startSampleFeed,
 } from '../../src/samplefeed/server.js';
+import type { SyncContext } from '../../src/sync/context.js';
+import { checksDeploymentNames } from '../../src/sync/deploymentCheck.js';
 import { startCli } from '../support/cli.js';
 import { tempDir } from '../support/harness.js';
 
@@ -168,3 +170,13 @@ it('--deployment production: the latest packet with only its plain file so far w
     },
   );
 }, 60_000);
+
+it('on upstream’s production host a -v2 file missing beside its plain one is no misconfiguration: only other hosts are asked', () => {
+  const on = (deployment: 'production' | 'test', feedRoot: string) =>
+    checksDeploymentNames({ feed: { deployment, client: { feedRoot } } } as unknown as SyncContext);
+  expect(on('production', 'https://metabrainz.org/api/musicbrainz')).toBe(false);
+  expect(on('production', 'https://mirror.example.org/api/musicbrainz')).toBe(true);
+  expect(on('production', 'http://127.0.0.1:8080/api/musicbrainz')).toBe(true);
+  expect(on('test', 'https://metabrainz.org/api/musicbrainz')).toBe(true);
+  expect(on('test', 'https://test.metabrainz.org/api/musicbrainz')).toBe(true);
+});

@@ -8,6 +8,7 @@ import {
 } from '../../db/bootstrapQueries.js';
 import { LATEST_PACKET_SQL } from '../../db/latestPacket.js';
 import type { PostgresStore } from '../../db/postgres/client.js';
+import { readMark } from '../../db/postgres/latestPacket.js';
 import { notifyPacketsCompleted } from '../../db/postgres/notify.js';
 import { inPgTransaction, pgRow, pgRows } from '../../db/postgres/sql.js';
 import type { BootstrapStore } from '../bootstrapStore.js';
@@ -49,7 +50,7 @@ export function postgresBootstrapStore(store: PostgresStore): BootstrapStore {
         await pgRows(client, LATEST_PACKET_SQL.putMeta, [BOOTSTRAP_POSITION_KEY, JSON.stringify(position)]);
         await advanceLatestPacket(client);
         await notifyPacketsCompleted(client, [position.packet]);
-        return continuation;
+        return { ...continuation, latest: (await readMark(client))?.number ?? null };
       }),
     // No segments to merge; but the search's common-words threshold reads the index size from
     // the planner's estimate (db/postgres/searchReads.ts), stale or -1 until autovacuum's ANALYZE
