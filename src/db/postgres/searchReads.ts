@@ -33,16 +33,15 @@ function parsePhrase(phrase: string): { text: string; prefix: boolean } {
 }
 
 // Each phrase's tsquery (NULL when it has no word), the entities it is found in, counted up to one
-// past `above` (NULL without a probe), `above` (the caller's threshold or the one of the estimated
-// index size) and that estimated size. $1 texts, $2 prefix flags, $3 threshold or NULL, $4 whether
-// to probe (else no phrase ranks).
+// past `above` (NULL without a probe), and `above` (the caller's threshold or the one of the
+// estimated index size). $1 texts, $2 prefix flags, $3 threshold or NULL, $4 whether to probe
+// (else no phrase ranks).
 const TERMS = {
   name: 'livefeed_search_terms',
-  text: `WITH size AS MATERIALIZED (SELECT greatest((SELECT reltuples FROM pg_class WHERE oid = 'search_index'::regclass), 0) AS n),
-    above AS MATERIALIZED (SELECT coalesce($3::bigint, greatest(${COMMON_MIN},
-      floor((SELECT n FROM size) / ${COMMON_SHARE}))::bigint) AS n)
+  text: `WITH above AS MATERIALIZED (SELECT coalesce($3::bigint, greatest(${COMMON_MIN},
+      floor(greatest((SELECT reltuples FROM pg_class WHERE oid = 'search_index'::regclass), 0) / ${COMMON_SHARE}))::bigint) AS n)
     SELECT q.q::text, CASE WHEN $4::boolean THEN (SELECT count(*) FROM (SELECT 1 FROM search_index
-      WHERE document @@ q.q LIMIT (SELECT n FROM above) + 1) x) END, (SELECT n FROM above), (SELECT n FROM size)
+      WHERE document @@ q.q LIMIT (SELECT n FROM above) + 1) x) END, (SELECT n FROM above)
     FROM unnest($1::text[], $2::boolean[]) WITH ORDINALITY AS u (text, prefix, n)
     CROSS JOIN LATERAL (SELECT phraseto_tsquery('simple', livefeed_search_words(u.text)) AS q) p
     CROSS JOIN LATERAL (SELECT CASE WHEN numnode(p.q) = 0 THEN NULL
@@ -58,13 +57,19 @@ interface Ranking {
 }
 
 /**
- * A phrase's weight in an index of `size` entities, `found` of which hold it: bm25's inverse
- * document frequency in the form that stays positive, ln(1 + (N − n + 0.5) / (n + 0.5)), with N
- * never below n (`reltuples` is an estimate, and -1 before the first ANALYZE).
+ * The index size the weights assume: more entities than MusicBrainz has of any type. Not the
+ * index's own size, an estimate that any ANALYZE (autovacuum's included) changes, which would move
+ * every score between two pages of one search and make its cursors skip or repeat hits.
  */
-export function phraseWeight(found: number, size: number): number {
-  const total = Math.max(size, found);
-  return Math.log(1 + (total - found + 0.5) / (found + 0.5));
+const WEIGHT_INDEX_SIZE = 50_000_000;
+
+/**
+ * The weight of a phrase `found` entities hold: bm25's inverse document frequency in the form that
+ * stays positive, ln(1 + (N − n + 0.5) / (n + 0.5)), with N = {@link WEIGHT_INDEX_SIZE}. It moves
+ * only when the entities holding the phrase change, as SQLite's bm25 does.
+ */
+export function phraseWeight(found: number): number {
+  return Math.log(1 + (WEIGHT_INDEX_SIZE - found + 0.5) / (found + 0.5));
 }
 
 /** The tsqueries of `filter`: all of them ANDed, and the ranking ones with their weights (undefined: none). */
@@ -75,17 +80,17 @@ async function tsqueries(
   commonAbove: number | undefined,
 ): Promise<{ match: string | undefined; ranking: Ranking | undefined }> {
   const parsed = phrases.map(parsePhrase);
-  const { rows } = await store.pool.query<[string | null, string | null, string, number]>({
+  const { rows } = await store.pool.query<[string | null, string | null, string]>({
     ...TERMS,
     values: [parsed.map((p) => p.text), parsed.map((p) => p.prefix), commonAbove ?? null, probe],
   });
-  const words = rows.filter(([q]) => q !== null) as [string, string | null, string, number][];
+  const words = rows.filter(([q]) => q !== null) as [string, string | null, string][];
   const match = words.length === 0 ? undefined : words.map(([q]) => `(${q})`).join(' & ');
   const ranking: Ranking = { queries: [], weights: [] };
-  for (const [q, found, above, size] of words) {
+  for (const [q, found, above] of words) {
     if (found === null || Number(found) > Number(above)) continue;
     ranking.queries.push(q);
-    ranking.weights.push(phraseWeight(Number(found), size));
+    ranking.weights.push(phraseWeight(Number(found)));
   }
   return { match, ranking: ranking.queries.length === 0 ? undefined : ranking };
 }
