@@ -1,4 +1,5 @@
 import { openPostgresWriterStore } from '../db/postgres/writerSession.js';
+import { safeMessage } from '../feed/errors.js';
 import type { Logger } from '../logger.js';
 import { importJsonDumpPostgres } from '../sync/postgres/import.js';
 import { acquirePostgresWriterLock } from '../sync/postgres/lock.js';
@@ -18,7 +19,15 @@ export async function postgresImportTarget(choice: PostgresChoice, log: Logger):
   return {
     withLock: (stopMessage, work) =>
       withLock((signal) => acquirePostgresWriterLock(store, { logger: log, signal }), stopMessage, work),
-    importDump: (options) => importJsonDumpPostgres(store, options),
+    importDump: (options) =>
+      importJsonDumpPostgres(store, {
+        ...options,
+        onAnalyzeFailed: (error) =>
+          log.warn(
+            { event: 'analyze-failed', err: safeMessage(error) },
+            `the dump is stored, but the search index could not be analyzed: ${safeMessage(error)} (autovacuum will)`,
+          ),
+      }),
     close: () => store.close(),
   };
 }
