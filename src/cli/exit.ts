@@ -4,6 +4,7 @@ import {
   FeedDeploymentError,
   FeedHttpError,
   FeedNetworkError,
+  SigningKeyFileError,
   safeMessage,
 } from '../feed/errors.js';
 import { LockHeldError, WeakSigningKeyError } from '../sync/errors.js';
@@ -33,9 +34,11 @@ export const EXIT = {
  */
 export function reportError(error: unknown, secrets: readonly (string | undefined)[]): number {
   const say = (text: string) => process.stderr.write(`livefeed: ${text}\n`);
-  // A weak signing key, or a feed root of the other deployment, is a configuration mistake too.
+  // A signing key file that cannot be used, a weak signing key, or a feed root of the other
+  // deployment: configuration mistakes too.
   if (
     error instanceof ConfigError ||
+    error instanceof SigningKeyFileError ||
     error instanceof WeakSigningKeyError ||
     error instanceof FeedDeploymentError
   ) {

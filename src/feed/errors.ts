@@ -60,6 +60,14 @@ export class FeedNetworkError extends Error {
   }
 }
 
+/**
+ * The operator's signing key file cannot be used (unreadable, empty, no armored public key, a
+ * secret key): a configuration mistake, which the CLI reports as one (exit 2).
+ */
+export class SigningKeyFileError extends Error {
+  override name = 'SigningKeyFileError';
+}
+
 /** An archive whose contents break the feed's contract (FEED.md): wrong sequence, missing member, ... */
 export class ArchiveError extends Error {
   override name = 'ArchiveError';

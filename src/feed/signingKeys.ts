@@ -1,6 +1,6 @@
 import { readFile } from 'node:fs/promises';
 import * as openpgp from 'openpgp';
-import { ConfigError } from '../config.js';
+import { SigningKeyFileError } from './errors.js';
 
 /** Upstream's documented data-dump signing key fingerprint (FEED.md, Signatures). */
 export const UPSTREAM_FINGERPRINT = 'D5E63B4BDCCE195642948684B8FC2375C777580F';
@@ -29,7 +29,7 @@ const EXPORT_HINT = `fetch the public key and export it by its full fingerprint:
  * Reads the public keys in `path`: one or more ASCII-armored blocks, each holding one or more keys
  * (FEED.md, Signatures: operators supply upstream's key as `gpg --export --armor <full fingerprint>`).
  * Copies of one key are merged into one entry.
- * @throws ConfigError naming the file when it cannot be read, is empty, holds no armored key, holds a
+ * @throws SigningKeyFileError naming the file when it cannot be read, is empty, holds no armored key, holds a
  *   block that is not a public key, or holds a secret key (refused so it is not kept around by
  *   mistake): the operator's file, so the CLI reports it as a configuration mistake (exit 2).
  */
@@ -38,12 +38,16 @@ export async function loadSigningKeys(path: string): Promise<SigningKeys> {
   try {
     text = await readFile(path, 'utf8');
   } catch (err) {
-    throw new ConfigError(`signing key file ${path}: cannot read it (${errorMessage(err)})`, { cause: err });
+    throw new SigningKeyFileError(`signing key file ${path}: cannot read it (${errorMessage(err)})`, {
+      cause: err,
+    });
   }
   const blocks = [...text.matchAll(ARMOR_BLOCK)];
-  if (text.trim() === '') throw new ConfigError(`signing key file ${path} is empty; ${EXPORT_HINT}`);
+  if (text.trim() === '') throw new SigningKeyFileError(`signing key file ${path} is empty; ${EXPORT_HINT}`);
   if (blocks.length === 0) {
-    throw new ConfigError(`signing key file ${path} holds no ASCII-armored OpenPGP key; ${EXPORT_HINT}`);
+    throw new SigningKeyFileError(
+      `signing key file ${path} holds no ASCII-armored OpenPGP key; ${EXPORT_HINT}`,
+    );
   }
   const keys: openpgp.PublicKey[] = [];
   for (const [index, block] of blocks.entries()) {
@@ -61,20 +65,21 @@ export async function loadSigningKeys(path: string): Promise<SigningKeys> {
 async function readKeyBlock(path: string, index: number, type: string, armored: string) {
   const where = `signing key file ${path}, block ${index}`;
   if (type === 'PRIVATE KEY BLOCK') {
-    throw new ConfigError(`${where} is a secret key, refused; ${EXPORT_HINT}`);
+    throw new SigningKeyFileError(`${where} is a secret key, refused; ${EXPORT_HINT}`);
   }
-  if (type !== 'PUBLIC KEY BLOCK') throw new ConfigError(`${where} is a PGP ${type}, not a public key`);
+  if (type !== 'PUBLIC KEY BLOCK')
+    throw new SigningKeyFileError(`${where} is a PGP ${type}, not a public key`);
   let keys: openpgp.Key[];
   try {
     keys = await openpgp.readKeys({ armoredKeys: armored });
   } catch (err) {
-    throw new ConfigError(`${where} is not a readable OpenPGP public key (${errorMessage(err)})`, {
+    throw new SigningKeyFileError(`${where} is not a readable OpenPGP public key (${errorMessage(err)})`, {
       cause: err,
     });
   }
   // An armor header can lie: a public key block that carries secret key packets is refused too.
   if (keys.some((key) => key.isPrivate())) {
-    throw new ConfigError(`${where} holds a secret key, refused; ${EXPORT_HINT}`);
+    throw new SigningKeyFileError(`${where} holds a secret key, refused; ${EXPORT_HINT}`);
   }
   return keys as openpgp.PublicKey[];
 }
