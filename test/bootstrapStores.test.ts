@@ -172,6 +172,8 @@ describeStores('livefeed bootstrap as a real process', (stores) => {
     expect(sync.events().find((e) => e.event === 'sync-start')).toMatchObject({ from: full.packet + 1 });
     expect(await snapshot(db)).toEqual(reference);
     expect(await db.rows("SELECT value FROM meta WHERE key = 'demo'")).toEqual([{ value: 'true' }]);
+    // Nothing was served before the bootstrap: nothing was stored behind a reader.
+    expect(await db.rows("SELECT value FROM meta WHERE key = 'feed_rewrites'")).toEqual([]);
   }, 90_000);
 
   it('a bootstrap after a sync of newer packets records the packets between as incomplete; the next sync fetches them and ends as bootstrap then sync', async () => {
@@ -191,6 +193,12 @@ describeStores('livefeed bootstrap as a real process', (stores) => {
     expect((await sync.exited).code, sync.stderr.join('\n')).toBe(0);
     expect(sync.events().find((e) => e.event === 'sync-start')).toMatchObject({ from: full.packet + 1 });
     expect(await snapshot(db)).toEqual(reference);
+    // The full dump and the packets between were stored behind what the stream had served: cursors
+    // made before are refused from the full dump's packet on (db/feedRewrites.ts).
+    const [rewrites] = await db.rows<{ value: string }>("SELECT value FROM meta WHERE key = 'feed_rewrites'");
+    const packets = (JSON.parse(rewrites!.value) as [number, number][]).map(([, packet]) => packet);
+    expect(Math.min(...packets)).toBe(full.packet);
+    expect(Math.max(...packets)).toBe(full.packet + 5);
   }, 90_000);
 
   it('a bootstrap into a database holding the packets right after the full dump continues after them', async () => {

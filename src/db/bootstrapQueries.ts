@@ -1,5 +1,6 @@
 import type { EntityType } from '../feed/entities.js';
 import type { Store } from './client.js';
+import { noteServedFrontier } from './feedServed.js';
 import { advanceLatestPacket, LATEST_PACKET_SQL, latestPacketNumber } from './latestPacket.js';
 import { cachedStatement } from './statements.js';
 
@@ -95,6 +96,8 @@ export function continuationOf(
  */
 export function recordBootstrapPosition(store: Store, position: BootstrapPosition): BootstrapContinuation {
   return store.sqlite.transaction(() => {
+    // Its packet and gap may lower the frontier: what was served before stays noted.
+    noteServedFrontier(store);
     const held = store.sqlite.prepare(HELD_ABOVE_SQL).get(position.packet) as
       | { first: number | null; last: number | null }
       | undefined;

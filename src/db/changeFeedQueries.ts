@@ -9,7 +9,8 @@ import {
   nextPacketOf,
   type RemovalKind,
 } from './feedPosition.js';
-import { type FeedBounds, type FeedWindow, feedWindow } from './feedWindow.js';
+import { currentEpoch } from './feedRewrites.js';
+import { type FeedBounds, type FeedWindow, feedRewrites, feedWindow } from './feedWindow.js';
 import { type ChangeRow, pageOfChanges } from './queries.js';
 import type { RemovalRow } from './replicationQueries.js';
 import { readSnapshot } from './snapshot.js';
@@ -25,7 +26,8 @@ import { cachedStatement, limitClause } from './statements.js';
  * packet's dump is seen; it may exist after all) or a replication packet still MISSING (asked
  * again on every poll). Nothing can be stored before a position already handed out, so a position
  * stays valid across syncs: the next read starts exactly after it. (Only an operator's explicit
- * `livefeed import` or `bootstrap` into an old packet rewrites history behind the frontier.)
+ * `livefeed import`, sync `--from` or `bootstrap` into an old packet rewrites history behind the
+ * frontier: db/feedRewrites.ts records it, and a position made before it is refused.)
  */
 
 /** A JSON dump change in the stream, with its packet's TIMESTAMP (ISO 8601, null when unknown). */
@@ -74,6 +76,8 @@ export interface FeedPage {
   next: FeedPosition | undefined;
   /** True when more events follow now (`first` were returned and one more exists). */
   hasMore: boolean;
+  /** The epoch the page was read in (db/feedRewrites.ts): positions taken from it carry it. */
+  epoch: number;
 }
 
 /**
@@ -81,6 +85,8 @@ export interface FeedPage {
  * read in one snapshot (db/snapshot.ts): a pruning or a packet committed meanwhile is either wholly
  * seen or not at all. Without `after` the stream starts at the oldest packet held (`historyFrom`).
  * @throws HistoryPrunedError when `after` (or, without it, `since`) lies before pruned history
+ * @throws HistoryRewrittenError when `after` (made in epoch `query.epoch`) lies at or after a
+ *   packet rewritten since (db/feedRewrites.ts)
  * @throws RangeError when `first` is not a non-negative safe integer
  */
 export function readFeedEvents(store: Store, query: FeedQuery): FeedPage {
@@ -88,20 +94,22 @@ export function readFeedEvents(store: Store, query: FeedQuery): FeedPage {
 }
 
 function readFeedEventsIn(store: Store, query: FeedQuery): FeedPage {
-  const window = feedWindow(store, query);
-  if (window === undefined || query.first === 0) return emptyPage(query);
+  const rewrites = feedRewrites(store);
+  const epoch = currentEpoch(rewrites);
+  const window = feedWindow(store, query, rewrites);
+  if (window === undefined || query.first === 0) return emptyPage(query, epoch);
   const limit = query.first + 1;
   return feedPageOf(
     query,
-    window,
+    { ...window, epoch },
     readChanges(store, window, query, limit),
     readRemovals(store, window, query, limit),
   );
 }
 
-/** The page of a read that serves nothing: it stays where it was. */
-export function emptyPage(query: FeedQuery): FeedPage {
-  return { events: [], next: query.after, hasMore: false };
+/** The page of a read that serves nothing, read in `epoch`: it stays where it was. */
+export function emptyPage(query: FeedQuery, epoch: number): FeedPage {
+  return { events: [], next: query.after, hasMore: false, epoch };
 }
 
 /**
@@ -110,7 +118,7 @@ export function emptyPage(query: FeedQuery): FeedPage {
  */
 export function feedPageOf(
   query: FeedQuery,
-  window: FeedWindow,
+  window: FeedWindow & { epoch: number },
   changes: FeedChange[],
   removals: RemovalRow[],
 ): FeedPage {
@@ -121,7 +129,7 @@ export function feedPageOf(
     ? positionOfEvent(events.at(-1)!)
     : { at: 'packetEnd', packet: window.bound };
   const next = query.after && compareFeedPositions(query.after, reached) > 0 ? query.after : reached;
-  return { events, next, hasMore };
+  return { events, next, hasMore, epoch: window.epoch };
 }
 
 /**

@@ -101,3 +101,25 @@ export function parseFeedPosition(text: string): FeedPosition | undefined {
     return { at: 'removal', packet: Number(packet), mbid: mbid!, kind: kind as RemovalKind };
   return { at: 'packetEnd', packet: Number(end) };
 }
+
+/** A position with the epoch it was made in (db/feedRewrites.ts): what a cursor or a webhook stores. */
+export interface EpochPosition {
+  position: FeedPosition;
+  epoch: number;
+}
+
+/**
+ * `position` as text with its epoch: {@link feedPositionText}, then `@<epoch>` when the epoch is
+ * not 0 (so that texts made before any rewrite, and before epochs existed, read the same).
+ */
+export function epochPositionText({ position, epoch }: EpochPosition): string {
+  const text = feedPositionText(position);
+  return epoch === 0 ? text : `${text}@${epoch}`;
+}
+
+/** The position and epoch `text` ({@link epochPositionText}) names, or undefined when it is not one. */
+export function parseEpochPosition(text: string): EpochPosition | undefined {
+  const match = /^(.*?)(?:@(\d{1,9}))?$/.exec(text)!;
+  const position = parseFeedPosition(match[1]!);
+  return position && { position, epoch: match[2] === undefined ? 0 : Number(match[2]) };
+}

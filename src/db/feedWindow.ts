@@ -2,14 +2,24 @@
 // longer change), the pruned history below it, and the packets of `since` and `until`.
 import type { Store } from './client.js';
 import { type FeedPosition, nextPacketOf } from './feedPosition.js';
+import {
+  currentEpoch,
+  type FeedRewrite,
+  HistoryRewrittenError,
+  parseRewrites,
+  REWRITES_KEY,
+  rewrittenBefore,
+} from './feedRewrites.js';
 import { historyFrom, prunedBefore } from './historyQueries.js';
-import { latestPacket } from './latestPacket.js';
+import { LATEST_PACKET_SQL, latestPacket } from './latestPacket.js';
 import { cachedStatement } from './statements.js';
 
 /** What bounds a read of the change stream. */
 export interface FeedBounds {
   /** Read after this position; from the start of the history held when undefined. */
   after?: FeedPosition;
+  /** The epoch `after` was made in (its cursor's, db/feedRewrites.ts); 0 when absent. */
+  epoch?: number;
   /** Only packets whose TIMESTAMP is at or after this instant (ISO 8601). */
   since?: string;
   /** Only packets whose TIMESTAMP is at or before this instant (ISO 8601). */
@@ -80,15 +90,35 @@ export interface WindowFacts {
   sincePacket?: number;
   untilPacket?: number;
   frontier: number | undefined;
+  /** The rewrites recorded (db/feedRewrites.ts). */
+  rewrites: readonly FeedRewrite[];
+}
+
+/** The rewrites of the change stream recorded in `store` (db/feedRewrites.ts). */
+export function feedRewrites(store: Store): FeedRewrite[] {
+  return parseRewrites(
+    cachedStatement(store, LATEST_PACKET_SQL.readMeta).pluck().get(REWRITES_KEY) as string | undefined,
+  );
+}
+
+/** The current epoch of the change stream's cursors in `store` (db/feedRewrites.ts). */
+export function feedEpoch(store: Store): number {
+  return currentEpoch(feedRewrites(store));
 }
 
 /**
  * The window of `query`, or undefined when the stream serves nothing for it yet.
  * @throws HistoryPrunedError when `after` (or, without it, `since` or `until`) lies before pruned history
+ * @throws HistoryRewrittenError when `after` lies at or after a packet rewritten since its epoch
  */
-export function feedWindow(store: Store, query: FeedBounds): FeedWindow | undefined {
+export function feedWindow(
+  store: Store,
+  query: FeedBounds,
+  rewrites: readonly FeedRewrite[] = feedRewrites(store),
+): FeedWindow | undefined {
   const pruned = prunedBefore(store);
   return windowOf(query, {
+    rewrites,
     pruned,
     historyFrom: query.after ? undefined : historyFrom(store),
     sincePacket: query.since === undefined ? undefined : firstPacketSince(store, query.since),
@@ -100,6 +130,7 @@ export function feedWindow(store: Store, query: FeedBounds): FeedWindow | undefi
 /**
  * The window of `query` given the facts of the store (the rule of both stores).
  * @throws HistoryPrunedError when `after` (or, without it, `since` or `until`) lies before pruned history
+ * @throws HistoryRewrittenError when `after` lies at or after a packet rewritten since its epoch
  */
 export function windowOf(query: FeedBounds, facts: WindowFacts): FeedWindow | undefined {
   const { pruned, sincePacket, frontier } = facts;
@@ -118,6 +149,10 @@ export function windowOf(query: FeedBounds, facts: WindowFacts): FeedWindow | un
     !((facts.untilPacket ?? 0) >= pruned)
   ) {
     throw new HistoryPrunedError(pruned);
+  }
+  if (query.after) {
+    const from = rewrittenBefore(facts.rewrites, query.epoch ?? 0, query.after);
+    if (from !== undefined) throw new HistoryRewrittenError(from, currentEpoch(facts.rewrites));
   }
   const startPacket = Math.max(firstWanted ?? facts.historyFrom ?? 1, sincePacket ?? 1);
   const until = query.until === undefined ? frontier : facts.untilPacket;

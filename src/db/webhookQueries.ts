@@ -1,7 +1,7 @@
 import type { EntityType } from '../feed/entities.js';
 import type { Store } from './client.js';
-import { feedPositionText, nextPacketOf, parseFeedPosition } from './feedPosition.js';
-import { feedFrontier } from './feedWindow.js';
+import { epochPositionText, nextPacketOf, parseEpochPosition } from './feedPosition.js';
+import { feedEpoch, feedFrontier } from './feedWindow.js';
 import { cachedStatement } from './statements.js';
 import { tableExists } from './status.js';
 
@@ -98,9 +98,14 @@ export function webhookStateOf(
   };
 }
 
-/** Where a newly registered webhook starts: after the newest packet the stream serves; null: from the start. */
-export function webhookStart(frontier: number | undefined): string | null {
-  return frontier === undefined ? null : feedPositionText({ at: 'packetEnd', packet: frontier });
+/**
+ * Where a newly registered webhook starts: after the newest packet the stream serves, in the
+ * current epoch (db/feedRewrites.ts); null: from the start.
+ */
+export function webhookStart(frontier: number | undefined, epoch: number): string | null {
+  return frontier === undefined
+    ? null
+    : epochPositionText({ position: { at: 'packetEnd', packet: frontier }, epoch });
 }
 
 /** {@link WEBHOOK_SQL}.register's parameters for `target`. */
@@ -122,7 +127,7 @@ export function retiredBy(states: readonly WebhookState[], targets: readonly Web
  */
 export function registerWebhooks(store: Store, targets: readonly WebhookTarget[], now: string): void {
   store.sqlite.transaction(() => {
-    const start = webhookStart(feedFrontier(store));
+    const start = webhookStart(feedFrontier(store), feedEpoch(store));
     for (const t of targets)
       cachedStatement(store, WEBHOOK_SQL.register).run(...registerParams(t, start, now));
     for (const name of retiredBy(webhookStates(store), targets))
@@ -213,7 +218,7 @@ export function oldestPacketAwaitedOf(
   let oldest: number | undefined;
   for (const w of states) {
     if (w.retiredAt !== null) continue;
-    const position = w.cursor === null ? undefined : parseFeedPosition(w.cursor);
+    const position = w.cursor === null ? undefined : parseEpochPosition(w.cursor)?.position;
     const packet = position === undefined ? 0 : nextPacketOf(position);
     oldest = oldest === undefined ? packet : Math.min(oldest, packet);
   }

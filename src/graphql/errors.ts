@@ -11,7 +11,8 @@ export type ErrorCode =
   | 'NOT_FOUND'
   | 'PENDING'
   | 'TOO_MANY_MBIDS'
-  | 'HISTORY_PRUNED';
+  | 'HISTORY_PRUNED'
+  | 'HISTORY_REWRITTEN';
 
 /** An expected error, shown to the client with its code (unexpected errors stay masked by Yoga). */
 export function userError(

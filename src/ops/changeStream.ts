@@ -1,6 +1,7 @@
-import type { FeedEvent, FeedQuery } from '../db/changeFeedQueries.js';
+import type { FeedEvent, FeedPage, FeedQuery } from '../db/changeFeedQueries.js';
 import type { FeedPosition } from '../db/feedPosition.js';
 import type { FeedReads } from '../db/feedReads.js';
+import { HistoryRewrittenError } from '../db/feedRewrites.js';
 import type { Reads } from '../db/reads.js';
 import type { PacketEvents } from './events.js';
 import { type ArrivalOptions, packetArrival } from './packetArrival.js';
@@ -15,6 +16,8 @@ const READ_SIZE = 500;
  * in `livefeed start`, or by the database watch of `livefeed serve`: SQLite's polling,
  * PostgreSQL's LISTEN); each wake-up reads from the last position delivered up to the stream's
  * frontier, so a packet held back (the frontier waits for it) is delivered with a later wake-up.
+ * When an operator stores older packets again behind the position (db/feedRewrites.ts), the
+ * events from the lowest such packet on are delivered again, in order.
  * A wake-up first waits for `reads` to show its packet complete ({@link packetArrival}: a read
  * replica replays the commit after the primary announced it).
  * Ends when the consumer stops iterating (the subscription's client goes away).
@@ -32,13 +35,38 @@ export async function* followChangeStream(
   const frontier = await reads.feedFrontier();
   let position: FeedPosition | undefined =
     frontier === undefined ? undefined : { at: 'packetEnd', packet: frontier };
+  let epoch = 0;
   for await (const packet of wakeUps) {
     await packetArrival(reads, packet, arrival);
     for (;;) {
-      const page = await reads.readFeedEvents({ ...query, after: position, first: READ_SIZE });
+      const page = await readAgainWhenRewritten(reads, {
+        ...query,
+        after: position,
+        epoch,
+        first: READ_SIZE,
+      });
       yield* page.events;
       position = page.next ?? position;
+      epoch = page.epoch;
       if (!page.hasMore) break;
     }
+  }
+}
+
+/**
+ * A page of `query`; when the history was rewritten behind `query.after` (db/feedRewrites.ts), the
+ * page from the start of the lowest packet rewritten instead: its events come again, in order, so
+ * a follower that applies them ends with the current state and misses none.
+ */
+async function readAgainWhenRewritten(
+  reads: Pick<FeedReads, 'readFeedEvents'>,
+  query: FeedQuery,
+): Promise<FeedPage> {
+  try {
+    return await reads.readFeedEvents(query);
+  } catch (error) {
+    if (!(error instanceof HistoryRewrittenError)) throw error;
+    const after: FeedPosition = { at: 'packetEnd', packet: error.from - 1 };
+    return reads.readFeedEvents({ ...query, after, epoch: error.epoch });
   }
 }

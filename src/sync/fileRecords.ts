@@ -1,4 +1,5 @@
 import type { Store } from '../db/client.js';
+import { noteServedFrontier } from '../db/feedServed.js';
 import { highestStoredReplicationPacket } from '../db/replicationQueries.js';
 import type { EntityType } from '../feed/entities.js';
 import { nextRetryAt } from './fileRetry.js';
@@ -60,6 +61,8 @@ export function waitsForRetry(at: string | null | undefined, now: Date): boolean
 
 /** Creates the `packets` row of `packet` when missing (`at`: ISO 8601). */
 export function ensurePacket(store: Store, packet: number, at: string): void {
+  // A packet below the first one held lowers the frontier: what was served before stays noted.
+  noteServedFrontier(store);
   store.sqlite.prepare(FILE_RECORD_SQL.ensurePacket).run(packet, at);
 }
 

@@ -2,6 +2,7 @@ import { isUtf8 } from 'node:buffer';
 import type { Readable } from 'node:stream';
 import type { Database, Statement } from 'better-sqlite3';
 import type { Store } from '../db/client.js';
+import { recordEventsWrite } from '../db/feedServed.js';
 import { changeId, dumpIdRange, idPacketSql, idPositionSql } from '../db/keys.js';
 import { suspendMbidIndex } from '../db/mbidIndex.js';
 import { isTitled, SearchIndexWriter } from '../db/searchIndex.js';
@@ -224,6 +225,7 @@ function recordDump(
   facts: { changeCount: number; quarantineCount: number; now: string; metadata: JsonDumpMetadata },
 ): void {
   const { packet, entity, file } = options;
+  recordEventsWrite(store, packet);
   if (file) upsertFeedFile(store, file);
   cachedStatement(
     store,

@@ -1,6 +1,7 @@
 import { basename } from 'node:path';
 import type Database from 'better-sqlite3';
 import type { Store } from '../db/client.js';
+import { recordEventsWrite } from '../db/feedServed.js';
 import { type RowChangeRow, type TableChangesRow, tableChangesOf } from '../db/replicationQueries.js';
 import { RemovalIndexWriter } from '../db/searchIndex.js';
 import { cachedOn } from '../db/statements.js';
@@ -112,6 +113,7 @@ async function writePacket(
   const { sqlite } = store;
   // The search index follows the removals in the same transaction (db/searchIndex.ts).
   const search = new RemovalIndexWriter(sqlite);
+  recordEventsWrite(store, packet);
   search.reindexOldRemovals(packet);
   for (const sql of DELETE_PACKET_ROWS_SQL) cachedOn(sqlite, sql).run(packet);
   const rowCount = staging.finish(info, packet, where);

@@ -1,4 +1,5 @@
 import type { Store } from '../db/client.js';
+import { noteServedFrontier } from '../db/feedServed.js';
 import { advanceLatestPacket, lowerLatestPacket } from '../db/latestPacket.js';
 import { cachedStatement } from '../db/statements.js';
 import type { EntityType } from '../feed/entities.js';
@@ -209,6 +210,7 @@ export function completePackets(
  */
 export function reopenPacket(store: Store, packet: number): void {
   store.sqlite.transaction(() => {
+    noteServedFrontier(store);
     cachedStatement(store, PACKET_STATE_SQL.reopen).run(packet);
     lowerLatestPacket(store.sqlite, packet);
   })();
@@ -221,6 +223,7 @@ export function reopenPacket(store: Store, packet: number): void {
  * the packet complete with a file the sync no longer asks for, nor a change stream frontier past it.
  */
 export function reopenIfComplete(store: Store, packet: number): boolean {
+  noteServedFrontier(store);
   const reopened = cachedStatement(store, PACKET_STATE_SQL.reopenComplete).get(packet) !== undefined;
   if (reopened) lowerLatestPacket(store.sqlite, packet);
   return reopened;

@@ -88,6 +88,7 @@ export async function deliverWebhook(ctx: DeliveryContext, endpoint: WebhookEndp
     let error: string;
     if ('page' in read) {
       const { page } = read;
+      if (page.rewoundTo !== undefined) logRewound(ctx, endpoint, page.rewoundTo);
       if (page.events.length === 0) {
         if (page.next !== null && page.next !== state.cursor)
           await ctx.store.recordSkipped(endpoint.name, page.next);
@@ -138,6 +139,15 @@ async function readPage(
     if (error instanceof WebhookSourceError) return { error: error.message };
     throw error;
   }
+}
+
+/** Older packets were stored again behind the webhook's position: it is sent them again. */
+function logRewound(ctx: DeliveryContext, endpoint: WebhookEndpoint, packet: number): void {
+  ctx.logger.warn(
+    { event: 'webhook-rewound', webhook: endpoint.name, url: endpoint.displayUrl, packet },
+    `webhook ${endpoint.name}: packets from ${packet} on were stored again (livefeed import, sync --from or ` +
+      'bootstrap) after their events were sent; sending them again from there, in order',
+  );
 }
 
 async function acknowledge(

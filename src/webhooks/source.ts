@@ -1,6 +1,12 @@
 import { positionOfEvent } from '../db/changeFeedQueries.js';
 import { feedEventJson } from '../db/feedEventJson.js';
-import { feedPositionText, parseFeedPosition } from '../db/feedPosition.js';
+import {
+  type EpochPosition,
+  epochPositionText,
+  type FeedPosition,
+  parseEpochPosition,
+} from '../db/feedPosition.js';
+import { HistoryRewrittenError } from '../db/feedRewrites.js';
 import { HistoryPrunedError } from '../db/feedWindow.js';
 import type { WebhookStore } from '../db/webhookStore.js';
 import type { EntityType } from '../feed/entities.js';
@@ -19,7 +25,11 @@ export interface WebhookEventQuery {
 
 /** One event for a webhook body. */
 export interface WebhookEvent {
-  /** The stream position just after the event, as text: unique and stable, the receiver's idempotency key. */
+  /**
+   * The stream position just after the event, as text: unique and stable, the receiver's
+   * idempotency key. After an operator stored older packets again (db/feedRewrites.ts) it ends in
+   * `@<epoch>`, so that an event of a packet stored again is not taken for the one it replaces.
+   */
   id: string;
   packet: number;
   /** The event as JSON, with the GraphQL field names (`__typename`, `mbid`, `entity`, ...). */
@@ -33,6 +43,11 @@ export interface WebhookEventPage {
   next: string | null;
   /** True when more events follow now. */
   hasMore: boolean;
+  /**
+   * Set when older packets were stored again behind the stored position (db/feedRewrites.ts): the
+   * page starts again at this packet, and its events and the ones after it are sent again.
+   */
+  rewoundTo?: number;
 }
 
 /**
@@ -52,31 +67,43 @@ export class WebhookSourceError extends Error {
 
 /**
  * The change stream of this database (`WebhookStore.readFeedEvents`, either store), up to its
- * frontier: nothing is served that a later sync could still insert before it.
+ * frontier: nothing is served that a later sync could still insert before it. When an operator
+ * stored older packets again behind the stored position, the page starts again at the lowest of
+ * them (`rewoundTo`): events are sent again rather than lost.
  * @throws WebhookSourceError when the history after the stored position was pruned, or the stored
  *   position is not one
  */
 export const changeStreamSource: WebhookEventSource = async (store, query) => {
-  const after = query.after === null ? undefined : parseFeedPosition(query.after);
-  if (query.after !== null && after === undefined)
+  const stored = query.after === null ? undefined : parseEpochPosition(query.after);
+  if (query.after !== null && stored === undefined)
     throw new WebhookSourceError(
       `stored position ${JSON.stringify(query.after)} is not a change stream position`,
     );
-  try {
-    const page = await store.readFeedEvents({
-      after,
+  const read = (place: EpochPosition | undefined) =>
+    store.readFeedEvents({
+      after: place?.position,
+      epoch: place?.epoch,
       first: query.first,
       entities: query.entities ?? undefined,
       mbids: query.mbids ?? undefined,
     });
+  try {
+    let rewound: number | undefined;
+    const page = await read(stored).catch((error: unknown) => {
+      if (!(error instanceof HistoryRewrittenError)) throw error;
+      rewound = error.from;
+      return read({ position: { at: 'packetEnd', packet: error.from - 1 }, epoch: error.epoch });
+    });
+    const text = (position: FeedPosition) => epochPositionText({ position, epoch: page.epoch });
     return {
       events: page.events.map((event) => ({
-        id: feedPositionText(positionOfEvent(event)),
+        id: text(positionOfEvent(event)),
         packet: event.packet,
         json: feedEventJson(event),
       })),
-      next: page.next ? feedPositionText(page.next) : null,
+      next: page.next ? text(page.next) : null,
       hasMore: page.hasMore,
+      ...(rewound === undefined ? {} : { rewoundTo: rewound }),
     };
   } catch (error) {
     if (!(error instanceof HistoryPrunedError)) throw error;

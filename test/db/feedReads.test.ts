@@ -126,6 +126,7 @@ describeReadStores('replication packet and change stream reads', (kind, store) =
       events: [],
       next: after,
       hasMore: false,
+      epoch: 0,
     });
     expect(await reads().countFeedEvents({ after })).toBe(0);
   });

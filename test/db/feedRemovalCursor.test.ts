@@ -102,6 +102,7 @@ describeStores('a change stream position after a removal', (stores) => {
       events: [],
       next: { at: 'packetEnd', packet: TO },
       hasMore: false,
+      epoch: 0,
     });
     expect(await db.reads.countFeedEvents({ after: last })).toBe(0);
   });

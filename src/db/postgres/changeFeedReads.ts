@@ -11,6 +11,7 @@ import {
   removalPageSql,
   removalsWhere,
 } from '../changeFeedQueries.js';
+import { currentEpoch, type FeedRewrite, parseRewrites, REWRITES_KEY } from '../feedRewrites.js';
 import {
   FEED_SQL,
   type FeedBounds,
@@ -50,13 +51,17 @@ const UNTIL_PACKET_SQL = FEED_SQL.untilPacket(toMillisecond);
 
 /** The facts of every window but `since` and `until`, in one statement of the shared texts. */
 const FACTS_SQL = `SELECT (${PRUNED_BEFORE_SQL}) AS pruned, (${OLDEST_PACKET_SQL}) AS oldest,
-  (${LATEST_PACKET_SQL.readMeta}) AS mark, (${FEED_SQL.blocker}) AS blocker`;
+  (${LATEST_PACKET_SQL.readMeta}) AS mark, (${FEED_SQL.blocker}) AS blocker,
+  (${LATEST_PACKET_SQL.readMeta}) AS rewrites`;
+/** The parameters of {@link FACTS_SQL}. */
+const FACTS_PARAMS = [MARK_KEY, REWRITES_KEY];
 
 interface Facts {
   pruned: string | null;
   oldest: number | null;
   mark: string | null;
   blocker: number | null;
+  rewrites: string | null;
 }
 
 async function one<T>(client: pg.ClientBase, sql: string, params: unknown[]): Promise<T> {
@@ -87,12 +92,24 @@ export function feedFrontierPostgres(store: PostgresStore): Promise<number | und
 
 /** {@link feedFrontierPostgres} on `client` (inside its transaction). */
 export async function feedFrontierOn(client: pg.ClientBase): Promise<number | undefined> {
-  return frontierOn(client, await one<Facts>(client, FACTS_SQL, [MARK_KEY]));
+  return frontierOn(client, await one<Facts>(client, FACTS_SQL, FACTS_PARAMS));
 }
 
-/** The window of `query` read on `client` (db/feedWindow.ts feedWindow). */
-async function feedWindowOn(client: pg.ClientBase, query: FeedBounds): Promise<FeedWindow | undefined> {
-  const facts = await one<Facts>(client, FACTS_SQL, [MARK_KEY]);
+/** The current epoch of the change stream's cursors (db/feedRewrites.ts), read on `client`. */
+export async function feedEpochOn(client: pg.ClientBase): Promise<number> {
+  return currentEpoch(parseRewrites((await one<Facts>(client, FACTS_SQL, FACTS_PARAMS)).rewrites));
+}
+
+/**
+ * The window of `query` read on `client` (db/feedWindow.ts feedWindow), and the epoch it was read
+ * in (db/feedRewrites.ts).
+ */
+async function feedWindowOn(
+  client: pg.ClientBase,
+  query: FeedBounds,
+): Promise<{ window: FeedWindow | undefined; epoch: number }> {
+  const facts = await one<Facts>(client, FACTS_SQL, FACTS_PARAMS);
+  const rewrites: FeedRewrite[] = parseRewrites(facts.rewrites);
   const pruned = facts.pruned === null ? undefined : Number(facts.pruned);
   const since =
     query.since === undefined ? undefined : sincePacketOf(await one(client, SINCE_PACKET_SQL, [query.since]));
@@ -100,13 +117,15 @@ async function feedWindowOn(client: pg.ClientBase, query: FeedBounds): Promise<F
     query.until === undefined
       ? undefined
       : ((await one<{ max: number | null }>(client, UNTIL_PACKET_SQL, [query.until])).max ?? undefined);
-  return windowOf(query, {
+  const window = windowOf(query, {
+    rewrites,
     pruned,
     historyFrom: pruned ?? facts.oldest ?? undefined,
     sincePacket: since,
     untilPacket: until,
     frontier: await frontierOn(client, facts),
   });
+  return { window, epoch: currentEpoch(rewrites) };
 }
 
 /**
@@ -154,19 +173,20 @@ async function readRemovals(client: pg.ClientBase, window: FeedWindow, query: Fe
 
 /**
  * Up to `query.first` events after `query.after` (db/changeFeedQueries.ts readFeedEvents), in one
- * snapshot. Rejects with HistoryPrunedError, a RangeError for a bad `first`, or the driver's error.
+ * snapshot. Rejects with HistoryPrunedError, HistoryRewrittenError, a RangeError for a bad
+ * `first`, or the driver's error.
  */
 export function readFeedEventsPostgres(store: PostgresStore, query: FeedQuery): Promise<FeedPage> {
   return inPgReadSnapshot(store.pool, async (client) => {
-    const window = await feedWindowOn(client, query);
-    if (window === undefined || query.first === 0) return emptyPage(query);
+    const { window, epoch } = await feedWindowOn(client, query);
+    if (window === undefined || query.first === 0) return emptyPage(query, epoch);
     const limit = query.first + 1;
     limitClause(limit);
     const [changes, removals] = [
       await readChanges(client, window, query, limit),
       await readRemovals(client, window, query, limit),
     ];
-    return feedPageOf(query, window, changes, removals);
+    return feedPageOf(query, { ...window, epoch }, changes, removals);
   });
 }
 
@@ -179,7 +199,7 @@ export function countFeedEventsPostgres(
   query: Omit<FeedQuery, 'first'>,
 ): Promise<number> {
   return inPgReadSnapshot(store.pool, async (client) => {
-    const window = await feedWindowOn(client, query);
+    const { window } = await feedWindowOn(client, query);
     if (window === undefined) return 0;
     const { changes, removals } = feedCountSql(window, query, anyList);
     // The two shared counts in one statement: one round trip fewer.

@@ -7,8 +7,14 @@ import {
   isRemovalEvent,
   positionOfEvent,
 } from '../../db/changeFeedQueries.js';
-import { type FeedPosition, feedPositionText, parseFeedPosition } from '../../db/feedPosition.js';
+import {
+  type EpochPosition,
+  epochPositionText,
+  type FeedPosition,
+  parseEpochPosition,
+} from '../../db/feedPosition.js';
 import type { FeedReads } from '../../db/feedReads.js';
+import { HistoryRewrittenError } from '../../db/feedRewrites.js';
 import { HistoryPrunedError } from '../../db/feedWindow.js';
 import { type Awaitable, thenAwaitable } from '../../db/reads.js';
 import type { EntityType } from '../../feed/entities.js';
@@ -74,68 +80,92 @@ function cursorKind(filters: FeedFilters): string {
   return kind;
 }
 
-/** Opaque cursor of a stream position under `filters`. */
-export function encodeFeedCursor(filters: FeedFilters, position: FeedPosition): string {
-  return Buffer.from(`${cursorKind(filters)}:${feedPositionText(position)}`).toString('base64url');
+/** Opaque cursor of a stream position under `filters`, made in `epoch` (db/feedRewrites.ts; default 0). */
+export function encodeFeedCursor(filters: FeedFilters, position: FeedPosition, epoch = 0): string {
+  return Buffer.from(`${cursorKind(filters)}:${epochPositionText({ position, epoch })}`).toString(
+    'base64url',
+  );
 }
 
 /**
- * The position of a cursor made by {@link encodeFeedCursor} under the same filters; undefined when
- * absent or empty.
+ * The position and epoch of a cursor made by {@link encodeFeedCursor} under the same filters;
+ * undefined when absent or empty.
  * @throws GraphQLError BAD_CURSOR for a cursor of another connection or other filters, or garbage
  */
 export function decodeFeedCursor(
   filters: FeedFilters,
   cursor: string | null | undefined,
-): FeedPosition | undefined {
+): EpochPosition | undefined {
   if (cursor === null || cursor === undefined || cursor === '') return undefined;
   const text = Buffer.from(cursor, 'base64url').toString('utf8');
   const prefix = `${cursorKind(filters)}:`;
-  const position = text.startsWith(prefix) ? parseFeedPosition(text.slice(prefix.length)) : undefined;
-  if (!position) throw badCursor(cursor);
-  return position;
+  const decoded = text.startsWith(prefix) ? parseEpochPosition(text.slice(prefix.length)) : undefined;
+  if (!decoded) throw badCursor(cursor);
+  return decoded;
 }
 
-/** A HistoryPrunedError as the GraphQL error HISTORY_PRUNED (`extensions.historyFrom`); other errors as they are. */
-function historyPrunedAsGraphQL(error: unknown): unknown {
+/**
+ * A HistoryPrunedError as the GraphQL error HISTORY_PRUNED (`extensions.historyFrom`), a
+ * HistoryRewrittenError as HISTORY_REWRITTEN (`extensions.rewrittenFrom`, and `extensions.cursor`
+ * to read again from under `filters`); other errors as they are.
+ */
+function historyAsGraphQL(error: unknown, filters: FeedFilters): unknown {
+  if (error instanceof HistoryRewrittenError) {
+    const restart = encodeFeedCursor(filters, { at: 'packetEnd', packet: error.from - 1 }, error.epoch);
+    return userError('HISTORY_REWRITTEN', `${error.message}. See "Change stream" in the README.`, {
+      rewrittenFrom: error.from,
+      cursor: restart,
+    });
+  }
   if (!(error instanceof HistoryPrunedError)) return error;
   return userError('HISTORY_PRUNED', `${error.message}. See "Change stream" in the README.`, {
     historyFrom: error.historyFrom,
   });
 }
 
-/** `read()`, with a HistoryPrunedError it throws or rejects with as HISTORY_PRUNED. */
-function historyPrunedAsGraphQLOf<T>(read: () => Awaitable<T>): Awaitable<T> {
+/** `read()`, with the history errors it throws or rejects with as GraphQL errors (historyAsGraphQL). */
+function historyAsGraphQLOf<T>(filters: FeedFilters, read: () => Awaitable<T>): Awaitable<T> {
   try {
     const value = read();
     return value instanceof Promise
       ? value.catch((error: unknown) => {
-          throw historyPrunedAsGraphQL(error);
+          throw historyAsGraphQL(error, filters);
         })
       : value;
   } catch (error) {
-    throw historyPrunedAsGraphQL(error);
+    throw historyAsGraphQL(error, filters);
   }
 }
 
-/** `reads.readFeedEvents`, with its HistoryPrunedError as HISTORY_PRUNED; at once over SQLite. */
-export function readFeed(reads: FeedReads, query: FeedQuery): Awaitable<FeedPage> {
-  return historyPrunedAsGraphQLOf(() => reads.readFeedEvents(query));
+/**
+ * `reads.readFeedEvents` under `filters`, with HistoryPrunedError as HISTORY_PRUNED and
+ * HistoryRewrittenError as HISTORY_REWRITTEN; at once over SQLite.
+ */
+export function readFeed(reads: FeedReads, filters: FeedFilters, query: FeedQuery): Awaitable<FeedPage> {
+  return historyAsGraphQLOf(filters, () => reads.readFeedEvents(query));
 }
 
-/** {@link followChangeStream}, with its HistoryPrunedError as HISTORY_PRUNED. */
-async function* followFeed(...args: Parameters<typeof followChangeStream>): AsyncGenerator<FeedEvent> {
+/**
+ * {@link followChangeStream} under `filters`, with its HistoryPrunedError as HISTORY_PRUNED (it
+ * reads a rewritten history again itself).
+ */
+async function* followFeed(
+  reads: Parameters<typeof followChangeStream>[0],
+  events: Parameters<typeof followChangeStream>[1],
+  filters: FeedFilters,
+  arrival: Parameters<typeof followChangeStream>[3],
+): AsyncGenerator<FeedEvent> {
   try {
-    yield* followChangeStream(...args);
+    yield* followChangeStream(reads, events, filters, arrival);
   } catch (error) {
-    throw historyPrunedAsGraphQL(error);
+    throw historyAsGraphQL(error, filters);
   }
 }
 
 interface FeedConnectionShape {
   page: FeedPage;
   filters: FeedFilters;
-  after: FeedPosition | undefined;
+  after: EpochPosition | undefined;
 }
 
 const ChangeFeedEdge = builder.objectRef<{ cursor: string; node: FeedEvent }>('ChangeFeedEdge').implement({
@@ -154,22 +184,29 @@ const ChangeFeedConnection = builder.objectRef<FeedConnectionShape>('ChangeFeedC
     edges: t.field({
       type: [ChangeFeedEdge],
       resolve: (c) =>
-        c.page.events.map((node) => ({ cursor: encodeFeedCursor(c.filters, positionOfEvent(node)), node })),
+        c.page.events.map((node) => ({
+          cursor: encodeFeedCursor(c.filters, positionOfEvent(node), c.page.epoch),
+          node,
+        })),
     }),
     nodes: t.field({ type: [FeedEventUnion], resolve: (c) => c.page.events }),
     totalCount: t.int({
       description:
         'Events from `after` on (the page included) up to the newest packet served: what is waiting now.',
       resolve: ({ filters, after }, _a, ctx) =>
-        historyPrunedAsGraphQLOf(() => ctx.reads.countFeedEvents({ ...filters, after })),
+        historyAsGraphQLOf(filters, () =>
+          ctx.reads.countFeedEvents({ ...filters, after: after?.position, epoch: after?.epoch }),
+        ),
     }),
     pageInfo: t.field({
       type: PageInfo,
       resolve: ({ page, filters, after }) => ({
         hasNextPage: page.hasMore,
         hasPreviousPage: after !== undefined,
-        startCursor: page.events[0] ? encodeFeedCursor(filters, positionOfEvent(page.events[0])) : null,
-        endCursor: page.next ? encodeFeedCursor(filters, page.next) : null,
+        startCursor: page.events[0]
+          ? encodeFeedCursor(filters, positionOfEvent(page.events[0]), page.epoch)
+          : null,
+        endCursor: page.next ? encodeFeedCursor(filters, page.next, page.epoch) : null,
       }),
     }),
   }),
@@ -183,7 +220,9 @@ builder.queryField('changeFeed', (t) =>
       'packet; within a packet the changes by entity type and line position, then the removals by MBID. Served ' +
       'up to the newest packet that is complete and can no longer change, so a stored endCursor stays valid ' +
       'across syncs: nothing twice, nothing skipped. HISTORY_PRUNED when the cursor (or since) lies before the ' +
-      'pruned history (--keep-history). Filters combine with AND and are bound to the cursor.',
+      'pruned history (--keep-history); HISTORY_REWRITTEN when an operator stored older packets again after ' +
+      'the cursor was made (its extensions.cursor reads again from there). Filters combine with AND and are ' +
+      'bound to the cursor.',
     args: {
       after: t.arg.string({ required: false, description: 'endCursor of the previous page (same filters).' }),
       first: t.arg.int({ required: false, description: 'Page size, default 20, at most 500.' }),
@@ -205,7 +244,8 @@ builder.queryField('changeFeed', (t) =>
       const filters = feedFilters(args);
       const after = decodeFeedCursor(filters, args.after);
       const lines = selectsChangeLines(info.fieldNodes, info.fragments);
-      return thenAwaitable(readFeed(ctx.reads, { ...filters, after, first, lines }), (page) => ({
+      const query = { ...filters, after: after?.position, epoch: after?.epoch, first, lines };
+      return thenAwaitable(readFeed(ctx.reads, filters, query), (page) => ({
         page,
         filters,
         after,

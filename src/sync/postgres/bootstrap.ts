@@ -12,6 +12,7 @@ import { readMark } from '../../db/postgres/latestPacket.js';
 import { notifyPacketsCompleted } from '../../db/postgres/notify.js';
 import { inPgTransaction, pgRow, pgRows } from '../../db/postgres/sql.js';
 import type { BootstrapStore } from '../bootstrapStore.js';
+import { noteServedFrontierOn } from './feedServed.js';
 import { ingestJsonDumpPostgres } from './ingest.js';
 import { advanceLatestPacket } from './packetState.js';
 
@@ -40,6 +41,8 @@ export function postgresBootstrapStore(store: PostgresStore): BootstrapStore {
       }),
     recordBootstrapPosition: (position) =>
       inPgTransaction(store.pool, async (client) => {
+        // Its packet and gap may lower the frontier: what was served before stays noted.
+        await noteServedFrontierOn(client);
         const held = await pgRow<{ first: number | null; last: number | null }>(client, HELD_ABOVE_SQL, [
           position.packet,
         ]);

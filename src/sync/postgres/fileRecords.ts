@@ -6,6 +6,7 @@ import { type FailureRecord, FILE_RECORD_SQL, notThereStatus, waitsForRetry } fr
 import { nextRetryAt } from '../fileRetry.js';
 import { type FileKey, fileRow } from '../fileRow.js';
 import { SIGNATURE_MISSING_SQL, signatureMissing, signatureMissingReason } from '../signatureMissing.js';
+import { noteServedFrontierOn } from './feedServed.js';
 import { reopenIfCompleteOn } from './packetState.js';
 
 /**
@@ -21,6 +22,7 @@ export async function markPendingPostgres(
   now: string,
 ): Promise<void> {
   await inPgTransaction(store.pool, async (client) => {
+    await noteServedFrontierOn(client);
     await pgRows(client, FILE_RECORD_SQL.ensurePacket, [packet, now]);
     await pgRows(client, FILE_RECORD_SQL.markPending, [packet, entity, now, now]);
   });
@@ -41,6 +43,7 @@ export async function recordFailurePostgres(
   const at = now.toISOString();
   const row = fileRow(file);
   return inPgTransaction(store.pool, async (client) => {
+    await noteServedFrontierOn(client);
     await pgRows(client, FILE_RECORD_SQL.ensurePacket, [file.packet, at]);
     const failed = await pgRow<{ attempts: number; status: string }>(
       client,
@@ -90,6 +93,7 @@ export function recordNotTherePostgres(
 ): Promise<'PENDING' | 'MISSING'> {
   const at = now.toISOString();
   return inPgTransaction(store.pool, async (client) => {
+    await noteServedFrontierOn(client);
     await pgRows(client, FILE_RECORD_SQL.ensurePacket, [packet, at]);
     const row = await pgRow<{ attempts: number; missingSince: string }>(client, FILE_RECORD_SQL.notThere, [
       packet,

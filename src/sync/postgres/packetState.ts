@@ -7,6 +7,7 @@ import { inPgTransaction, type PgQueryable, pgRow, pgRows } from '../../db/postg
 import { PACKET_POSITION_SQL, PUT_META, upstreamMeta } from '../../db/status.js';
 import type { EntityType } from '../../feed/entities.js';
 import { completable, type IncompletePacket, PACKET_STATE_SQL } from '../state.js';
+import { noteServedFrontierOn } from './feedServed.js';
 
 /**
  * Where the packets stand on PostgreSQL: sync/state.ts, db/status.ts and the latest-packet mark of
@@ -65,6 +66,7 @@ export function restampCompletePostgres(store: PostgresStore, packet: number, no
 /** A complete packet becomes incomplete again and the mark moves back before it, in one transaction. */
 export function reopenPacketPostgres(store: PostgresStore, packet: number): Promise<void> {
   return inPgTransaction(store.pool, async (client) => {
+    await noteServedFrontierOn(client);
     await pgRows(client, PACKET_STATE_SQL.reopen, [packet]);
     await lowerMark(client, packet);
   });
@@ -79,7 +81,8 @@ async function lowerMark(client: PgQueryable, packet: number): Promise<void> {
  * Reopens `packet` when it is complete, on `client` inside the caller's transaction (the one that
  * records its file FAILED or PENDING: sync/state.ts reopenIfComplete); true when it was complete.
  */
-export async function reopenIfCompleteOn(client: PgQueryable, packet: number): Promise<boolean> {
+export async function reopenIfCompleteOn(client: pg.ClientBase, packet: number): Promise<boolean> {
+  await noteServedFrontierOn(client);
   const reopened = (await pgRows(client, PACKET_STATE_SQL.reopenComplete, [packet])).length > 0;
   if (reopened) await lowerMark(client, packet);
   return reopened;

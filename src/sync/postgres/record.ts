@@ -2,6 +2,7 @@ import type pg from 'pg';
 import type { JsonDumpMetadata } from '../../feed/jsonDump.js';
 import type { FeedFileRecord } from '../ingest.js';
 import { EXPECTED_JSON_DUMPS_SCHEMA_NUMBER, type SchemaChange } from '../packetFacts.js';
+import { recordEventsWriteOn } from './feedServed.js';
 
 /**
  * The bookkeeping of one stored JSON dump on PostgreSQL, in the dump's transaction: the PostgreSQL
@@ -59,6 +60,7 @@ export interface DumpFacts {
  */
 export async function recordDump(client: pg.ClientBase, facts: DumpFacts): Promise<void> {
   const { packet, entity, file, now } = facts;
+  await recordEventsWriteOn(client, packet);
   if (file) await upsertFeedFile(client, file);
   await client.query(
     `INSERT INTO dumps (packet, entity, status, change_count, quarantine_count, file_name, error, attempts, checked_at, updated_at)

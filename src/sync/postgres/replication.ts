@@ -30,6 +30,7 @@ import {
   REMOVAL_SQL,
 } from '../replicationRemovals.js';
 import type { ReplicationRecords } from '../syncStore.js';
+import { recordEventsWriteOn } from './feedServed.js';
 import { noteSignature, recordNotTherePostgres } from './fileRecords.js';
 import { recordPacketFacts, upsertFeedFile } from './record.js';
 import { PostgresPacketStaging } from './replicationStaging.js';
@@ -113,6 +114,7 @@ async function writePacket(
     const at = now().toISOString();
     // A packet stored again: the entities its earlier copy removed are indexed again before that
     // copy's removals go, then unindexed by what this copy removes (db/postgres/searchIndex.ts).
+    await recordEventsWriteOn(client, packet);
     await reindexOldRemovals(client, packet);
     for (const sql of DELETE_PACKET_ROWS_SQL) await pgRows(client, sql, [packet]);
     const rowCount = await staging.finish(client, info, packet, where);

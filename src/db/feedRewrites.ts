@@ -1,0 +1,103 @@
+import type { FeedPosition } from './feedPosition.js';
+import { changeKey } from './keys.js';
+
+/**
+ * Rewrites of the change stream behind its readers (issue 15: "nothing twice, nothing skipped").
+ * A sync only stores events after the stream's frontier (db/changeFeedQueries.ts), so a position
+ * handed out stays valid. Three operator actions store events at or before a frontier already
+ * served: `livefeed import` of an older packet's JSON dump, a sync `--from` below the first packet
+ * held, and the packets a `bootstrap` leaves to fetch between its full dump and newer packets held.
+ * The writer records each such write as a **rewrite**: the packet written, under a new **epoch**
+ * (1, 2, ...), in meta `feed_rewrites`, in the write's own transaction. Every cursor carries the
+ * epoch it was made in; a cursor of an older epoch at or after a packet rewritten since is refused
+ * with {@link HistoryRewrittenError} (GraphQL `HISTORY_REWRITTEN`), never served with a silent gap.
+ * To know what was served, the writer keeps the highest frontier readers could have seen (meta
+ * `feed_served`): it notes the frontier before every write that may lower it (db/feedServed.ts).
+ */
+
+/** Meta key of the rewrites: JSON `[[epoch, packet], ...]`, epochs increasing. */
+export const REWRITES_KEY = 'feed_rewrites';
+/** Meta key of the highest frontier noted (JSON number). */
+export const SERVED_KEY = 'feed_served';
+
+/** One rewrite: events of `packet` were stored at or behind a served frontier, in epoch `epoch`. */
+export interface FeedRewrite {
+  epoch: number;
+  packet: number;
+}
+
+/**
+ * Rewrites kept at most. Older ones are merged into the next (the later epoch, the lower packet):
+ * a cursor between them is then refused from the lower packet, once too often but never too late.
+ */
+const MAX_REWRITES = 1000;
+
+/** The rewrites of the stored meta value (null or absent: none). @throws SyntaxError for a value not written by {@link rewritesText} */
+export function parseRewrites(text: string | null | undefined): FeedRewrite[] {
+  if (text === null || text === undefined) return [];
+  return (JSON.parse(text) as [number, number][]).map(([epoch, packet]) => ({ epoch, packet }));
+}
+
+/** The meta value of `rewrites`. */
+export function rewritesText(rewrites: readonly FeedRewrite[]): string {
+  return JSON.stringify(rewrites.map((r) => [r.epoch, r.packet]));
+}
+
+/** The current epoch: that of the last rewrite, 0 before any. */
+export function currentEpoch(rewrites: readonly FeedRewrite[]): number {
+  return rewrites.at(-1)?.epoch ?? 0;
+}
+
+/** `rewrites` with a rewrite of `packet` in a new epoch (the oldest two merged past {@link MAX_REWRITES}). */
+export function withRewrite(rewrites: readonly FeedRewrite[], packet: number): FeedRewrite[] {
+  const next = [...rewrites, { epoch: currentEpoch(rewrites) + 1, packet }];
+  if (next.length > MAX_REWRITES) {
+    const [oldest, second] = next.splice(0, 2) as [FeedRewrite, FeedRewrite];
+    next.unshift({ epoch: second.epoch, packet: Math.min(oldest.packet, second.packet) });
+  }
+  return next;
+}
+
+/** The packet a position lies in (after the end of packet p: p). */
+function packetOfPosition(position: FeedPosition): number {
+  return position.at === 'change' ? changeKey(position.id).packet : position.packet;
+}
+
+/**
+ * The lowest packet rewritten after epoch `epoch` at or before `position`: events may have been
+ * stored before a position made in that epoch. Undefined when none was (the position still holds).
+ */
+export function rewrittenBefore(
+  rewrites: readonly FeedRewrite[],
+  epoch: number,
+  position: FeedPosition,
+): number | undefined {
+  const at = packetOfPosition(position);
+  let lowest: number | undefined;
+  for (const rewrite of rewrites)
+    if (rewrite.epoch > epoch && rewrite.packet <= at && (lowest === undefined || rewrite.packet < lowest))
+      lowest = rewrite.packet;
+  return lowest;
+}
+
+/**
+ * Thrown when a position of an older epoch lies at or after a packet rewritten since: events may
+ * now exist before it that its holder never saw.
+ */
+export class HistoryRewrittenError extends Error {
+  /**
+   * @param from the lowest packet rewritten since the position was made: read again from its start
+   * @param epoch the current epoch, for the position to read again from
+   */
+  constructor(
+    readonly from: number,
+    readonly epoch: number,
+  ) {
+    super(
+      `the change stream was stored again from packet ${from} on after this position was made (livefeed ` +
+        'import, a sync --from further back or a bootstrap): events may now precede it that were never ' +
+        `served; read again from the start of packet ${from} (its events come again, in order)`,
+    );
+    this.name = 'HistoryRewrittenError';
+  }
+}

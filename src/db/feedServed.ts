@@ -1,0 +1,39 @@
+import type { Store } from './client.js';
+import { REWRITES_KEY, rewritesText, SERVED_KEY, withRewrite } from './feedRewrites.js';
+import { feedFrontier, feedRewrites } from './feedWindow.js';
+import { LATEST_PACKET_SQL } from './latestPacket.js';
+import { cachedStatement } from './statements.js';
+
+/**
+ * The writer's side of db/feedRewrites.ts on SQLite (sync/postgres/feedServed.ts on PostgreSQL):
+ * the highest frontier served, and a rewrite for each store of events at or behind it. Both run
+ * inside the writer's transaction, so a reader sees the events and their rewrite together.
+ */
+
+/**
+ * Notes the stream's frontier as served when it is the highest yet, and returns the highest
+ * (undefined before any packet was served). Call before a write that may lower the frontier (a
+ * packet stored below the first one held, a packet reopened, a bootstrap's gap).
+ */
+export function noteServedFrontier(store: Store): number | undefined {
+  const stored = cachedStatement(store, LATEST_PACKET_SQL.readMeta).pluck().get(SERVED_KEY) as
+    | string
+    | undefined;
+  const served = stored === undefined ? undefined : Number(stored);
+  const frontier = feedFrontier(store);
+  if (frontier === undefined || (served !== undefined && frontier <= served)) return served;
+  cachedStatement(store, LATEST_PACKET_SQL.putMeta).run(SERVED_KEY, String(frontier));
+  return frontier;
+}
+
+/**
+ * Before events of `packet` are stored (a JSON dump's changes, a replication packet's removals):
+ * records a rewrite in a new epoch when `packet` lies at or behind the highest frontier served.
+ * A sync's own writes never do (they follow the frontier); an import of an older packet does.
+ */
+export function recordEventsWrite(store: Store, packet: number): void {
+  const served = noteServedFrontier(store);
+  if (served === undefined || packet > served) return;
+  const rewrites = withRewrite(feedRewrites(store), packet);
+  cachedStatement(store, LATEST_PACKET_SQL.putMeta).run(REWRITES_KEY, rewritesText(rewrites));
+}

@@ -1,0 +1,117 @@
+import { join } from 'node:path';
+import { afterAll, beforeAll, expect, it } from 'vitest';
+import { type SampleFeed, startSampleFeed } from '../../../src/samplefeed/server.js';
+import type { SyncStore } from '../../../src/sync/syncStore.js';
+import { syncOnce } from '../../../src/sync/worker.js';
+import { describeAppStores } from '../../support/appStores.js';
+import { FEED, follow, label } from '../../support/changeFeedGql.js';
+import { GrowingFeed } from '../../support/growingFeed.js';
+import { type GqlResult, gql, syncContextOn } from '../../support/harness.js';
+import { readBundledManifest } from '../../support/manifest.js';
+
+/**
+ * The change stream when older packets are stored behind its readers (db/feedRewrites.ts), on
+ * both stores: a database synced from the middle of the bundled feed, a client that followed it
+ * to the head, then a sync `--from` the feed's first packet, which stores events before the
+ * client's cursor. The old cursor gets HISTORY_REWRITTEN with a cursor to read again from, never
+ * a page that silently skips the older events; reading from that cursor gives every event once
+ * more, in order; and a normal sync of new packets afterwards rewrites nothing.
+ */
+
+const { firstPacket, lastPacket } = readBundledManifest();
+/** Where the first sync starts: the packets before it are stored later, behind the client. */
+const MIDDLE = firstPacket + 8;
+/** The packets published before the last sync: the rest come as a normal sync's new packets. */
+const PUBLISHED_FIRST = lastPacket - 3;
+
+const feeds = new Map<SyncStore['kind'], { growing: GrowingFeed; feed: SampleFeed; dir: string }>();
+
+/** One sync pass of the published feed from `from`, replication packets on. */
+async function sync(writer: SyncStore, from: number): Promise<void> {
+  const { feed, dir } = feeds.get(writer.kind)!;
+  const ctx = await syncContextOn(writer, {
+    feedRoot: feed.feedRoot,
+    dataDir: dir,
+    replicationPackets: true,
+  });
+  try {
+    const { problems } = await syncOnce(ctx, { from });
+    expect(problems).toEqual([]);
+  } finally {
+    await ctx.feed.client.close();
+  }
+}
+
+async function build(writer: SyncStore, dir: string): Promise<void> {
+  const growing = new GrowingFeed(join(dir, 'feed'));
+  await growing.publishUpTo(PUBLISHED_FIRST);
+  feeds.set(writer.kind, { growing, feed: await startSampleFeed({ root: growing.root }), dir });
+  await sync(writer, MIDDLE);
+}
+
+describeAppStores('changeFeed when older packets are stored behind a cursor', build, (kind, run) => {
+  const app = () => run().app;
+  const growing = () => feeds.get(kind)!.growing;
+  let before: { seen: string[]; cursor: string | null };
+
+  beforeAll(async () => {
+    const followed = await follow(app(), null, {}, 50);
+    before = { seen: followed.seen.map(label), cursor: followed.cursor };
+    await sync(run().db.store, firstPacket);
+  }, 120_000);
+  afterAll(async () => {
+    await feeds.get(kind)?.feed.close();
+  });
+
+  it('the stream first served only the packets synced from the middle on', () => {
+    // The newest packet waits for a later packet's JSON dumps (changeFeed.test.ts).
+    expect(before.seen).toEqual(growing().expectedEvents(MIDDLE, PUBLISHED_FIRST - 1));
+  });
+
+  it('the old cursor gets HISTORY_REWRITTEN and a cursor that reads every event again, in order', async () => {
+    const refused: GqlResult = await gql(app(), FEED, { after: before.cursor, first: 5 });
+    expect(refused.data).toBeNull();
+    expect(refused.errors).toHaveLength(1);
+    const error = refused.errors![0]!;
+    expect(error.extensions).toMatchObject({ code: 'HISTORY_REWRITTEN', rewrittenFrom: firstPacket });
+    expect(error.message).toContain(
+      `stored again from packet ${firstPacket} on after this position was made`,
+    );
+    expect(error.message).toMatch(/See "Change stream" in the README\.$/);
+    const again = await follow(app(), (error.extensions as { cursor: string }).cursor, {}, 7);
+    expect(again.seen.map(label)).toEqual(growing().expectedEvents(firstPacket, PUBLISHED_FIRST - 1));
+    // The new cursor stands: nothing more, no error.
+    expect((await follow(app(), again.cursor)).seen).toEqual([]);
+    // So does a new client's: it sees the same events once.
+    const fresh = await follow(app(), null, {}, 11);
+    expect(fresh.seen.map(label)).toEqual(again.seen.map(label));
+    expect(fresh.cursor).toBe(again.cursor);
+  });
+
+  it('totalCount refuses the old cursor the same way', async () => {
+    const answer: GqlResult = await gql(
+      app(),
+      '{ changeFeed(after: $a) { totalCount } }'.replace('$a', JSON.stringify(before.cursor)),
+    );
+    expect(answer.errors?.[0]?.extensions).toMatchObject({
+      code: 'HISTORY_REWRITTEN',
+      rewrittenFrom: firstPacket,
+    });
+  });
+
+  it('a normal sync of new packets afterwards rewrites nothing: a cursor of the new epoch reads on', async () => {
+    const head = await follow(app(), null, {}, 50);
+    await growing().publishUpTo(lastPacket);
+    await sync(run().db.store, firstPacket);
+    const next = await follow(app(), head.cursor, {}, 5);
+    expect(next.seen.map(label)).toEqual(growing().expectedEvents(PUBLISHED_FIRST, lastPacket - 1));
+    const [rewrites] = await run().db.rows<{ value: string }>(
+      "SELECT value FROM meta WHERE key = 'feed_rewrites'",
+    );
+    // One rewrite per JSON dump and replication packet stored behind the first client, all below MIDDLE.
+    const packets = (JSON.parse(rewrites!.value) as [number, number][]).map(([, packet]) => packet);
+    expect(packets.length).toBeGreaterThan(0);
+    expect(Math.max(...packets)).toBeLessThan(MIDDLE);
+    expect(Math.min(...packets)).toBe(firstPacket);
+  });
+});
