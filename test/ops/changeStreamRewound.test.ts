@@ -3,11 +3,11 @@ import type { FeedEvent } from '../../src/db/changeFeedQueries.js';
 import { followChangeStream } from '../../src/ops/changeStream.js';
 import { createPacketEvents } from '../../src/ops/events.js';
 import { BUNDLED_FEED_ROOT, type SampleFeed, startSampleFeed } from '../../src/samplefeed/server.js';
-import { syncOnce } from '../../src/sync/worker.js';
 import { GrowingFeed } from '../support/growingFeed.js';
-import { syncContextOn, tempDir } from '../support/harness.js';
+import { tempDir } from '../support/harness.js';
 import { readBundledManifest } from '../support/manifest.js';
 import { describeStores, type TestDatabase } from '../support/stores.js';
+import { syncPassFrom } from '../support/syncPass.js';
 
 /**
  * A live follower of the change stream (`entityChanged`, ops/changeStream.ts) when older packets
@@ -24,18 +24,7 @@ describeStores('a live follower when older packets are stored behind it', (store
   let feed: SampleFeed;
   let data: Awaited<ReturnType<typeof tempDir>>;
   let db: TestDatabase;
-  const sync = async (from: number) => {
-    const ctx = await syncContextOn(db.store, {
-      feedRoot: feed.feedRoot,
-      dataDir: data.dir,
-      replicationPackets: true,
-    });
-    try {
-      expect((await syncOnce(ctx, { from })).problems).toEqual([]);
-    } finally {
-      await ctx.feed.client.close();
-    }
-  };
+  const sync = (from: number) => syncPassFrom(db.store, { feedRoot: feed.feedRoot, dataDir: data.dir }, from);
 
   beforeAll(async () => {
     feed = await startSampleFeed({ root: BUNDLED_FEED_ROOT });

@@ -1,12 +1,12 @@
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { BUNDLED_FEED_ROOT, type SampleFeed, startSampleFeed } from '../../src/samplefeed/server.js';
-import { syncOnce } from '../../src/sync/worker.js';
 import { deliverWebhook, type WebhookEndpoint } from '../../src/webhooks/deliver.js';
 import { changeStreamSource } from '../../src/webhooks/source.js';
 import { GrowingFeed } from '../support/growingFeed.js';
-import { syncContextOn, tempDir, testLogger } from '../support/harness.js';
+import { tempDir, testLogger } from '../support/harness.js';
 import { readBundledManifest } from '../support/manifest.js';
 import { describeStores, type TestDatabase } from '../support/stores.js';
+import { syncPassFrom } from '../support/syncPass.js';
 import { type Receiver, startReceiver } from '../support/webhookReceiver.js';
 
 /**
@@ -46,18 +46,7 @@ describeStores('webhook delivery when older packets are stored behind its positi
       },
       hook(),
     );
-  const sync = async (from: number) => {
-    const ctx = await syncContextOn(db.store, {
-      feedRoot: feed.feedRoot,
-      dataDir: data.dir,
-      replicationPackets: true,
-    });
-    try {
-      expect((await syncOnce(ctx, { from })).problems).toEqual([]);
-    } finally {
-      await ctx.feed.client.close();
-    }
-  };
+  const sync = (from: number) => syncPassFrom(db.store, { feedRoot: feed.feedRoot, dataDir: data.dir }, from);
   const label = (edge: { node: { __typename: string; mbid: string; packet: number; kind?: unknown } }) =>
     `${edge.node.packet} ${edge.node.__typename === 'EntityChange' ? 'change' : edge.node.kind} ${edge.node.mbid}`;
 

@@ -2,12 +2,12 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { type SampleFeed, startSampleFeed } from '../../../src/samplefeed/server.js';
 import type { SyncStore } from '../../../src/sync/syncStore.js';
-import { syncOnce } from '../../../src/sync/worker.js';
 import { describeAppStores } from '../../support/appStores.js';
 import { FEED, follow, label } from '../../support/changeFeedGql.js';
 import { GrowingFeed } from '../../support/growingFeed.js';
-import { type GqlResult, gql, syncContextOn } from '../../support/harness.js';
+import { type GqlResult, gql } from '../../support/harness.js';
 import { readBundledManifest } from '../../support/manifest.js';
+import { syncPassFrom } from '../../support/syncPass.js';
 
 /**
  * The change stream when older packets are stored behind its readers (db/feedRewrites.ts), on
@@ -27,19 +27,9 @@ const PUBLISHED_FIRST = lastPacket - 3;
 const feeds = new Map<SyncStore['kind'], { growing: GrowingFeed; feed: SampleFeed; dir: string }>();
 
 /** One sync pass of the published feed from `from`, replication packets on. */
-async function sync(writer: SyncStore, from: number): Promise<void> {
+function sync(writer: SyncStore, from: number): Promise<void> {
   const { feed, dir } = feeds.get(writer.kind)!;
-  const ctx = await syncContextOn(writer, {
-    feedRoot: feed.feedRoot,
-    dataDir: dir,
-    replicationPackets: true,
-  });
-  try {
-    const { problems } = await syncOnce(ctx, { from });
-    expect(problems).toEqual([]);
-  } finally {
-    await ctx.feed.client.close();
-  }
+  return syncPassFrom(writer, { feedRoot: feed.feedRoot, dataDir: dir }, from);
 }
 
 async function build(writer: SyncStore, dir: string): Promise<void> {

@@ -36,6 +36,19 @@ const FOLDED_NAMES = [
   JSON.stringify({ id: STRASSE, name: 'Straße', 'sort-name': 'Straße' }),
 ];
 
+// The same word in a short and a long name, the long one stored after (a higher change id): bm25
+// ranks the shorter document first, whatever the order of storing.
+const SHORT_NAME = 'a2000000-0000-4000-8000-000000000006';
+const LONG_NAME = 'a2000000-0000-4000-8000-000000000007';
+const LENGTH_NAMES = [
+  JSON.stringify({ id: SHORT_NAME, name: 'Zephyrine', 'sort-name': 'Zephyrine' }),
+  JSON.stringify({
+    id: LONG_NAME,
+    name: 'Zephyrine and the Orchestra of the Northern Lights',
+    'sort-name': 'Zephyrine and the Orchestra of the Northern Lights',
+  }),
+];
+
 const SEARCH_QUERY = `query($q: String!, $e: [EntityType!], $first: Int, $after: String) {
   search(query: $q, entities: $e, first: $first, after: $after) {
     totalCount
@@ -51,6 +64,7 @@ async function build(writer: SyncStore, dir: string): Promise<void> {
   await storeDump(writer, dir, 13, 'area', CROWD_LINES);
   await storeDump(writer, dir, 13, 'artist', ODD_NAMES);
   await storeDump(writer, dir, 14, 'artist', FOLDED_NAMES);
+  await storeDump(writer, dir, 15, 'artist', LENGTH_NAMES);
 }
 
 describeAppStores('search over the current state (yoga.fetch, real archives)', build, (_kind, run) => {
@@ -90,6 +104,13 @@ describeAppStores('search over the current state (yoga.fetch, real archives)', b
         },
       },
     ]);
+  });
+
+  it('ranks a shorter name above a longer one with the same word, as bm25 does, on both stores', async () => {
+    expect(await mbidsOf('zephyrine')).toEqual([SHORT_NAME, LONG_NAME]);
+    expect(await mbidsOf('zephyrine ')).toEqual([SHORT_NAME, LONG_NAME]);
+    const [short, long] = (await search('zephyrine')).data!.search.edges as { score: number }[];
+    expect(short!.score).toBeGreaterThan(long!.score);
   });
 
   it('matches the last word as a prefix, unless the query ends in a space or it is a quoted phrase', async () => {
