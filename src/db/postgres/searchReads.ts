@@ -12,9 +12,10 @@ import { PARSED_LINE } from './searchFields.js';
  *   `phraseto_tsquery('simple', livefeed_search_words(text))`, the words in order, with `:*` on the
  *   last word of a prefix phrase; all must match (`&`). A phrase without a word for PostgreSQL's
  *   parser is left out (it has none to match); a search left without any finds nothing.
- * - Rank: for each ranking phrase, `ts_rank('{0.1, 0.3, 0.5, 1.0}', document, q)` (weights of the
- *   migration: name, then sort name, aliases, disambiguation) times the phrase's bm25 inverse
- *   document frequency ({@link phraseWeight}: rarer phrases weigh more), summed; higher better.
+ * - Rank: for each ranking phrase, `ts_rank('{0.1, 0.3, 0.5, 1.0}', document, q, 1)` (weights of
+ *   the migration: name, then sort name, aliases, disambiguation; divided by 1 + log of the
+ *   document's length, as bm25 ranks a longer row lower) times the phrase's bm25 inverse document
+ *   frequency ({@link phraseWeight}: rarer phrases weigh more), summed; higher better.
  *   The key's `bm25` holds its NEGATION as a `real`, so that the page order and the cursors are
  *   SQLite's: ascending `bm25`, then descending change id; the key compares as `real`, so a
  *   cursor's value finds its hit again.
@@ -97,7 +98,8 @@ async function tsqueries(
 
 const SLOTS = `($2::integer[] IS NULL OR ${idSlotSql('s.id')} = ANY ($2::integer[]))`;
 // Each ranking phrase's ts_rank ($3) times its weight ($7), summed, as bm25 sums its phrases.
-const RANK = `-(SELECT sum(t.w * ts_rank('{0.1, 0.3, 0.5, 1.0}', s.document, t.q))
+// Normalization 1 divides by 1 + log(the document's length), as bm25 ranks a longer row lower.
+const RANK = `-(SELECT sum(t.w * ts_rank('{0.1, 0.3, 0.5, 1.0}', s.document, t.q, 1))
     FROM unnest($3::tsquery[], $7::real[]) AS t (q, w))`;
 
 /** Page rows (`id`, `bm25`) joined to their lines, in page order, with the line's name. */
