@@ -9,7 +9,7 @@ import {
   nextPacketOf,
   type RemovalKind,
 } from './feedPosition.js';
-import { currentEpoch } from './feedRewrites.js';
+import { currentEpoch, type FeedRewrite } from './feedRewrites.js';
 import { type FeedBounds, type FeedWindow, feedRewrites, feedWindow } from './feedWindow.js';
 import { type ChangeRow, pageOfChanges } from './queries.js';
 import type { RemovalRow } from './replicationQueries.js';
@@ -78,6 +78,8 @@ export interface FeedPage {
   hasMore: boolean;
   /** The epoch the page was read in (db/feedRewrites.ts): positions taken from it carry it. */
   epoch: number;
+  /** The rewrites recorded when the page was read (db/feedRewrites.ts), oldest first. */
+  rewrites: readonly FeedRewrite[];
 }
 
 /**
@@ -95,21 +97,20 @@ export function readFeedEvents(store: Store, query: FeedQuery): FeedPage {
 
 function readFeedEventsIn(store: Store, query: FeedQuery): FeedPage {
   const rewrites = feedRewrites(store);
-  const epoch = currentEpoch(rewrites);
   const window = feedWindow(store, query, rewrites);
-  if (window === undefined || query.first === 0) return emptyPage(query, epoch);
+  if (window === undefined || query.first === 0) return emptyPage(query, rewrites);
   const limit = query.first + 1;
   return feedPageOf(
     query,
-    { ...window, epoch },
+    { ...window, rewrites },
     readChanges(store, window, query, limit),
     readRemovals(store, window, query, limit),
   );
 }
 
-/** The page of a read that serves nothing, read in `epoch`: it stays where it was. */
-export function emptyPage(query: FeedQuery, epoch: number): FeedPage {
-  return { events: [], next: query.after, hasMore: false, epoch };
+/** The page of a read that serves nothing, read with `rewrites` recorded: it stays where it was. */
+export function emptyPage(query: FeedQuery, rewrites: readonly FeedRewrite[]): FeedPage {
+  return { events: [], next: query.after, hasMore: false, epoch: currentEpoch(rewrites), rewrites };
 }
 
 /**
@@ -118,7 +119,7 @@ export function emptyPage(query: FeedQuery, epoch: number): FeedPage {
  */
 export function feedPageOf(
   query: FeedQuery,
-  window: FeedWindow & { epoch: number },
+  window: FeedWindow & { rewrites: readonly FeedRewrite[] },
   changes: FeedChange[],
   removals: RemovalRow[],
 ): FeedPage {
@@ -129,7 +130,7 @@ export function feedPageOf(
     ? positionOfEvent(events.at(-1)!)
     : { at: 'packetEnd', packet: window.bound };
   const next = query.after && compareFeedPositions(query.after, reached) > 0 ? query.after : reached;
-  return { events, next, hasMore, epoch: window.epoch };
+  return { events, next, hasMore, epoch: currentEpoch(window.rewrites), rewrites: window.rewrites };
 }
 
 /**

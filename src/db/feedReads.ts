@@ -1,7 +1,7 @@
 import type { Awaitable } from './awaitable.js';
 import { countFeedEvents, type FeedPage, type FeedQuery, readFeedEvents } from './changeFeedQueries.js';
 import type { Store } from './client.js';
-import { feedFrontier } from './feedWindow.js';
+import { feedEpoch, feedFrontier } from './feedWindow.js';
 import {
   type ReplicationPacketRow,
   type RowChangeFilter,
@@ -14,6 +14,13 @@ import {
   type TableChangesRow,
   tableChangesOf,
 } from './replicationQueries.js';
+import { readSnapshot } from './snapshot.js';
+
+/** The head of the change stream: its frontier and the current epoch (FeedReads.feedHead). */
+export interface FeedHead {
+  frontier: number | undefined;
+  epoch: number;
+}
 
 /**
  * The reads of stored replication packets and of the change stream that the GraphQL layer needs
@@ -59,10 +66,16 @@ export interface FeedReads {
   countFeedEvents(query: Omit<FeedQuery, 'first'>): Awaitable<number>;
   /**
    * The newest packet the change stream serves (every event up to its end can be read and no
-   * later sync inserts one before it), or undefined when none is: where a live follow of the
-   * stream starts (ops/changeStream.ts). db/feedWindow.ts feedFrontier.
+   * later sync inserts one before it), or undefined when none is. db/feedWindow.ts feedFrontier.
    */
   feedFrontier(): Awaitable<number | undefined>;
+  /**
+   * Where a live follow of the stream starts (ops/changeStream.ts), in one snapshot: the newest
+   * packet the change stream serves (every event up to its end can be read and no later sync
+   * inserts one before it; db/feedWindow.ts feedFrontier), or undefined when none is, and the
+   * current epoch (db/feedRewrites.ts).
+   */
+  feedHead(): Awaitable<FeedHead>;
 }
 
 /**
@@ -80,5 +93,6 @@ export function sqliteFeedReads(store: Store): FeedReads {
     readFeedEvents: (query) => readFeedEvents(store, query),
     countFeedEvents: (query) => countFeedEvents(store, query),
     feedFrontier: () => feedFrontier(store),
+    feedHead: () => readSnapshot(store, () => ({ frontier: feedFrontier(store), epoch: feedEpoch(store) })),
   };
 }

@@ -32,10 +32,20 @@ export interface FeedRewrite {
  */
 const MAX_REWRITES = 1000;
 
-/** The rewrites of the stored meta value (null or absent: none). @throws SyntaxError for a value not written by {@link rewritesText} */
-export function parseRewrites(text: string | null | undefined): FeedRewrite[] {
+// The last value parsed: every read of the stream parses the same value until the next rewrite.
+let parsed: { text: string; rewrites: readonly FeedRewrite[] } | undefined;
+
+/**
+ * The rewrites of the stored meta value (null or absent: none), shared between calls: not to be
+ * changed. @throws SyntaxError for a value not written by {@link rewritesText}
+ */
+export function parseRewrites(text: string | null | undefined): readonly FeedRewrite[] {
   if (text === null || text === undefined) return [];
-  return (JSON.parse(text) as [number, number][]).map(([epoch, packet]) => ({ epoch, packet }));
+  if (parsed?.text !== text) {
+    const pairs = JSON.parse(text) as [number, number][];
+    parsed = { text, rewrites: Object.freeze(pairs.map(([epoch, packet]) => ({ epoch, packet }))) };
+  }
+  return parsed.rewrites;
 }
 
 /** The meta value of `rewrites`. */
@@ -78,6 +88,18 @@ export function rewrittenBefore(
     if (rewrite.epoch > epoch && rewrite.packet <= at && (lowest === undefined || rewrite.packet < lowest))
       lowest = rewrite.packet;
   return lowest;
+}
+
+/**
+ * The epoch in which the stream at or before `packet` was last stored again (0 when never): it
+ * labels a webhook event's id, so that an event changes its id only when the stream up to it was
+ * stored again, and a retry after a rewrite of later packets sends the same ids.
+ */
+export function rewriteEpochAt(rewrites: readonly FeedRewrite[], packet: number): number {
+  let epoch = 0;
+  for (const rewrite of rewrites)
+    if (rewrite.packet <= packet && rewrite.epoch > epoch) epoch = rewrite.epoch;
+  return epoch;
 }
 
 /**

@@ -95,7 +95,7 @@ export interface WindowFacts {
 }
 
 /** The rewrites of the change stream recorded in `store` (db/feedRewrites.ts). */
-export function feedRewrites(store: Store): FeedRewrite[] {
+export function feedRewrites(store: Store): readonly FeedRewrite[] {
   return parseRewrites(
     cachedStatement(store, LATEST_PACKET_SQL.readMeta).pluck().get(REWRITES_KEY) as string | undefined,
   );

@@ -1,7 +1,8 @@
 import type { EntityType } from '../feed/entities.js';
 import type { Store } from './client.js';
 import { epochPositionText, nextPacketOf, parseEpochPosition } from './feedPosition.js';
-import { feedEpoch, feedFrontier } from './feedWindow.js';
+import { type FeedRewrite, rewrittenBefore } from './feedRewrites.js';
+import { feedEpoch, feedFrontier, feedRewrites } from './feedWindow.js';
 import { cachedStatement } from './statements.js';
 import { tableExists } from './status.js';
 
@@ -199,7 +200,7 @@ export function recordFailed(store: Store, name: string, failed: Failed): void {
  * of the history; undefined when no active webhook waits for anything held.
  */
 export function oldestPacketAwaited(store: Store): number | undefined {
-  return oldestPacketAwaitedOf(webhookStates(store));
+  return oldestPacketAwaitedOf(webhookStates(store), feedRewrites(store));
 }
 
 /**
@@ -209,17 +210,23 @@ export function oldestPacketAwaited(store: Store): number | undefined {
 export const AWAITING_WEBHOOKS_SQL = 'SELECT cursor, retired_at AS "retiredAt" FROM webhooks';
 
 /**
- * {@link oldestPacketAwaited} over the webhooks' `cursor` (a feed position as text, null before a
- * first delivery) and `retiredAt` (ISO 8601, null while the webhooks file lists it).
+ * {@link oldestPacketAwaited} over the webhooks' `cursor` (a feed position with its epoch as text,
+ * null before a first delivery) and `retiredAt` (ISO 8601, null while the webhooks file lists
+ * it), given the stream's `rewrites` (db/feedRewrites.ts): a webhook whose position lies at or
+ * after a packet stored again since is sent again from that packet, so it awaits that one.
  */
 export function oldestPacketAwaitedOf(
   states: readonly { cursor: string | null; retiredAt: string | null }[],
+  rewrites: readonly FeedRewrite[],
 ): number | undefined {
   let oldest: number | undefined;
   for (const w of states) {
     if (w.retiredAt !== null) continue;
-    const position = w.cursor === null ? undefined : parseEpochPosition(w.cursor)?.position;
-    const packet = position === undefined ? 0 : nextPacketOf(position);
+    const stored = w.cursor === null ? undefined : parseEpochPosition(w.cursor);
+    const packet =
+      stored === undefined
+        ? 0
+        : (rewrittenBefore(rewrites, stored.epoch, stored.position) ?? nextPacketOf(stored.position));
     oldest = oldest === undefined ? packet : Math.min(oldest, packet);
   }
   return oldest;

@@ -1,7 +1,7 @@
-import type { FeedEvent, FeedPage, FeedQuery } from '../db/changeFeedQueries.js';
+import type { FeedEvent, FeedQuery } from '../db/changeFeedQueries.js';
 import type { FeedPosition } from '../db/feedPosition.js';
 import type { FeedReads } from '../db/feedReads.js';
-import { HistoryRewrittenError } from '../db/feedRewrites.js';
+import { readFollowing } from '../db/feedRewound.js';
 import type { Reads } from '../db/reads.js';
 import type { PacketEvents } from './events.js';
 import { type ArrivalOptions, packetArrival } from './packetArrival.js';
@@ -25,48 +25,26 @@ const READ_SIZE = 500;
  *   the store's error when a read fails
  */
 export async function* followChangeStream(
-  reads: Pick<FeedReads, 'feedFrontier' | 'readFeedEvents'> & Pick<Reads, 'packetByNumber'>,
+  reads: Pick<FeedReads, 'feedHead' | 'readFeedEvents'> & Pick<Reads, 'packetByNumber'>,
   events: PacketEvents,
   query: Omit<FeedQuery, 'after' | 'first'>,
   arrival: ArrivalOptions = {},
 ): AsyncGenerator<FeedEvent> {
   // Subscribe before reading the start: a packet completing in between is then read at the next wake-up.
   const wakeUps = events.subscribe('packetSynced');
-  const frontier = await reads.feedFrontier();
+  const head = await reads.feedHead();
   let position: FeedPosition | undefined =
-    frontier === undefined ? undefined : { at: 'packetEnd', packet: frontier };
-  let epoch = 0;
+    head.frontier === undefined ? undefined : { at: 'packetEnd', packet: head.frontier };
+  let epoch = head.epoch;
   for await (const packet of wakeUps) {
     await packetArrival(reads, packet, arrival);
     for (;;) {
-      const page = await readAgainWhenRewritten(reads, {
-        ...query,
-        after: position,
-        epoch,
-        first: READ_SIZE,
-      });
+      const pageQuery = { ...query, after: position, epoch, first: READ_SIZE };
+      const { page } = await readFollowing((q) => reads.readFeedEvents(q), pageQuery);
       yield* page.events;
       position = page.next ?? position;
       epoch = page.epoch;
       if (!page.hasMore) break;
     }
-  }
-}
-
-/**
- * A page of `query`; when the history was rewritten behind `query.after` (db/feedRewrites.ts), the
- * page from the start of the lowest packet rewritten instead: its events come again, in order, so
- * a follower that applies them ends with the current state and misses none.
- */
-async function readAgainWhenRewritten(
-  reads: Pick<FeedReads, 'readFeedEvents'>,
-  query: FeedQuery,
-): Promise<FeedPage> {
-  try {
-    return await reads.readFeedEvents(query);
-  } catch (error) {
-    if (!(error instanceof HistoryRewrittenError)) throw error;
-    const after: FeedPosition = { at: 'packetEnd', packet: error.from - 1 };
-    return reads.readFeedEvents({ ...query, after, epoch: error.epoch });
   }
 }

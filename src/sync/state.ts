@@ -221,9 +221,11 @@ export function reopenPacket(store: Store, packet: number): void {
  * complete packet recorded FAILED or PENDING (which keep a packet from completing: completable)
  * reopens it in the transaction that records it (fileRecords.ts), so that no reader ever sees
  * the packet complete with a file the sync no longer asks for, nor a change stream frontier past it.
+ * Call after ensurePacket (fileRecords.ts) in that transaction: it notes the frontier served.
  */
 export function reopenIfComplete(store: Store, packet: number): boolean {
-  noteServedFrontier(store);
+  // The served frontier is noted by the caller before the file's status changes (ensurePacket):
+  // noted here, after a status that no longer blocks the stream, it would count a frontier never served.
   const reopened = cachedStatement(store, PACKET_STATE_SQL.reopenComplete).get(packet) !== undefined;
   if (reopened) lowerLatestPacket(store.sqlite, packet);
   return reopened;

@@ -157,8 +157,9 @@ async function acknowledge(
   at: string,
 ) {
   const last = page.events.at(-1)!;
-  // Past the last event, `next` also skips what the filters left out up to the stream's frontier.
-  const cursor = page.hasMore ? last.id : (page.next ?? last.id);
+  // After the last event, or past it up to the stream's frontier (what the filters left out); with
+  // the epoch the page was read in, which an event's id may not carry (webhooks/source.ts).
+  const cursor = page.next ?? last.id;
   await ctx.store.recordDelivered(endpoint.name, {
     cursor,
     packet: last.packet,

@@ -1,12 +1,8 @@
 import { positionOfEvent } from '../db/changeFeedQueries.js';
 import { feedEventJson } from '../db/feedEventJson.js';
-import {
-  type EpochPosition,
-  epochPositionText,
-  type FeedPosition,
-  parseEpochPosition,
-} from '../db/feedPosition.js';
-import { HistoryRewrittenError } from '../db/feedRewrites.js';
+import { epochPositionText, parseEpochPosition } from '../db/feedPosition.js';
+import { readFollowing } from '../db/feedRewound.js';
+import { rewriteEpochAt } from '../db/feedRewrites.js';
 import { HistoryPrunedError } from '../db/feedWindow.js';
 import type { WebhookStore } from '../db/webhookStore.js';
 import type { EntityType } from '../feed/entities.js';
@@ -27,8 +23,9 @@ export interface WebhookEventQuery {
 export interface WebhookEvent {
   /**
    * The stream position just after the event, as text: unique and stable, the receiver's
-   * idempotency key. After an operator stored older packets again (db/feedRewrites.ts) it ends in
-   * `@<epoch>`, so that an event of a packet stored again is not taken for the one it replaces.
+   * idempotency key. Once an operator stored packets at or before the event's again
+   * (db/feedRewrites.ts) it ends in `@<epoch>` of the last such store, so that an event sent again
+   * after it is not taken for one the receiver has; a store of later packets leaves it as it was.
    */
   id: string;
   packet: number;
@@ -39,7 +36,10 @@ export interface WebhookEvent {
 /** One read of the stream for a webhook. */
 export interface WebhookEventPage {
   events: WebhookEvent[];
-  /** Position (text) where the next read starts; null when the stream served nothing yet. */
+  /**
+   * Position (text, with the page's epoch) where the next read starts, also when more events
+   * follow (then just after the last event); null when the stream served nothing yet.
+   */
   next: string | null;
   /** True when more events follow now. */
   hasMore: boolean;
@@ -79,31 +79,26 @@ export const changeStreamSource: WebhookEventSource = async (store, query) => {
     throw new WebhookSourceError(
       `stored position ${JSON.stringify(query.after)} is not a change stream position`,
     );
-  const read = (place: EpochPosition | undefined) =>
-    store.readFeedEvents({
-      after: place?.position,
-      epoch: place?.epoch,
+  try {
+    const { page, rewoundTo } = await readFollowing((q) => store.readFeedEvents(q), {
+      after: stored?.position,
+      epoch: stored?.epoch,
       first: query.first,
       entities: query.entities ?? undefined,
       mbids: query.mbids ?? undefined,
     });
-  try {
-    let rewound: number | undefined;
-    const page = await read(stored).catch((error: unknown) => {
-      if (!(error instanceof HistoryRewrittenError)) throw error;
-      rewound = error.from;
-      return read({ position: { at: 'packetEnd', packet: error.from - 1 }, epoch: error.epoch });
-    });
-    const text = (position: FeedPosition) => epochPositionText({ position, epoch: page.epoch });
     return {
       events: page.events.map((event) => ({
-        id: text(positionOfEvent(event)),
+        id: epochPositionText({
+          position: positionOfEvent(event),
+          epoch: rewriteEpochAt(page.rewrites, event.packet),
+        }),
         packet: event.packet,
         json: feedEventJson(event),
       })),
-      next: page.next ? text(page.next) : null,
+      next: page.next ? epochPositionText({ position: page.next, epoch: page.epoch }) : null,
       hasMore: page.hasMore,
-      ...(rewound === undefined ? {} : { rewoundTo: rewound }),
+      ...(rewoundTo === undefined ? {} : { rewoundTo }),
     };
   } catch (error) {
     if (!(error instanceof HistoryPrunedError)) throw error;

@@ -127,6 +127,7 @@ describeReadStores('replication packet and change stream reads', (kind, store) =
       next: after,
       hasMore: false,
       epoch: 0,
+      rewrites: [],
     });
     expect(await reads().countFeedEvents({ after })).toBe(0);
   });

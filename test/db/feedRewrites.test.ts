@@ -4,11 +4,13 @@ import {
   currentEpoch,
   type FeedRewrite,
   parseRewrites,
+  rewriteEpochAt,
   rewritesText,
   rewrittenBefore,
   withRewrite,
 } from '../../src/db/feedRewrites.js';
 import { changeId } from '../../src/db/keys.js';
+import { oldestPacketAwaitedOf } from '../../src/db/webhookQueries.js';
 
 const MBID = '0383dadf-2a4e-4d10-a46a-e9e041da8eb3';
 
@@ -56,6 +58,27 @@ describe('rewrites of the change stream (db/feedRewrites.ts)', () => {
         if (kept !== undefined) expect(merged).toBeLessThanOrEqual(kept);
         if (epoch >= 6) expect(merged).toBe(kept);
       }
+  });
+
+  it('labels an event with the last store at or before its packet: later stores leave it as it was', () => {
+    const rewrites = withRewrite(withRewrite(withRewrite([], 120), 100), 150);
+    expect(rewriteEpochAt(rewrites, 99)).toBe(0);
+    expect(rewriteEpochAt(rewrites, 100)).toBe(2);
+    expect(rewriteEpochAt(rewrites, 130)).toBe(2);
+    expect(rewriteEpochAt(rewrites, 150)).toBe(3);
+    expect(rewriteEpochAt(withRewrite(rewrites, 400), 130)).toBe(2);
+  });
+
+  it('keeps the history a webhook will be sent again: pruning holds from the packet stored behind it', () => {
+    const rewrites = withRewrite([], 120);
+    const hook = (cursor: string | null) => [{ cursor, retiredAt: null }];
+    expect(oldestPacketAwaitedOf(hook('p150'), rewrites)).toBe(120);
+    expect(oldestPacketAwaitedOf(hook('p150@1'), rewrites)).toBe(151);
+    expect(oldestPacketAwaitedOf(hook('p110'), rewrites)).toBe(111);
+    expect(oldestPacketAwaitedOf(hook(null), rewrites)).toBe(0);
+    expect(
+      oldestPacketAwaitedOf([{ cursor: 'p150', retiredAt: '2026-11-29T00:00:00Z' }], rewrites),
+    ).toBeUndefined();
   });
 
   it('round-trips through the meta value; none stored means epoch 0', () => {

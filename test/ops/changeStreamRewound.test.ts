@@ -56,5 +56,18 @@ describeStores('a live follower when older packets are stored behind it', (store
     await follower.return(undefined);
     const label = (e: FeedEvent) => `${e.packet} ${'kind' in e ? e.kind : 'change'} ${e.mbid}`;
     expect(seen.map(label)).toEqual(expected);
+
+    // A follower that starts after the rewrites starts in their epoch: it is sent nothing old.
+    const late = followChangeStream(db.reads, events, {});
+    const first = late.next();
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    events.publish('packetSynced', firstPacket);
+    const quiet = await Promise.race([
+      first.then(() => 'an event'),
+      new Promise((resolve) => setTimeout(() => resolve('nothing'), 1500)),
+    ]);
+    expect(quiet).toBe('nothing');
+    events.publish('packetSynced', firstPacket);
+    void late.return(undefined);
   });
 });

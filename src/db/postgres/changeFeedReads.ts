@@ -11,6 +11,7 @@ import {
   removalPageSql,
   removalsWhere,
 } from '../changeFeedQueries.js';
+import type { FeedHead } from '../feedReads.js';
 import { currentEpoch, type FeedRewrite, parseRewrites, REWRITES_KEY } from '../feedRewrites.js';
 import {
   FEED_SQL,
@@ -84,13 +85,25 @@ async function frontierOn(client: pg.ClientBase, facts: Facts): Promise<number |
 
 /**
  * The newest packet the change stream serves, or undefined when none is (db/feedWindow.ts
- * feedFrontier): the facts statement of every window, in one snapshot. Rejects with the driver's error.
+ * feedFrontier), in one snapshot. Rejects with the driver's error.
  */
 export function feedFrontierPostgres(store: PostgresStore): Promise<number | undefined> {
   return inPgReadSnapshot(store.pool, feedFrontierOn);
 }
 
-/** {@link feedFrontierPostgres} on `client` (inside its transaction). */
+/**
+ * The head of the change stream (db/feedReads.ts FeedReads.feedHead): its frontier and the
+ * current epoch, from the facts statement of every window, in one snapshot. Rejects with the
+ * driver's error.
+ */
+export function feedHeadPostgres(store: PostgresStore): Promise<FeedHead> {
+  return inPgReadSnapshot(store.pool, async (client) => {
+    const facts = await one<Facts>(client, FACTS_SQL, FACTS_PARAMS);
+    return { frontier: await frontierOn(client, facts), epoch: currentEpoch(parseRewrites(facts.rewrites)) };
+  });
+}
+
+/** The frontier of the change stream (db/feedWindow.ts feedFrontier) on `client`, inside its transaction. */
 export async function feedFrontierOn(client: pg.ClientBase): Promise<number | undefined> {
   return frontierOn(client, await one<Facts>(client, FACTS_SQL, FACTS_PARAMS));
 }
@@ -107,9 +120,9 @@ export async function feedEpochOn(client: pg.ClientBase): Promise<number> {
 async function feedWindowOn(
   client: pg.ClientBase,
   query: FeedBounds,
-): Promise<{ window: FeedWindow | undefined; epoch: number }> {
+): Promise<{ window: FeedWindow | undefined; rewrites: readonly FeedRewrite[] }> {
   const facts = await one<Facts>(client, FACTS_SQL, FACTS_PARAMS);
-  const rewrites: FeedRewrite[] = parseRewrites(facts.rewrites);
+  const rewrites = parseRewrites(facts.rewrites);
   const pruned = facts.pruned === null ? undefined : Number(facts.pruned);
   const since =
     query.since === undefined ? undefined : sincePacketOf(await one(client, SINCE_PACKET_SQL, [query.since]));
@@ -125,7 +138,7 @@ async function feedWindowOn(
     untilPacket: until,
     frontier: await frontierOn(client, facts),
   });
-  return { window, epoch: currentEpoch(rewrites) };
+  return { window, rewrites };
 }
 
 /**
@@ -178,15 +191,15 @@ async function readRemovals(client: pg.ClientBase, window: FeedWindow, query: Fe
  */
 export function readFeedEventsPostgres(store: PostgresStore, query: FeedQuery): Promise<FeedPage> {
   return inPgReadSnapshot(store.pool, async (client) => {
-    const { window, epoch } = await feedWindowOn(client, query);
-    if (window === undefined || query.first === 0) return emptyPage(query, epoch);
+    const { window, rewrites } = await feedWindowOn(client, query);
+    if (window === undefined || query.first === 0) return emptyPage(query, rewrites);
     const limit = query.first + 1;
     limitClause(limit);
     const [changes, removals] = [
       await readChanges(client, window, query, limit),
       await readRemovals(client, window, query, limit),
     ];
-    return feedPageOf(query, { ...window, epoch }, changes, removals);
+    return feedPageOf(query, { ...window, rewrites }, changes, removals);
   });
 }
 

@@ -10,7 +10,12 @@ import {
   tableChangesSql,
 } from '../replicationQueries.js';
 import { limitClause } from '../statements.js';
-import { countFeedEventsPostgres, feedFrontierPostgres, readFeedEventsPostgres } from './changeFeedReads.js';
+import {
+  countFeedEventsPostgres,
+  feedFrontierPostgres,
+  feedHeadPostgres,
+  readFeedEventsPostgres,
+} from './changeFeedReads.js';
 import type { PostgresStore } from './client.js';
 import { namedSql } from './named.js';
 import { CODE_POINT_ORDER } from './sql.js';
@@ -44,5 +49,6 @@ export function postgresFeedReads(store: PostgresStore): FeedReads {
     readFeedEvents: (query) => readFeedEventsPostgres(store, query),
     countFeedEvents: (query) => countFeedEventsPostgres(store, query),
     feedFrontier: () => feedFrontierPostgres(store),
+    feedHead: () => feedHeadPostgres(store),
   };
 }

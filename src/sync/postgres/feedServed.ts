@@ -1,16 +1,28 @@
 import type pg from 'pg';
-import { parseRewrites, REWRITES_KEY, rewritesText, SERVED_KEY, withRewrite } from '../../db/feedRewrites.js';
+import {
+  type FeedRewrite,
+  parseRewrites,
+  REWRITES_KEY,
+  rewritesText,
+  SERVED_KEY,
+  withRewrite,
+} from '../../db/feedRewrites.js';
 import { LATEST_PACKET_SQL } from '../../db/latestPacket.js';
 import { feedFrontierOn } from '../../db/postgres/changeFeedReads.js';
-import { pgRow, pgRows } from '../../db/postgres/sql.js';
+import { type PgQueryable, pgRow, pgRows } from '../../db/postgres/sql.js';
 
 /**
  * db/feedServed.ts on PostgreSQL: the highest frontier served and the rewrites of the change
  * stream (db/feedRewrites.ts), with the same meta keys and rules, on the writer's transaction.
  */
 
-async function readMeta(client: pg.ClientBase, key: string): Promise<string | undefined> {
-  return (await pgRow<{ value: string }>(client, LATEST_PACKET_SQL.readMeta, [key]))?.value;
+async function readMeta(on: PgQueryable, key: string): Promise<string | undefined> {
+  return (await pgRow<{ value: string }>(on, LATEST_PACKET_SQL.readMeta, [key]))?.value;
+}
+
+/** The rewrites of the change stream recorded in the database (db/feedRewrites.ts). */
+export async function readRewritesPostgres(on: PgQueryable): Promise<readonly FeedRewrite[]> {
+  return parseRewrites(await readMeta(on, REWRITES_KEY));
 }
 
 /** db/feedServed.ts noteServedFrontier on `client`, inside the caller's transaction. */

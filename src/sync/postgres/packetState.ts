@@ -81,8 +81,8 @@ async function lowerMark(client: PgQueryable, packet: number): Promise<void> {
  * Reopens `packet` when it is complete, on `client` inside the caller's transaction (the one that
  * records its file FAILED or PENDING: sync/state.ts reopenIfComplete); true when it was complete.
  */
-export async function reopenIfCompleteOn(client: pg.ClientBase, packet: number): Promise<boolean> {
-  await noteServedFrontierOn(client);
+export async function reopenIfCompleteOn(client: PgQueryable, packet: number): Promise<boolean> {
+  // Noted by the caller before the file's status changed (sync/state.ts reopenIfComplete says why).
   const reopened = (await pgRows(client, PACKET_STATE_SQL.reopenComplete, [packet])).length > 0;
   if (reopened) await lowerMark(client, packet);
   return reopened;

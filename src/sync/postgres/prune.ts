@@ -15,6 +15,7 @@ import {
   type PruneResult,
   windowCutoff,
 } from '../prune.js';
+import { readRewritesPostgres } from './feedServed.js';
 
 /**
  * `--keep-history` on PostgreSQL (issue 14 Bounded history, issue 17): sync/prune.ts's rule with the
@@ -78,6 +79,7 @@ export async function pruneHistoryPostgres(
             store.pool,
             AWAITING_WEBHOOKS_SQL,
           ),
+          await readRewritesPostgres(store.pool),
         );
   const held = heldCutoff(cutoff, awaited, logger);
   const result: PruneResult = { historyFrom: held, changes: 0, rowChanges: 0, freedPages: 0 };

@@ -127,6 +127,9 @@ describeStores('a dump settled by time whose recheck fails', (stores) => {
     ]);
     expect(report.completed).toContain(20);
     expect(await complete(20)).toBe(1);
+    // The normal path: the stream never served packet 20, so storing it late rewrote nothing
+    // (db/feedRewrites.ts) and no cursor changes its epoch.
+    expect(await db.rows("SELECT value FROM meta WHERE key = 'feed_rewrites'")).toEqual([]);
   }, 60_000);
 
   it('a recheck answered 404 settles the dump on the evidence in one write: never PENDING on a complete packet', async () => {
