@@ -10,16 +10,37 @@ import { cachedStatement } from './statements.js';
  * inside the writer's transaction, so a reader sees the events and their rewrite together.
  */
 
+// Connections inside a transaction that holds several writes (a packet's, sync/packetTransaction.ts):
+// what they wrote since its BEGIN is uncommitted, never served, so a note then reads the stored value.
+const holding = new WeakSet<Store['sqlite']>();
+
+/**
+ * Writer: a transaction that holds several writes has just begun on `store`'s connection. Notes
+ * the frontier of the committed state now; until {@link endHoldingWrites}, notes take that value
+ * instead of a frontier that the transaction's own uncommitted writes may have moved.
+ */
+export function beginHoldingWrites(store: Store): void {
+  noteServedFrontier(store);
+  holding.add(store.sqlite);
+}
+
+/** Writer: the transaction of {@link beginHoldingWrites} committed or rolled back. */
+export function endHoldingWrites(store: Store): void {
+  holding.delete(store.sqlite);
+}
+
 /**
  * Notes the stream's frontier as served when it is the highest yet, and returns the highest
  * (undefined before any packet was served). Call before a write that may lower the frontier (a
- * packet stored below the first one held, a packet reopened, a bootstrap's gap).
+ * packet stored below the first one held, a packet reopened, a bootstrap's gap), at the start of
+ * its transaction: the frontier must be that of committed state, which readers may have seen.
  */
 export function noteServedFrontier(store: Store): number | undefined {
   const stored = cachedStatement(store, LATEST_PACKET_SQL.readMeta).pluck().get(SERVED_KEY) as
     | string
     | undefined;
   const served = stored === undefined ? undefined : Number(stored);
+  if (holding.has(store.sqlite)) return served;
   const frontier = feedFrontier(store);
   if (frontier === undefined || (served !== undefined && frontier <= served)) return served;
   cachedStatement(store, LATEST_PACKET_SQL.putMeta).run(SERVED_KEY, String(frontier));

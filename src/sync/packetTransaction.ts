@@ -1,4 +1,6 @@
 import type { Database } from 'better-sqlite3';
+import type { Store } from '../db/client.js';
+import { beginHoldingWrites, endHoldingWrites } from '../db/feedServed.js';
 import type { Logger } from '../logger.js';
 
 /**
@@ -17,7 +19,12 @@ export class PacketTransaction {
   #open = false;
   #logger: Logger | undefined;
 
-  constructor(private readonly sqlite: Database) {}
+  private readonly sqlite: Database;
+
+  /** The packet transactions of `store`'s writer connection. */
+  constructor(private readonly store: Store) {
+    this.sqlite = store.sqlite;
+  }
 
   /** True while a packet's transaction is open on the connection. */
   get open(): boolean {
@@ -34,6 +41,8 @@ export class PacketTransaction {
     if (this.sqlite.inTransaction) return;
     this.sqlite.exec('BEGIN IMMEDIATE');
     this.#open = true;
+    // Its archives' notes of the served frontier take that of the committed state (db/feedServed.ts).
+    beginHoldingWrites(this.store);
   }
 
   /**
@@ -46,6 +55,7 @@ export class PacketTransaction {
   commit(): boolean {
     if (!this.#open) return false;
     this.#open = false;
+    endHoldingWrites(this.store);
     if (!this.sqlite.inTransaction) {
       this.#logger?.warn(
         { event: 'packet-rolled-back' },

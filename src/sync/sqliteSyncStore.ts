@@ -104,7 +104,7 @@ export function sqliteSyncStore(
   tuning: { minBulkArchiveBytes?: number } = {},
 ): SqliteSyncStore {
   const minBulkBytes = tuning.minBulkArchiveBytes ?? MIN_BULK_ARCHIVE_BYTES;
-  const transaction = new PacketTransaction(store.sqlite);
+  const transaction = new PacketTransaction(store);
   return {
     ...store,
     kind: 'sqlite',
