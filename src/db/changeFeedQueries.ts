@@ -9,7 +9,7 @@ import {
   nextPacketOf,
   type RemovalKind,
 } from './feedPosition.js';
-import { currentEpoch, type FeedRewrite } from './feedRewrites.js';
+import type { FeedRewrite } from './feedRewrites.js';
 import { type FeedBounds, type FeedWindow, feedRewrites, feedWindow } from './feedWindow.js';
 import { type ChangeRow, pageOfChanges } from './queries.js';
 import type { RemovalRow } from './replicationQueries.js';
@@ -76,9 +76,10 @@ export interface FeedPage {
   next: FeedPosition | undefined;
   /** True when more events follow now (`first` were returned and one more exists). */
   hasMore: boolean;
-  /** The epoch the page was read in (db/feedRewrites.ts): positions taken from it carry it. */
-  epoch: number;
-  /** The rewrites recorded when the page was read (db/feedRewrites.ts), oldest first. */
+  /**
+   * The rewrites recorded when the page was read (db/feedRewrites.ts), oldest first: positions
+   * taken from the page carry their current epoch.
+   */
   rewrites: readonly FeedRewrite[];
 }
 
@@ -110,7 +111,7 @@ function readFeedEventsIn(store: Store, query: FeedQuery): FeedPage {
 
 /** The page of a read that serves nothing, read with `rewrites` recorded: it stays where it was. */
 export function emptyPage(query: FeedQuery, rewrites: readonly FeedRewrite[]): FeedPage {
-  return { events: [], next: query.after, hasMore: false, epoch: currentEpoch(rewrites), rewrites };
+  return { events: [], next: query.after, hasMore: false, rewrites };
 }
 
 /**
@@ -130,7 +131,7 @@ export function feedPageOf(
     ? positionOfEvent(events.at(-1)!)
     : { at: 'packetEnd', packet: window.bound };
   const next = query.after && compareFeedPositions(query.after, reached) > 0 ? query.after : reached;
-  return { events, next, hasMore, epoch: currentEpoch(window.rewrites), rewrites: window.rewrites };
+  return { events, next, hasMore, rewrites: window.rewrites };
 }
 
 /**

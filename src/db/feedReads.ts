@@ -1,7 +1,7 @@
 import type { Awaitable } from './awaitable.js';
 import { countFeedEvents, type FeedPage, type FeedQuery, readFeedEvents } from './changeFeedQueries.js';
 import type { Store } from './client.js';
-import { feedEpoch, feedFrontier } from './feedWindow.js';
+import { type FeedHead, feedFrontier, feedHead } from './feedWindow.js';
 import {
   type ReplicationPacketRow,
   type RowChangeFilter,
@@ -15,12 +15,6 @@ import {
   tableChangesOf,
 } from './replicationQueries.js';
 import { readSnapshot } from './snapshot.js';
-
-/** The head of the change stream: its frontier and the current epoch (FeedReads.feedHead). */
-export interface FeedHead {
-  frontier: number | undefined;
-  epoch: number;
-}
 
 /**
  * The reads of stored replication packets and of the change stream that the GraphQL layer needs
@@ -93,6 +87,6 @@ export function sqliteFeedReads(store: Store): FeedReads {
     readFeedEvents: (query) => readFeedEvents(store, query),
     countFeedEvents: (query) => countFeedEvents(store, query),
     feedFrontier: () => feedFrontier(store),
-    feedHead: () => readSnapshot(store, () => ({ frontier: feedFrontier(store), epoch: feedEpoch(store) })),
+    feedHead: () => readSnapshot(store, () => feedHead(store)),
   };
 }

@@ -27,8 +27,9 @@ export async function readFollowing(
       return rewoundTo === undefined ? { page } : { page, rewoundTo };
     } catch (error) {
       if (!(error instanceof HistoryRewrittenError) || attempt === ATTEMPTS) throw error;
-      rewoundTo = Math.min(rewoundTo ?? error.from, error.from);
-      current = { ...current, after: { at: 'packetEnd', packet: rewoundTo - 1 }, epoch: error.epoch };
+      // A later refusal's packet lies before the position tried, so before every earlier one.
+      rewoundTo = error.from;
+      current = { ...current, after: error.restart, epoch: error.epoch };
     }
   }
 }

@@ -122,4 +122,9 @@ export class HistoryRewrittenError extends Error {
     );
     this.name = 'HistoryRewrittenError';
   }
+
+  /** Where to read again from: after the packet before {@link from}, in {@link epoch}. */
+  get restart(): FeedPosition {
+    return { at: 'packetEnd', packet: this.from - 1 };
+  }
 }

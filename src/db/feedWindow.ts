@@ -101,9 +101,15 @@ export function feedRewrites(store: Store): readonly FeedRewrite[] {
   );
 }
 
-/** The current epoch of the change stream's cursors in `store` (db/feedRewrites.ts). */
-export function feedEpoch(store: Store): number {
-  return currentEpoch(feedRewrites(store));
+/** The head of the change stream: its frontier and the current epoch (db/feedRewrites.ts). */
+export interface FeedHead {
+  frontier: number | undefined;
+  epoch: number;
+}
+
+/** The head of the change stream in `store` (read it in one snapshot: db/snapshot.ts). */
+export function feedHead(store: Store): FeedHead {
+  return { frontier: feedFrontier(store), epoch: currentEpoch(feedRewrites(store)) };
 }
 
 /**

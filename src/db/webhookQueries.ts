@@ -2,7 +2,7 @@ import type { EntityType } from '../feed/entities.js';
 import type { Store } from './client.js';
 import { epochPositionText, nextPacketOf, parseEpochPosition } from './feedPosition.js';
 import { type FeedRewrite, rewrittenBefore } from './feedRewrites.js';
-import { feedEpoch, feedFrontier, feedRewrites } from './feedWindow.js';
+import { type FeedHead, feedHead, feedRewrites } from './feedWindow.js';
 import { cachedStatement } from './statements.js';
 import { tableExists } from './status.js';
 
@@ -103,7 +103,7 @@ export function webhookStateOf(
  * Where a newly registered webhook starts: after the newest packet the stream serves, in the
  * current epoch (db/feedRewrites.ts); null: from the start.
  */
-export function webhookStart(frontier: number | undefined, epoch: number): string | null {
+export function webhookStart({ frontier, epoch }: FeedHead): string | null {
   return frontier === undefined
     ? null
     : epochPositionText({ position: { at: 'packetEnd', packet: frontier }, epoch });
@@ -128,7 +128,7 @@ export function retiredBy(states: readonly WebhookState[], targets: readonly Web
  */
 export function registerWebhooks(store: Store, targets: readonly WebhookTarget[], now: string): void {
   store.sqlite.transaction(() => {
-    const start = webhookStart(feedFrontier(store), feedEpoch(store));
+    const start = webhookStart(feedHead(store));
     for (const t of targets)
       cachedStatement(store, WEBHOOK_SQL.register).run(...registerParams(t, start, now));
     for (const name of retiredBy(webhookStates(store), targets))

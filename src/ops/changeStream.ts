@@ -2,6 +2,7 @@ import type { FeedEvent, FeedQuery } from '../db/changeFeedQueries.js';
 import type { FeedPosition } from '../db/feedPosition.js';
 import type { FeedReads } from '../db/feedReads.js';
 import { readFollowing } from '../db/feedRewound.js';
+import { currentEpoch } from '../db/feedRewrites.js';
 import type { Reads } from '../db/reads.js';
 import type { PacketEvents } from './events.js';
 import { type ArrivalOptions, packetArrival } from './packetArrival.js';
@@ -43,7 +44,7 @@ export async function* followChangeStream(
       const { page } = await readFollowing((q) => reads.readFeedEvents(q), pageQuery);
       yield* page.events;
       position = page.next ?? position;
-      epoch = page.epoch;
+      epoch = currentEpoch(page.rewrites);
       if (!page.hasMore) break;
     }
   }

@@ -2,7 +2,7 @@ import { positionOfEvent } from '../db/changeFeedQueries.js';
 import { feedEventJson } from '../db/feedEventJson.js';
 import { epochPositionText, parseEpochPosition } from '../db/feedPosition.js';
 import { readFollowing } from '../db/feedRewound.js';
-import { rewriteEpochAt } from '../db/feedRewrites.js';
+import { currentEpoch, rewriteEpochAt } from '../db/feedRewrites.js';
 import { HistoryPrunedError } from '../db/feedWindow.js';
 import type { WebhookStore } from '../db/webhookStore.js';
 import type { EntityType } from '../feed/entities.js';
@@ -96,7 +96,7 @@ export const changeStreamSource: WebhookEventSource = async (store, query) => {
         packet: event.packet,
         json: feedEventJson(event),
       })),
-      next: page.next ? epochPositionText({ position: page.next, epoch: page.epoch }) : null,
+      next: page.next ? epochPositionText({ position: page.next, epoch: currentEpoch(page.rewrites) }) : null,
       hasMore: page.hasMore,
       ...(rewoundTo === undefined ? {} : { rewoundTo }),
     };

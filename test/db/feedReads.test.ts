@@ -126,7 +126,6 @@ describeReadStores('replication packet and change stream reads', (kind, store) =
       events: [],
       next: after,
       hasMore: false,
-      epoch: 0,
       rewrites: [],
     });
     expect(await reads().countFeedEvents({ after })).toBe(0);

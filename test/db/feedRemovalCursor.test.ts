@@ -102,7 +102,6 @@ describeStores('a change stream position after a removal', (stores) => {
       events: [],
       next: { at: 'packetEnd', packet: TO },
       hasMore: false,
-      epoch: 0,
       rewrites: [],
     });
     expect(await db.reads.countFeedEvents({ after: last })).toBe(0);

@@ -11,11 +11,11 @@ import {
   removalPageSql,
   removalsWhere,
 } from '../changeFeedQueries.js';
-import type { FeedHead } from '../feedReads.js';
 import { currentEpoch, type FeedRewrite, parseRewrites, REWRITES_KEY } from '../feedRewrites.js';
 import {
   FEED_SQL,
   type FeedBounds,
+  type FeedHead,
   type FeedWindow,
   frontierOf,
   sincePacketOf,
@@ -97,20 +97,18 @@ export function feedFrontierPostgres(store: PostgresStore): Promise<number | und
  * driver's error.
  */
 export function feedHeadPostgres(store: PostgresStore): Promise<FeedHead> {
-  return inPgReadSnapshot(store.pool, async (client) => {
-    const facts = await one<Facts>(client, FACTS_SQL, FACTS_PARAMS);
-    return { frontier: await frontierOn(client, facts), epoch: currentEpoch(parseRewrites(facts.rewrites)) };
-  });
+  return inPgReadSnapshot(store.pool, feedHeadOn);
+}
+
+/** {@link feedHeadPostgres} on `client`, inside its transaction. */
+export async function feedHeadOn(client: pg.ClientBase): Promise<FeedHead> {
+  const facts = await one<Facts>(client, FACTS_SQL, FACTS_PARAMS);
+  return { frontier: await frontierOn(client, facts), epoch: currentEpoch(parseRewrites(facts.rewrites)) };
 }
 
 /** The frontier of the change stream (db/feedWindow.ts feedFrontier) on `client`, inside its transaction. */
 export async function feedFrontierOn(client: pg.ClientBase): Promise<number | undefined> {
   return frontierOn(client, await one<Facts>(client, FACTS_SQL, FACTS_PARAMS));
-}
-
-/** The current epoch of the change stream's cursors (db/feedRewrites.ts), read on `client`. */
-export async function feedEpochOn(client: pg.ClientBase): Promise<number> {
-  return currentEpoch(parseRewrites((await one<Facts>(client, FACTS_SQL, FACTS_PARAMS)).rewrites));
 }
 
 /**

@@ -9,7 +9,7 @@ import {
   webhookStateOf,
 } from '../webhookQueries.js';
 import type { WebhookStore } from '../webhookStore.js';
-import { feedEpochOn, feedFrontierOn, readFeedEventsPostgres } from './changeFeedReads.js';
+import { feedHeadOn, readFeedEventsPostgres } from './changeFeedReads.js';
 import type { PostgresStore } from './client.js';
 import { CODE_POINT_ORDER, inPgTransaction, type PgQueryable, pgRows } from './sql.js';
 
@@ -35,7 +35,7 @@ export function postgresWebhookStore(store: PostgresStore): WebhookStore {
   return {
     register: (targets, now) =>
       inPgTransaction(store.pool, async (client) => {
-        const start = webhookStart(await feedFrontierOn(client), await feedEpochOn(client));
+        const start = webhookStart(await feedHeadOn(client));
         for (const t of targets) await pgRows(client, WEBHOOK_SQL.register, registerParams(t, start, now));
         for (const name of retiredBy(await statesOn(client), targets))
           await pgRows(client, WEBHOOK_SQL.retire, [now, name]);

@@ -14,7 +14,7 @@ import {
   parseEpochPosition,
 } from '../../db/feedPosition.js';
 import type { FeedReads } from '../../db/feedReads.js';
-import { HistoryRewrittenError } from '../../db/feedRewrites.js';
+import { currentEpoch, HistoryRewrittenError } from '../../db/feedRewrites.js';
 import { HistoryPrunedError } from '../../db/feedWindow.js';
 import { type Awaitable, thenAwaitable } from '../../db/reads.js';
 import type { EntityType } from '../../feed/entities.js';
@@ -111,7 +111,7 @@ export function decodeFeedCursor(
  */
 function historyAsGraphQL(error: unknown, filters: FeedFilters): unknown {
   if (error instanceof HistoryRewrittenError) {
-    const restart = encodeFeedCursor(filters, { at: 'packetEnd', packet: error.from - 1 }, error.epoch);
+    const restart = encodeFeedCursor(filters, error.restart, error.epoch);
     return userError('HISTORY_REWRITTEN', `${error.message}. See "Change stream" in the README.`, {
       rewrittenFrom: error.from,
       cursor: restart,
@@ -183,11 +183,13 @@ const ChangeFeedConnection = builder.objectRef<FeedConnectionShape>('ChangeFeedC
   fields: (t) => ({
     edges: t.field({
       type: [ChangeFeedEdge],
-      resolve: (c) =>
-        c.page.events.map((node) => ({
-          cursor: encodeFeedCursor(c.filters, positionOfEvent(node), c.page.epoch),
+      resolve: (c) => {
+        const epoch = currentEpoch(c.page.rewrites);
+        return c.page.events.map((node) => ({
+          cursor: encodeFeedCursor(c.filters, positionOfEvent(node), epoch),
           node,
-        })),
+        }));
+      },
     }),
     nodes: t.field({ type: [FeedEventUnion], resolve: (c) => c.page.events }),
     totalCount: t.int({
@@ -200,14 +202,17 @@ const ChangeFeedConnection = builder.objectRef<FeedConnectionShape>('ChangeFeedC
     }),
     pageInfo: t.field({
       type: PageInfo,
-      resolve: ({ page, filters, after }) => ({
-        hasNextPage: page.hasMore,
-        hasPreviousPage: after !== undefined,
-        startCursor: page.events[0]
-          ? encodeFeedCursor(filters, positionOfEvent(page.events[0]), page.epoch)
-          : null,
-        endCursor: page.next ? encodeFeedCursor(filters, page.next, page.epoch) : null,
-      }),
+      resolve: ({ page, filters, after }) => {
+        const epoch = currentEpoch(page.rewrites);
+        return {
+          hasNextPage: page.hasMore,
+          hasPreviousPage: after !== undefined,
+          startCursor: page.events[0]
+            ? encodeFeedCursor(filters, positionOfEvent(page.events[0]), epoch)
+            : null,
+          endCursor: page.next ? encodeFeedCursor(filters, page.next, epoch) : null,
+        };
+      },
     }),
   }),
 });
