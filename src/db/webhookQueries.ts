@@ -78,7 +78,7 @@ export const WEBHOOK_SQL = {
       delivered_events = delivered_events + ?, deliveries = deliveries + 1
     WHERE name = ?`,
   /** (cursor, name): events the filters left out. */
-  skipped: 'UPDATE webhooks SET cursor = ? WHERE name = ?',
+  position: 'UPDATE webhooks SET cursor = ? WHERE name = ?',
   /** (error, at, at, nextRetryAt, name): a failed POST. */
   failed: `UPDATE webhooks SET attempts = attempts + 1, last_error = ?, last_error_at = ?, last_attempt_at = ?,
       next_retry_at = ?, failed_deliveries = failed_deliveries + 1
@@ -184,9 +184,12 @@ export function recordDelivered(store: Store, name: string, delivered: Delivered
   cachedStatement(store, WEBHOOK_SQL.delivered).run(...deliveredParams(name, delivered));
 }
 
-/** Events the filters left out: the cursor moves past them without a POST. */
-export function recordSkipped(store: Store, name: string, cursor: string): void {
-  cachedStatement(store, WEBHOOK_SQL.skipped).run(cursor, name);
+/**
+ * The cursor moves without a POST: past events the filters left out, or back to where events stored
+ * again behind it start (webhooks/deliver.ts).
+ */
+export function recordPosition(store: Store, name: string, cursor: string): void {
+  cachedStatement(store, WEBHOOK_SQL.position).run(cursor, name);
 }
 
 /** A POST failed with `error` (no secret, no URL credentials); tried again at `nextRetryAt`. */

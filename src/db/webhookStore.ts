@@ -6,7 +6,7 @@ import {
   type Failed,
   recordDelivered,
   recordFailed,
-  recordSkipped,
+  recordPosition,
   registerWebhooks,
   type WebhookState,
   type WebhookTarget,
@@ -27,8 +27,11 @@ export interface WebhookStore {
   states(): Promise<WebhookState[]>;
   /** A 2xx: the cursor moves past the events sent, the failure count resets. */
   recordDelivered(name: string, delivered: Delivered): Promise<void>;
-  /** Events the filters left out: the cursor moves past them. */
-  recordSkipped(name: string, cursor: string): Promise<void>;
+  /**
+   * The cursor moves without a POST: past events the filters left out, or back to where events
+   * stored again behind it start (webhooks/deliver.ts).
+   */
+  recordPosition(name: string, cursor: string): Promise<void>;
   /** A failed POST, tried again at `failed.nextRetryAt`. */
   recordFailed(name: string, failed: Failed): Promise<void>;
   /**
@@ -61,7 +64,7 @@ export function sqliteWebhookStore(store: Store): WebhookStore {
     register: async (targets, now) => registerWebhooks(store, targets, now),
     states: async () => webhookStates(store),
     recordDelivered: async (name, delivered) => recordDelivered(store, name, delivered),
-    recordSkipped: async (name, cursor) => recordSkipped(store, name, cursor),
+    recordPosition: async (name, cursor) => recordPosition(store, name, cursor),
     recordFailed: async (name, failed) => recordFailed(store, name, failed),
     readFeedEvents: async (query) => readFeedEvents(store, query),
     idle: (signal) => outsideTransaction(store, signal),

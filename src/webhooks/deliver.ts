@@ -88,10 +88,10 @@ export async function deliverWebhook(ctx: DeliveryContext, endpoint: WebhookEndp
     let error: string;
     if ('page' in read) {
       const { page } = read;
-      if (page.rewoundTo !== undefined) logRewound(ctx, endpoint, page.rewoundTo);
+      if (page.rewound) await rewind(ctx, endpoint, page.rewound);
       if (page.events.length === 0) {
         if (page.next !== null && page.next !== state.cursor)
-          await ctx.store.recordSkipped(endpoint.name, page.next);
+          await ctx.store.recordPosition(endpoint.name, page.next);
         return run;
       }
       const outcome = await postBatch({
@@ -141,8 +141,16 @@ async function readPage(
   }
 }
 
-/** Older packets were stored again behind the webhook's position: it is sent them again. */
-function logRewound(ctx: DeliveryContext, endpoint: WebhookEndpoint, packet: number): void {
+/**
+ * Older packets were stored again behind the webhook's position: it is sent them again, from the
+ * position stored now, so that a failed POST is retried from there without a second warning.
+ */
+async function rewind(
+  ctx: DeliveryContext,
+  endpoint: WebhookEndpoint,
+  { packet, position }: { packet: number; position: string },
+): Promise<void> {
+  await ctx.store.recordPosition(endpoint.name, position);
   ctx.logger.warn(
     { event: 'webhook-rewound', webhook: endpoint.name, url: endpoint.displayUrl, packet },
     `webhook ${endpoint.name}: packets from ${packet} on were stored again (livefeed import, sync --from or ` +

@@ -45,9 +45,10 @@ export interface WebhookEventPage {
   hasMore: boolean;
   /**
    * Set when older packets were stored again behind the stored position (db/feedRewrites.ts): the
-   * page starts again at this packet, and its events and the ones after it are sent again.
+   * page starts again at `packet`, whose events and the ones after it are sent again, from
+   * `position` (text, with its epoch), which the webhook stores in place of the position it had.
    */
-  rewoundTo?: number;
+  rewound?: { packet: number; position: string };
 }
 
 /**
@@ -69,7 +70,7 @@ export class WebhookSourceError extends Error {
  * The change stream of this database (`WebhookStore.readFeedEvents`, either store), up to its
  * frontier: nothing is served that a later sync could still insert before it. When an operator
  * stored older packets again behind the stored position, the page starts again at the lowest of
- * them (`rewoundTo`): events are sent again rather than lost.
+ * them (`rewound`): events are sent again rather than lost.
  * @throws WebhookSourceError when the history after the stored position was pruned, or the stored
  *   position is not one
  */
@@ -80,7 +81,7 @@ export const changeStreamSource: WebhookEventSource = async (store, query) => {
       `stored position ${JSON.stringify(query.after)} is not a change stream position`,
     );
   try {
-    const { page, rewoundTo } = await readFollowing((q) => store.readFeedEvents(q), {
+    const { page, rewoundTo, restart } = await readFollowing((q) => store.readFeedEvents(q), {
       after: stored?.position,
       epoch: stored?.epoch,
       first: query.first,
@@ -98,7 +99,7 @@ export const changeStreamSource: WebhookEventSource = async (store, query) => {
       })),
       next: page.next ? epochPositionText({ position: page.next, epoch: currentEpoch(page.rewrites) }) : null,
       hasMore: page.hasMore,
-      ...(rewoundTo === undefined ? {} : { rewoundTo }),
+      ...(restart && { rewound: { packet: rewoundTo!, position: epochPositionText(restart) } }),
     };
   } catch (error) {
     if (!(error instanceof HistoryPrunedError)) throw error;

@@ -15,7 +15,8 @@ import { type Receiver, startReceiver } from '../support/webhookReceiver.js';
  * `--from` the feed's first packet then stores events before its position. The next delivery
  * starts again at the first packet stored behind it and sends every event from there, in order,
  * with ids of the new epoch (so a receiver's idempotency key does not drop them), and says so in
- * the log; nothing is lost, and afterwards nothing is sent twice more.
+ * the log; nothing is lost, and afterwards nothing is sent twice more. A receiver that is down
+ * then gets the same events once it is back, and the warning comes once, not at every retry.
  */
 
 const { firstPacket, lastPacket } = readBundledManifest();
@@ -36,17 +37,21 @@ describeStores('webhook delivery when older packets are stored behind its positi
     mbids: null,
     batchSize: 7,
   });
-  const deliver = (lines: string[] = []) =>
+  const deliver = (lines: string[] = [], on = db, retryPausesMs?: number[]) =>
     deliverWebhook(
       {
-        store: db.webhooks,
+        store: on.webhooks,
         source: changeStreamSource,
         logger: testLogger(lines),
         userAgent: 'livefeed/test',
+        retryPausesMs,
       },
       hook(),
     );
-  const sync = (from: number) => syncPassFrom(db.store, { feedRoot: feed.feedRoot, dataDir: data.dir }, from);
+  const sync = (from: number, on = db, dir = data.dir) =>
+    syncPassFrom(on.store, { feedRoot: feed.feedRoot, dataDir: dir }, from);
+  const rewoundWarnings = (lines: string[]) =>
+    lines.map((line) => JSON.parse(line)).filter((line) => line.event === 'webhook-rewound');
   const label = (edge: { node: { __typename: string; mbid: string; packet: number; kind?: unknown } }) =>
     `${edge.node.packet} ${edge.node.__typename === 'EntityChange' ? 'change' : edge.node.kind} ${edge.node.mbid}`;
 
@@ -85,12 +90,45 @@ describeStores('webhook delivery when older packets are stored behind its positi
     // Ids of the new epoch: an event of a packet stored again is not taken for the one it replaces.
     expect(resent.every((edge) => /@\d+$/.test(edge.id))).toBe(true);
     expect(new Set(resent.map((edge) => edge.id)).size).toBe(resent.length);
-    const warned = lines.map((line) => JSON.parse(line)).filter((line) => line.event === 'webhook-rewound');
+    const warned = rewoundWarnings(lines);
     expect(warned).toEqual([expect.objectContaining({ level: 40, webhook: 'hook', packet: firstPacket })]);
     expect(warned[0].msg).toContain(`packets from ${firstPacket} on were stored again`);
 
     // Caught up in the new epoch: nothing more, nothing twice.
     expect(await deliver()).toMatchObject({ outcome: 'caught-up', delivered: 0 });
     expect(receiver.accepted().flatMap((body) => body.edges)).toHaveLength(sent.length + resent.length);
+  });
+
+  it('keeps the position it starts again from while the receiver is down, and warns once', async () => {
+    const own = await tempDir();
+    const other = await stores.create(own.dir);
+    try {
+      const before = receiver.accepted().length;
+      await other.webhooks.register([hook()], new Date().toISOString());
+      await sync(MIDDLE, other, own.dir);
+      expect(await deliver([], other)).toMatchObject({ outcome: 'caught-up' });
+      await sync(firstPacket, other, own.dir);
+
+      receiver.status = 503;
+      const lines: string[] = [];
+      expect(await deliver(lines, other, [0, 0])).toMatchObject({ outcome: 'failed', delivered: 0 });
+      expect(await deliver(lines, other)).toMatchObject({ outcome: 'failed', delivered: 0 });
+      // Four POSTs refused over two runs; the rewind was noticed and stored once.
+      expect(receiver.posts.filter((post) => post.status === 503)).toHaveLength(4);
+      expect(rewoundWarnings(lines)).toEqual([expect.objectContaining({ packet: firstPacket })]);
+
+      receiver.status = 204;
+      expect(await deliver(lines, other)).toMatchObject({ outcome: 'caught-up' });
+      expect(rewoundWarnings(lines)).toHaveLength(1);
+      const resent = receiver
+        .accepted()
+        .slice(before)
+        .flatMap((body) => body.edges)
+        .filter((edge) => edge.id.includes('@'));
+      expect(resent.map(label)).toEqual(growing().expectedEvents(firstPacket, lastPacket - 1));
+    } finally {
+      await other.close();
+      await own.cleanup();
+    }
   });
 });

@@ -44,8 +44,8 @@ export function postgresWebhookStore(store: PostgresStore): WebhookStore {
     recordDelivered: async (name, delivered) => {
       await pgRows(store.pool, WEBHOOK_SQL.delivered, deliveredParams(name, delivered));
     },
-    recordSkipped: async (name, cursor) => {
-      await pgRows(store.pool, WEBHOOK_SQL.skipped, [cursor, name]);
+    recordPosition: async (name, cursor) => {
+      await pgRows(store.pool, WEBHOOK_SQL.position, [cursor, name]);
     },
     recordFailed: async (name, failed) => {
       await pgRows(store.pool, WEBHOOK_SQL.failed, failedParams(name, failed));
