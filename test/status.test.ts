@@ -93,6 +93,8 @@ describe('livefeed status', () => {
       `upstream   latest packet ${manifest.lastPacket + 2} (asked https://feed.example/api/musicbrainz now, 2 packets ahead of local)`,
     );
     expect(screen).toContain('files      1 pending, 1 failed; 0 lines in quarantine');
+    // The newest packet waits for a later packet's JSON dumps; nothing was stored behind readers.
+    expect(screen).toMatch(new RegExp(`^  stream     served up to packet ${manifest.lastPacket - 1}$`, 'm'));
     // Only the demo's fixed snapshot is explained; a real feed's waiting head is news.
     expect(screen).not.toContain('fixed snapshot');
     expect(screen).toMatch(/freshness {2}CRITICAL: .*upstream latest \d+, 2 packets behind$/m);

@@ -101,15 +101,25 @@ export function feedRewrites(store: Store): readonly FeedRewrite[] {
   );
 }
 
-/** The head of the change stream: its frontier and the current epoch (db/feedRewrites.ts). */
+/**
+ * The head of the change stream: its frontier (the newest packet served, undefined when none is),
+ * the current epoch (db/feedRewrites.ts: the number of stores behind its readers so far, 0 before
+ * any) and the packet of the newest such store (undefined before any).
+ */
 export interface FeedHead {
   frontier: number | undefined;
   epoch: number;
+  lastRewritten: number | undefined;
+}
+
+/** The {@link FeedHead} of a stream whose frontier is `frontier`, given its `rewrites`. */
+export function headOf(frontier: number | undefined, rewrites: readonly FeedRewrite[]): FeedHead {
+  return { frontier, epoch: currentEpoch(rewrites), lastRewritten: rewrites.at(-1)?.packet };
 }
 
 /** The head of the change stream in `store` (read it in one snapshot: db/snapshot.ts). */
 export function feedHead(store: Store): FeedHead {
-  return { frontier: feedFrontier(store), epoch: currentEpoch(feedRewrites(store)) };
+  return headOf(feedFrontier(store), feedRewrites(store));
 }
 
 /**

@@ -7,6 +7,7 @@
  */
 import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from 'prom-client';
 import type { Reads } from '../db/reads.js';
+import { registerChangeStreamMetrics } from './changeStreamMetrics.js';
 import { DEFAULT_FRESHNESS, type Freshness, freshness } from './freshness.js';
 import { registerWebhookMetrics } from './webhookMetrics.js';
 
@@ -117,6 +118,7 @@ export function createMetrics(options: MetricsOptions = {}): Metrics {
     },
   });
   registerWebhookMetrics(registry, () => reads?.webhookStates() ?? []);
+  registerChangeStreamMetrics(registry, () => reads?.feedHead());
   const info = new Gauge({
     name: 'livefeed_info',
     help: 'This instance',

@@ -2,6 +2,7 @@
  * `livefeed status`: the local and upstream position, unfinished files and freshness, on one
  * screen (stdout). Reads the database without writing to it.
  */
+import type { FeedHead } from '../db/feedWindow.js';
 import type { LockHolder } from '../db/lock.js';
 import type { Reads } from '../db/reads.js';
 import type { LocalPosition, UnfinishedFile } from '../db/status.js';
@@ -33,6 +34,8 @@ export interface StatusFacts {
   lock: LockHolder | undefined;
   /** Every webhook's delivery state (README, Webhooks). */
   webhooks: WebhookState[];
+  /** The change stream's head (db/feedWindow.ts). */
+  stream: FeedHead;
 }
 
 /**
@@ -70,6 +73,7 @@ export async function collectStatus(
     quarantined: await reads.quarantineCount({}),
     lock: await reads.lockHolder(),
     webhooks: await reads.webhookStates(),
+    stream: await reads.feedHead(),
   };
 }
 
@@ -90,6 +94,16 @@ function upstreamLine(facts: StatusFacts): string {
   const recorded = seen ? `; last seen by the sync: ${seen.latest ?? '(none)'} at ${seen.checkedAt}` : '';
   if (u.kind === 'failed') return `could not ask ${u.where}: ${u.reason}${recorded}`;
   return `not asked (${u.reason})${recorded || '; never recorded by a sync'}`;
+}
+
+function streamLine({ frontier, epoch, lastRewritten }: FeedHead): string {
+  const served = frontier === undefined ? 'nothing served yet' : `served up to packet ${frontier}`;
+  if (epoch === 0) return `  stream     ${served}`;
+  const times = epoch === 1 ? 'once' : `${epoch} times`;
+  return (
+    `  stream     ${served}; stored behind its readers ${times}, the last packet ${lastRewritten}\n` +
+    '             cursors made before get HISTORY_REWRITTEN (README, "Older packets stored later")'
+  );
 }
 
 /** The status screen as text lines (no trailing newline); `width` caps long lines. */
@@ -133,6 +147,7 @@ export function renderStatus(facts: StatusFacts, width = 100): string {
   }
   const more = files.pending + files.failed - files.files.length;
   if (more > 0) lines.push(`    … and ${more} more`);
+  lines.push(streamLine(facts.stream));
   lines.push(...webhookLines(facts.webhooks, width));
   if (facts.lock) {
     lines.push(

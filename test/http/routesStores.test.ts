@@ -99,6 +99,10 @@ describeAppStores(
       expect(sample(text, 'livefeed_unfinished_files{status="pending"}')).toBe(0);
       expect(sample(text, 'livefeed_unfinished_files{status="failed"}')).toBe(0);
       expect(sample(text, 'livefeed_db_quarantined_lines')).toBe(0);
+      // The newest packet waits for a later packet's JSON dumps; nothing was stored behind readers.
+      expect(sample(text, 'livefeed_change_stream_frontier_packet')).toBe(manifest.lastPacket - 1);
+      expect(sample(text, 'livefeed_change_stream_epoch')).toBe(0);
+      expect(sample(text, 'livefeed_change_stream_last_rewritten_packet')).toBeNaN();
     });
 
     it('the mirror: replication-info names the newest complete packet; a stored archive byte for byte', async () => {

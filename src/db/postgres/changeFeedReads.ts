@@ -11,13 +11,14 @@ import {
   removalPageSql,
   removalsWhere,
 } from '../changeFeedQueries.js';
-import { currentEpoch, type FeedRewrite, parseRewrites, REWRITES_KEY } from '../feedRewrites.js';
+import { type FeedRewrite, parseRewrites, REWRITES_KEY } from '../feedRewrites.js';
 import {
   FEED_SQL,
   type FeedBounds,
   type FeedHead,
   type FeedWindow,
   frontierOf,
+  headOf,
   sincePacketOf,
   windowOf,
 } from '../feedWindow.js';
@@ -103,7 +104,7 @@ export function feedHeadPostgres(store: PostgresStore): Promise<FeedHead> {
 /** {@link feedHeadPostgres} on `client`, inside its transaction. */
 export async function feedHeadOn(client: pg.ClientBase): Promise<FeedHead> {
   const facts = await one<Facts>(client, FACTS_SQL, FACTS_PARAMS);
-  return { frontier: await frontierOn(client, facts), epoch: currentEpoch(parseRewrites(facts.rewrites)) };
+  return headOf(await frontierOn(client, facts), parseRewrites(facts.rewrites));
 }
 
 /** The frontier of the change stream (db/feedWindow.ts feedFrontier) on `client`, inside its transaction. */

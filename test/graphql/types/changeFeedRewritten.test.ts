@@ -6,7 +6,9 @@ import { describeAppStores } from '../../support/appStores.js';
 import { FEED, follow, label } from '../../support/changeFeedGql.js';
 import { GrowingFeed } from '../../support/growingFeed.js';
 import { type GqlResult, gql } from '../../support/harness.js';
+import { listen } from '../../support/listen.js';
 import { readBundledManifest } from '../../support/manifest.js';
+import { statusScreen } from '../../support/statusScreen.js';
 import { syncPassFrom } from '../../support/syncPass.js';
 
 /**
@@ -76,6 +78,29 @@ describeAppStores('changeFeed when older packets are stored behind a cursor', bu
     const fresh = await follow(app(), null, {}, 11);
     expect(fresh.seen.map(label)).toEqual(again.seen.map(label));
     expect(fresh.cursor).toBe(again.cursor);
+  });
+
+  it('status and /metrics say how many times and from which packet, read from the database', async () => {
+    const [rewrites] = await run().db.rows<{ value: string }>(
+      "SELECT value FROM meta WHERE key = 'feed_rewrites'",
+    );
+    const stored = JSON.parse(rewrites!.value) as [number, number][];
+    const [epoch, packet] = stored.at(-1)!;
+    expect(epoch).toBe(stored.length);
+    const screen = await statusScreen(run().db, new Date());
+    expect(screen).toContain(
+      `  stream     served up to packet ${PUBLISHED_FIRST - 1}; stored behind its readers ${epoch} times, the last packet ${packet}\n` +
+        '             cursors made before get HISTORY_REWRITTEN (README, "Older packets stored later")',
+    );
+    const server = await listen(app().handle);
+    try {
+      const text = await (await fetch(`${server.origin}/metrics`)).text();
+      expect(text).toContain(`\nlivefeed_change_stream_epoch ${epoch}\n`);
+      expect(text).toContain(`\nlivefeed_change_stream_last_rewritten_packet ${packet}\n`);
+      expect(text).toContain(`\nlivefeed_change_stream_frontier_packet ${PUBLISHED_FIRST - 1}\n`);
+    } finally {
+      await server.close();
+    }
   });
 
   it('totalCount refuses the old cursor the same way', async () => {

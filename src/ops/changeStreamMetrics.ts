@@ -1,0 +1,54 @@
+import { Gauge, type Registry } from 'prom-client';
+import type { Awaitable } from '../db/awaitable.js';
+import type { FeedHead } from '../db/feedWindow.js';
+
+/**
+ * Registers the change stream's metrics in `registry`, read from the database at each scrape
+ * (`headOf`: `Reads.feedHead`, either store, called once per scrape and shared):
+ * - `livefeed_change_stream_frontier_packet`: the newest packet the stream serves (NaN before any);
+ * - `livefeed_change_stream_epoch`: how many times packets were stored behind its readers
+ *   (`livefeed import` of an older packet, `sync --from` further back, `bootstrap`; README,
+ *   "Older packets stored later"), 0 before any: an increase means clients get `HISTORY_REWRITTEN`;
+ * - `livefeed_change_stream_last_rewritten_packet`: the packet of the newest such store (NaN
+ *   before any).
+ */
+export function registerChangeStreamMetrics(
+  registry: Registry,
+  headOf: () => Awaitable<FeedHead> | undefined,
+): void {
+  // One read per scrape: the gauges' collects run at once, each awaiting the same read.
+  let reading: Promise<FeedHead | undefined> | undefined;
+  const head = () => {
+    reading ??= Promise.resolve(headOf()).finally(() => {
+      setImmediate(() => {
+        reading = undefined;
+      });
+    });
+    return reading;
+  };
+  const gauge = (name: string, help: string, value: (h: FeedHead) => number | undefined) =>
+    new Gauge({
+      name,
+      help,
+      registers: [registry],
+      async collect() {
+        const h = await head();
+        this.set((h && value(h)) ?? Number.NaN);
+      },
+    });
+  gauge(
+    'livefeed_change_stream_frontier_packet',
+    'Newest packet the change stream serves',
+    (h) => h.frontier,
+  );
+  gauge(
+    'livefeed_change_stream_epoch',
+    'Times packets were stored behind the change stream readers (import, sync --from, bootstrap)',
+    (h) => h.epoch,
+  );
+  gauge(
+    'livefeed_change_stream_last_rewritten_packet',
+    'Packet of the newest store behind the change stream readers',
+    (h) => h.lastRewritten,
+  );
+}
