@@ -21,7 +21,7 @@ and 0.9 s with 213 MB for the long-line dump.
    PATH (decoder \`auto\`), and both decoders are tested to store the same rows.
 2. *Lines as bytes*: an own splitter on \`\\n\` (src/feed/lineSplitter.ts) instead of split2: no
    stream object, callback or JS string per line; a line spanning chunks is joined once.
-3. *One parse*: a one-pass check in JS (\`mbidOffset\`, src/sync/lines.ts) validates the JSON text
+3. *One parse*: a one-pass check in JS (\`mbidOffset\`, src/sync/lineScan.ts) validates the JSON text
    (RFC 8259, as \`JSON.parse\` accepts it) and finds the top-level MBID at 0.30–0.45 s of CPU for
    220 MB. SQLite 3.53 parsed every line twice (\`json_valid\`, then \`json_extract\`, which alone
    would accept JSON5): about 1.4 s more. Lines it refuses still go to \`diagnoseLine\` and quarantine

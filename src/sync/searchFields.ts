@@ -1,5 +1,5 @@
 import type { SearchFields } from '../db/searchIndex.js';
-import { SPANNED_MEMBERS } from './lines.js';
+import { SPANNED_MEMBERS } from './lineScan.js';
 
 const QUOTE = 0x22;
 const BACKSLASH = 0x5c;
@@ -17,7 +17,7 @@ const UNREAD = Symbol('unread');
 
 /**
  * The search index's columns of one JSON dump line (db/searchIndex.ts, `FIELD_COLUMNS`) from the
- * member spans the ingest's one-pass check found (`mbidOffset` with spans, sync/lines.ts), without
+ * member spans the ingest's one-pass check found (`mbidOffset` with spans, sync/lineScan.ts), without
  * parsing the line again: the name (`title` when `titled`, else `name`), `sort-name`,
  * `disambiguation`, and the aliases' names and differing sort names joined by spaces. Values are
  * the ones SQLite's JSON functions give. Undefined when a member holds something other than a

@@ -2,7 +2,8 @@ import { randomUUID } from 'node:crypto';
 import { readdirSync, readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
-import { diagnoseLine, mbidOffset } from '../../src/sync/lines.js';
+import { mbidOffset } from '../../src/sync/lineScan.js';
+import { diagnoseLine } from '../../src/sync/lines.js';
 
 const SAMPLES = fileURLToPath(new URL('../../fixtures/samples/', import.meta.url));
 const samples = readdirSync(SAMPLES).flatMap((f) =>

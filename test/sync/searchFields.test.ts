@@ -3,7 +3,7 @@ import { fileURLToPath } from 'node:url';
 import Database from 'better-sqlite3';
 import { afterAll, describe, expect, it } from 'vitest';
 import { FIELD_COLUMNS, TITLED_ENTITY_TYPES } from '../../src/db/searchIndex.js';
-import { MEMBER_SPANS, mbidOffset, SPANNED_MEMBERS } from '../../src/sync/lines.js';
+import { MEMBER_SPANS, mbidOffset, SPANNED_MEMBERS } from '../../src/sync/lineScan.js';
 import { lineNameOf, searchFieldsOf } from '../../src/sync/searchFields.js';
 
 const SAMPLES = fileURLToPath(new URL('../../fixtures/samples/', import.meta.url));

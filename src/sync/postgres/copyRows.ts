@@ -2,7 +2,7 @@ import type { Writable } from 'node:stream';
 
 /**
  * `COPY changes ... FROM STDIN` in CSV format whose quote and delimiter are the bytes 0x01 and 0x02:
- * a stored line never holds them (the ingest's check, sync/lines.ts `mbidOffset`, refuses any raw
+ * a stored line never holds them (the ingest's check, sync/lineScan.ts `mbidOffset`, refuses any raw
  * control character inside a JSON string, and outside strings only JSON whitespace; a re-escaped
  * line has none left), so the line goes into the row byte for byte, without escaping, quoted so
  * that a `\r` between JSON tokens stays data. The same trick as the benchmark's floor (`\copy`).

@@ -11,7 +11,8 @@ import type { EntityType } from '../../feed/entities.js';
 import { readJsonDump } from '../../feed/jsonDump.js';
 import { dumpReadOptions } from '../dumpRead.js';
 import type { IngestJsonDumpOptions, IngestResult } from '../ingest.js';
-import { diagnoseLineBytes, MEMBER_SPANS, mbidOffset } from '../lines.js';
+import { MEMBER_SPANS, mbidOffset } from '../lineScan.js';
+import { diagnoseLineBytes } from '../lines.js';
 import { COPY_CHANGES_SQL, CopyRowWriter, hasCopyControlByte } from './copyRows.js';
 import { deleteDumpCopy, insertQuarantine, type QuarantinedLine, recordDump } from './record.js';
 import { SearchStage, stagedFieldsOf } from './searchStage.js';
@@ -22,7 +23,7 @@ const QUARANTINE_HELD_BYTES = 8 << 20;
 const STAGE_HELD_BYTES = 4 << 20;
 
 /**
- * One dump's lines on their way into `changes`: the same checks as the SQLite ingest (sync/lines.ts:
+ * One dump's lines on their way into `changes`: the same checks as the SQLite ingest (sync/lineScan.ts and sync/lines.ts:
  * the one-pass `mbidOffset` and UTF-8, then `diagnoseLine` for what it refuses), the rows through
  * `COPY ... FROM STDIN` (copyRows.ts). Keys allow a straight COPY into `changes`: ids follow from
  * (packet, entity type, position), and the dump's earlier copy was deleted first. Quarantined lines

@@ -31,7 +31,7 @@ const ESCAPE_U = Buffer.from('\\u', 'latin1');
 const JSONB_REWRITES = /[\0\ud800-\udfff]/;
 
 /**
- * The columns of line `line` (spans from `mbidOffset`, sync/lines.ts) as the index takes them on
+ * The columns of line `line` (spans from `mbidOffset`, sync/lineScan.ts) as the index takes them on
  * PostgreSQL, or undefined when SQL must read them from the stored line: when sync/searchFields.ts
  * cannot (a value other than a string or null), or when the line writes `\u` escapes and a column
  * holds a NUL or a UTF-16 surrogate, which the jsonb path turns into spaces (postgres/searchFields.ts
