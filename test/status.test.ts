@@ -100,6 +100,12 @@ describe('livefeed status', () => {
     expect(screen).toMatch(/freshness {2}CRITICAL: .*upstream latest \d+, 2 packets behind$/m);
     expect(screen).toMatch(/ {4}FAILED {2}\d+ {2}json-dump artist +attempts 3 {2}signature of .*…/);
     expect(screen.split('\n').every((line) => line.length <= 200)).toBe(true);
+    // A database whose stream has served nothing yet says so.
+    const empty = renderStatus({
+      ...facts,
+      stream: { frontier: undefined, epoch: 0, lastRewritten: undefined },
+    });
+    expect(empty).toMatch(/^ {2}stream {5}nothing served yet$/m);
   });
 
   it('asks upstream (here the sample feed, with the token from the environment)', async () => {

@@ -64,10 +64,11 @@ export interface FeedReads {
    */
   feedFrontier(): Awaitable<number | undefined>;
   /**
-   * Where a live follow of the stream starts (ops/changeStream.ts), in one snapshot: the newest
-   * packet the change stream serves (every event up to its end can be read and no later sync
-   * inserts one before it; db/feedWindow.ts feedFrontier), or undefined when none is, and the
-   * current epoch (db/feedRewrites.ts).
+   * The head of the stream, in one snapshot (db/feedWindow.ts FeedHead): the newest packet the
+   * change stream serves (every event up to its end can be read and no later sync inserts one
+   * before it; db/feedWindow.ts feedFrontier), or undefined when none is; the current epoch and the
+   * packet of the newest rewrite (db/feedRewrites.ts). Where a live follow starts
+   * (ops/changeStream.ts); what `livefeed status` and /metrics show of the stream.
    */
   feedHead(): Awaitable<FeedHead>;
 }

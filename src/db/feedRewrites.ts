@@ -68,6 +68,16 @@ export function withRewrite(rewrites: readonly FeedRewrite[], packet: number): F
   return next;
 }
 
+/**
+ * `rewrites` with a rewrite of `packet` joined to the last one (its epoch, the lower packet): for a
+ * write in the same transaction as the last rewrite, whose epoch no reader has seen yet.
+ */
+export function withJoinedRewrite(rewrites: readonly FeedRewrite[], packet: number): FeedRewrite[] {
+  const last = rewrites.at(-1);
+  if (!last) return withRewrite(rewrites, packet);
+  return [...rewrites.slice(0, -1), { epoch: last.epoch, packet: Math.min(last.packet, packet) }];
+}
+
 /** The packet a position lies in (after the end of packet p: p). */
 function packetOfPosition(position: FeedPosition): number {
   return position.at === 'change' ? changeKey(position.id).packet : position.packet;

@@ -1,5 +1,12 @@
 import type { Store } from './client.js';
-import { REWRITES_KEY, rewritesText, SERVED_KEY, withRewrite } from './feedRewrites.js';
+import {
+  currentEpoch,
+  REWRITES_KEY,
+  rewritesText,
+  SERVED_KEY,
+  withJoinedRewrite,
+  withRewrite,
+} from './feedRewrites.js';
 import { feedFrontier, feedRewrites } from './feedWindow.js';
 import { LATEST_PACKET_SQL } from './latestPacket.js';
 import { cachedStatement } from './statements.js';
@@ -10,18 +17,20 @@ import { cachedStatement } from './statements.js';
  * inside the writer's transaction, so a reader sees the events and their rewrite together.
  */
 
-// Connections inside a transaction that holds several writes (a packet's, sync/packetTransaction.ts):
-// what they wrote since its BEGIN is uncommitted, never served, so a note then reads the stored value.
-const holding = new WeakSet<Store['sqlite']>();
+// Connections inside a transaction that holds several writes (a packet's, sync/packetTransaction.ts),
+// with the epoch at its BEGIN: what they wrote since is uncommitted, never served, so a note then
+// reads the stored value, and the rewrites of its writes share one epoch.
+const holding = new WeakMap<Store['sqlite'], number>();
 
 /**
  * Writer: a transaction that holds several writes has just begun on `store`'s connection. Notes
  * the frontier of the committed state now; until {@link endHoldingWrites}, notes take that value
- * instead of a frontier that the transaction's own uncommitted writes may have moved.
+ * instead of a frontier that the transaction's own uncommitted writes may have moved, and its
+ * rewrites after the first join that one's epoch.
  */
 export function beginHoldingWrites(store: Store): void {
   noteServedFrontier(store);
-  holding.add(store.sqlite);
+  holding.set(store.sqlite, currentEpoch(feedRewrites(store)));
 }
 
 /** Writer: the transaction of {@link beginHoldingWrites} committed or rolled back. */
@@ -51,10 +60,18 @@ export function noteServedFrontier(store: Store): number | undefined {
  * Before events of `packet` are stored (a JSON dump's changes, a replication packet's removals):
  * records a rewrite in a new epoch when `packet` lies at or behind the highest frontier served.
  * A sync's own writes never do (they follow the frontier); an import of an older packet does.
+ * Inside a transaction that holds several writes, a rewrite after the first joins its epoch (the
+ * lower packet kept): no reader saw the epoch between them, so every cursor is refused as it would
+ * be by the two, and a backfill records one rewrite per packet, not one per archive.
  */
 export function recordEventsWrite(store: Store, packet: number): void {
   const served = noteServedFrontier(store);
   if (served === undefined || packet > served) return;
-  const rewrites = withRewrite(feedRewrites(store), packet);
+  const recorded = feedRewrites(store);
+  const since = holding.get(store.sqlite);
+  const rewrites =
+    since !== undefined && currentEpoch(recorded) > since
+      ? withJoinedRewrite(recorded, packet)
+      : withRewrite(recorded, packet);
   cachedStatement(store, LATEST_PACKET_SQL.putMeta).run(REWRITES_KEY, rewritesText(rewrites));
 }

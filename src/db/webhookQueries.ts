@@ -77,7 +77,7 @@ export const WEBHOOK_SQL = {
       next_retry_at = NULL, last_attempt_at = ?, last_success_at = ?,
       delivered_events = delivered_events + ?, deliveries = deliveries + 1
     WHERE name = ?`,
-  /** (cursor, name): events the filters left out. */
+  /** (cursor, name): past events the filters left out, or back after a rewrite of the stream. */
   position: 'UPDATE webhooks SET cursor = ? WHERE name = ?',
   /** (error, at, at, nextRetryAt, name): a failed POST. */
   failed: `UPDATE webhooks SET attempts = attempts + 1, last_error = ?, last_error_at = ?, last_attempt_at = ?,

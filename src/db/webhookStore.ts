@@ -58,15 +58,28 @@ export async function outsideTransaction(store: Store, signal?: AbortSignal): Pr
   while (store.sqlite.inTransaction) await sleep(20, undefined, { signal });
 }
 
-/** {@link WebhookStore} over a SQLite store: the synchronous functions, in resolved promises. */
+/**
+ * Runs `run` on `store`'s connection once no transaction is open on it, checked in the same tick
+ * as the call: a sync sharing the connection may begin one at any await before it.
+ */
+async function whenOutsideTransaction<T>(store: Store, run: () => T): Promise<T> {
+  while (store.sqlite.inTransaction) await sleep(20);
+  return run();
+}
+
+/**
+ * {@link WebhookStore} over a SQLite store: the synchronous functions, each run when no sync
+ * transaction is open on the connection (follow mode shares it), in promises.
+ */
 export function sqliteWebhookStore(store: Store): WebhookStore {
+  const outside = <T>(run: () => T) => whenOutsideTransaction(store, run);
   return {
-    register: async (targets, now) => registerWebhooks(store, targets, now),
-    states: async () => webhookStates(store),
-    recordDelivered: async (name, delivered) => recordDelivered(store, name, delivered),
-    recordPosition: async (name, cursor) => recordPosition(store, name, cursor),
-    recordFailed: async (name, failed) => recordFailed(store, name, failed),
-    readFeedEvents: async (query) => readFeedEvents(store, query),
+    register: (targets, now) => outside(() => registerWebhooks(store, targets, now)),
+    states: () => outside(() => webhookStates(store)),
+    recordDelivered: (name, delivered) => outside(() => recordDelivered(store, name, delivered)),
+    recordPosition: (name, cursor) => outside(() => recordPosition(store, name, cursor)),
+    recordFailed: (name, failed) => outside(() => recordFailed(store, name, failed)),
+    readFeedEvents: (query) => outside(() => readFeedEvents(store, query)),
     idle: (signal) => outsideTransaction(store, signal),
   };
 }

@@ -4,22 +4,23 @@ import type { FeedHead } from '../db/feedWindow.js';
 
 /**
  * Registers the change stream's metrics in `registry`, read from the database at each scrape
- * (`headOf`: `Reads.feedHead`, either store, called once per scrape and shared):
+ * (`readHead`: `Reads.feedHead`, either store, called once per scrape and shared):
  * - `livefeed_change_stream_frontier_packet`: the newest packet the stream serves (NaN before any);
- * - `livefeed_change_stream_epoch`: how many times packets were stored behind its readers
- *   (`livefeed import` of an older packet, `sync --from` further back, `bootstrap`; README,
- *   "Older packets stored later"), 0 before any: an increase means clients get `HISTORY_REWRITTEN`;
+ * - `livefeed_change_stream_epoch`: the stream's epoch (db/feedRewrites.ts), up by one at each
+ *   transaction that stores older packets behind its readers (`livefeed import` of an older
+ *   packet, `sync --from` further back, `bootstrap`; README, "Older packets stored later"), 0
+ *   before any: an increase means clients may get `HISTORY_REWRITTEN`;
  * - `livefeed_change_stream_last_rewritten_packet`: the packet of the newest such store (NaN
  *   before any).
  */
 export function registerChangeStreamMetrics(
   registry: Registry,
-  headOf: () => Awaitable<FeedHead> | undefined,
+  readHead: () => Awaitable<FeedHead> | undefined,
 ): void {
   // One read per scrape: the gauges' collects run at once, each awaiting the same read.
   let reading: Promise<FeedHead | undefined> | undefined;
   const head = () => {
-    reading ??= Promise.resolve(headOf()).finally(() => {
+    reading ??= Promise.resolve(readHead()).finally(() => {
       setImmediate(() => {
         reading = undefined;
       });
@@ -43,7 +44,7 @@ export function registerChangeStreamMetrics(
   );
   gauge(
     'livefeed_change_stream_epoch',
-    'Times packets were stored behind the change stream readers (import, sync --from, bootstrap)',
+    'Epoch of the change stream: up by one at each store of older packets behind its readers',
     (h) => h.epoch,
   );
   gauge(

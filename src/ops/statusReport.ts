@@ -96,14 +96,17 @@ function upstreamLine(facts: StatusFacts): string {
   return `not asked (${u.reason})${recorded || '; never recorded by a sync'}`;
 }
 
-function streamLine({ frontier, epoch, lastRewritten }: FeedHead): string {
+function streamLines({ frontier, epoch, lastRewritten }: FeedHead, width: number): string[] {
   const served = frontier === undefined ? 'nothing served yet' : `served up to packet ${frontier}`;
-  if (epoch === 0) return `  stream     ${served}`;
-  const times = epoch === 1 ? 'once' : `${epoch} times`;
-  return (
-    `  stream     ${served}; stored behind its readers ${times}, the last packet ${lastRewritten}\n` +
-    '             cursors made before get HISTORY_REWRITTEN (README, "Older packets stored later")'
-  );
+  if (epoch === 0) return [`  stream     ${served}`];
+  return [
+    clip(
+      `  stream     ${served}, epoch ${epoch}; newest packet stored behind readers: ${lastRewritten}`,
+      width,
+    ),
+    // Not clipped: the README section is what the line is for.
+    '             cursors of an earlier epoch at or after such a packet get HISTORY_REWRITTEN (README, "Older packets stored later")',
+  ];
 }
 
 /** The status screen as text lines (no trailing newline); `width` caps long lines. */
@@ -147,7 +150,7 @@ export function renderStatus(facts: StatusFacts, width = 100): string {
   }
   const more = files.pending + files.failed - files.files.length;
   if (more > 0) lines.push(`    … and ${more} more`);
-  lines.push(streamLine(facts.stream));
+  lines.push(...streamLines(facts.stream, width));
   lines.push(...webhookLines(facts.webhooks, width));
   if (facts.lock) {
     lines.push(

@@ -69,8 +69,9 @@ export interface DeliveryRun {
 
 /**
  * Sends `endpoint` every event after its stored position, in batches of `batchSize`, in stream
- * order; the position moves only after a 2xx, so a failed or abandoned POST is sent again (at least
- * once). Failures are stored (attempts, last error, next retry) and logged without the secret.
+ * order; the position moves forward only after a 2xx, so a failed or abandoned POST is sent again
+ * (at least once), and back only when older packets were stored behind it (db/feedRewrites.ts).
+ * Failures are stored (attempts, last error, next retry) and logged without the secret.
  * @throws the signal's reason when stopped; Error when the webhook is not registered
  */
 export async function deliverWebhook(ctx: DeliveryContext, endpoint: WebhookEndpoint): Promise<DeliveryRun> {

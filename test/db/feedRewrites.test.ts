@@ -7,6 +7,7 @@ import {
   rewriteEpochAt,
   rewritesText,
   rewrittenBefore,
+  withJoinedRewrite,
   withRewrite,
 } from '../../src/db/feedRewrites.js';
 import { changeId } from '../../src/db/keys.js';
@@ -33,6 +34,21 @@ describe('rewrites of the change stream (db/feedRewrites.ts)', () => {
     expect(rewrittenBefore(rewrites, 2, { at: 'removal', packet: 150, mbid: MBID, kind: 'MERGED' })).toBe(
       150,
     );
+  });
+
+  it('a rewrite joined to the last (same transaction) refuses every older position as the two would', () => {
+    const before = withRewrite(withRewrite([], 300), 200); // epochs 1 and 2
+    const two = withRewrite(before, 120); // epoch 3, then 4 for 110
+    const apart = withRewrite(withRewrite(two, 110), 140);
+    const joined = withJoinedRewrite(withJoinedRewrite(two, 110), 140);
+    expect(joined).toEqual([...before, { epoch: 3, packet: 110 }]);
+    expect(withJoinedRewrite([], 90)).toEqual([{ epoch: 1, packet: 90 }]);
+    // Positions made in epoch 2 or before, the only ones that can exist: the same refusals.
+    for (const epoch of [0, 1, 2])
+      for (const packet of [100, 110, 115, 120, 130, 140, 250, 400]) {
+        const at = { at: 'packetEnd', packet } as const;
+        expect(rewrittenBefore(joined, epoch, at)).toBe(rewrittenBefore(apart, epoch, at));
+      }
   });
 
   it('keeps at most 1,000 rewrites by merging the oldest into the next: refused too often, never too late', () => {

@@ -93,8 +93,8 @@ export function feedFrontierPostgres(store: PostgresStore): Promise<number | und
 }
 
 /**
- * The head of the change stream (db/feedReads.ts FeedReads.feedHead): its frontier and the
- * current epoch, from the facts statement of every window, in one snapshot. Rejects with the
+ * The head of the change stream (db/feedReads.ts FeedReads.feedHead): its frontier, the current
+ * epoch and the newest rewrite's packet, from the facts statement of every window, in one snapshot. Rejects with the
  * driver's error.
  */
 export function feedHeadPostgres(store: PostgresStore): Promise<FeedHead> {
