@@ -1,5 +1,5 @@
 import { execFile } from 'node:child_process';
-import { mkdir, mkdtemp, rm } from 'node:fs/promises';
+import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { join, relative } from 'node:path';
 import { promisify } from 'node:util';
 import Database from 'better-sqlite3';
@@ -13,6 +13,7 @@ import {
   startSampleFeed,
 } from '../src/samplefeed/server.js';
 import { cliEnv, REPO_ROOT } from './support/cli.js';
+import { startReceiver, verifySignature } from './support/webhookReceiver.js';
 
 /**
  * Issue 16, start-up: the CLI as bin/livefeed.js runs it after `npm run build`, the esbuild bundle of
@@ -104,6 +105,30 @@ describe('the bundled CLI', () => {
       expect(db.prepare('SELECT count(*) FROM changes').pluck().get()).toBe(dump.changes);
     } finally {
       db.close();
+    }
+  }, 60_000);
+
+  it('reads a YAML webhooks file (a CommonJS parser loaded on demand) and delivers to it', async () => {
+    const receiver = await startReceiver();
+    try {
+      const secret = 'bundle-test-secret-0123456789';
+      const file = join(out.dir, 'hooks.yaml');
+      await writeFile(file, `- url: ${receiver.url}\n  secret: ${secret}\n  entities: [AREA]\n`);
+      const args = ['sync', '--once', '--feed-url', feed.feedRoot, '--data-dir', join(out.dir, 'hooked')];
+      await run(
+        process.execPath,
+        [main, ...args, '--from', '186100', '--to', '186101', '--entities', 'area', '--webhooks-file', file],
+        { cwd: out.dir, env: cliEnv({ LIVEFEED_TOKEN: SAMPLE_TOKEN }) },
+      );
+      const posts = receiver.posts.filter((post) => post.status === 204);
+      expect(posts.length).toBeGreaterThan(0);
+      for (const post of posts)
+        expect(verifySignature(secret, post.body, post.headers['x-livefeed-signature'] as string)).toBe(true);
+      const edges = receiver.accepted().flatMap((body) => body.edges);
+      expect(edges.length).toBeGreaterThan(0);
+      expect(edges.every((edge) => edge.node.type === 'AREA')).toBe(true);
+    } finally {
+      await receiver.close();
     }
   }, 60_000);
 });

@@ -44,7 +44,10 @@ let yaml: typeof Yaml | undefined;
  * calls it before the configuration is loaded when a webhooks file is given.
  */
 export async function loadYamlParser(): Promise<void> {
-  yaml ??= await import('yaml');
+  if (yaml) return;
+  const loaded = (await import('yaml')) as typeof Yaml & { default?: typeof Yaml };
+  // The package is CommonJS: bundled (scripts/bundle.ts), its chunk exports it as `default` only.
+  yaml = typeof loaded.parseDocument === 'function' ? loaded : loaded.default!;
 }
 
 function parser(): typeof Yaml {
