@@ -174,6 +174,7 @@ describeStores('livefeed bootstrap as a real process', (stores) => {
     expect(await db.rows("SELECT value FROM meta WHERE key = 'demo'")).toEqual([{ value: 'true' }]);
     // Nothing was served before the bootstrap: nothing was stored behind a reader.
     expect(await db.rows("SELECT value FROM meta WHERE key = 'feed_rewrites'")).toEqual([]);
+    expect(sync.events().filter((e) => e.event === 'change-stream-rewritten')).toEqual([]);
   }, 90_000);
 
   it('a bootstrap after a sync of newer packets records the packets between as incomplete; the next sync fetches them and ends as bootstrap then sync', async () => {
@@ -199,6 +200,12 @@ describeStores('livefeed bootstrap as a real process', (stores) => {
     const packets = (JSON.parse(rewrites!.value) as [number, number][]).map(([, packet]) => packet);
     expect(Math.min(...packets)).toBe(full.packet);
     expect(Math.max(...packets)).toBe(full.packet + 5);
+    // The sync that stored the gap behind readers says so, from the gap's first packet.
+    const warned = sync.events().filter((e) => e.event === 'change-stream-rewritten');
+    expect(warned).toEqual([
+      expect.objectContaining({ level: 40, fromPacket: full.packet + 1, epoch: packets.length }),
+    ]);
+    expect(warned[0]!.msg).toContain('HISTORY_REWRITTEN');
   }, 90_000);
 
   it('a bootstrap into a database holding the packets right after the full dump continues after them', async () => {

@@ -186,22 +186,25 @@ describe('livefeed import: a local JSON dump through the sync pipeline', () => {
     const db = join(dir.dir, 'cli.sqlite');
     const livefeed = (...args: string[]) =>
       run(process.execPath, ['--import', 'tsx', join(ROOT, 'src', 'cli', 'main.ts'), ...args], { cwd: ROOT });
-    const { stdout } = await livefeed(
-      'import',
-      archive,
-      '--packet',
-      '777',
-      '--db',
-      db,
-      '--log-level',
-      'warn',
-    );
+    const args = ['import', archive, '--packet', '777', '--db', db, '--log-level', 'warn'];
+    const { stdout, stderr } = await livefeed(...args);
     expect(stdout).toMatch(
       new RegExp(`as packet 777 artist: ${lines.length - 3} changes, 3 quarantined, ${lines.length} lines`),
     );
-    const cli = openStore(db, { readonly: true });
+    expect(stderr).not.toContain('change-stream-rewritten');
+    const cli = openStore(db);
     expect(cli.sqlite.prepare('SELECT count(*) AS n FROM changes').get()).toEqual({ n: lines.length - 3 });
+    // Readers were served up to packet 800: importing 777 again stores behind them, and says so.
+    cli.sqlite.prepare("INSERT INTO meta (key, value) VALUES ('feed_served', '800')").run();
     cli.close();
+    const again = await livefeed(...args);
+    const warned = again.stderr
+      .split('\n')
+      .filter((line) => line.includes('change-stream-rewritten'))
+      .map((line) => JSON.parse(line));
+    expect(warned).toEqual([
+      expect.objectContaining({ event: 'change-stream-rewritten', fromPacket: 777, epoch: 1 }),
+    ]);
   });
 
   it('a dump of another packet than --packet, or a --packet that is no number, is exit 2 naming the flag; nothing stored', async () => {

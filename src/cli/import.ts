@@ -1,10 +1,12 @@
 import { ConfigError } from '../config.js';
 import { openStore } from '../db/client.js';
+import { feedRewrites } from '../db/feedWindow.js';
 import { ENTITY_TYPES, type EntityType, isEntityType } from '../feed/entities.js';
 import { SequenceMismatchError } from '../feed/errors.js';
 import type { Logger } from '../logger.js';
 import { createProgress, type Progress } from '../ops/progress.js';
 import { type ImportResult, importJsonDump } from '../sync/import.js';
+import { warnRewritten } from '../sync/rewriteNotice.js';
 import type { CommandImplementation } from './command.js';
 import { EXIT } from './exit.js';
 import type { ImportTarget } from './importTarget.js';
@@ -75,6 +77,7 @@ function sqliteTarget(path: string, log: Logger): ImportTarget {
   return {
     withLock: (stopMessage, work) => withWriterLock(store, log, stopMessage, work),
     importDump: (options) => importJsonDump(store, options),
+    feedRewrites: async () => feedRewrites(store),
     close: () => store.close(),
   };
 }
@@ -99,12 +102,14 @@ export const importCommand: CommandImplementation = {
     try {
       return await store.withLock('import stopped by a signal: nothing was stored', async (signal) => {
         const started = Date.now();
+        const rewrites = await store.feedRewrites();
         const result = await store
           .importDump({ path: file, ...target, signal, onProgress: progress.update })
           .catch((error: unknown) => {
             throw wrongPacket(error, file);
           });
         progress.finish(result.fileBytes);
+        warnRewritten(log, rewrites, await store.feedRewrites());
         const seconds = (Date.now() - started) / 1000;
         const { replicationSequence: packet } = result.metadata;
         log.info(

@@ -1,6 +1,7 @@
 import { openPostgresWriterStore } from '../db/postgres/writerSession.js';
 import { safeMessage } from '../feed/errors.js';
 import type { Logger } from '../logger.js';
+import { readRewritesPostgres } from '../sync/postgres/feedServed.js';
 import { importJsonDumpPostgres } from '../sync/postgres/import.js';
 import { acquirePostgresWriterLock } from '../sync/postgres/lock.js';
 import type { ImportTarget } from './importTarget.js';
@@ -28,6 +29,7 @@ export async function postgresImportTarget(choice: PostgresChoice, log: Logger):
             `the dump is stored, but the search index could not be analyzed: ${safeMessage(error)} (autovacuum will)`,
           ),
       }),
+    feedRewrites: () => readRewritesPostgres(store.pool),
     close: () => store.close(),
   };
 }

@@ -1,3 +1,4 @@
+import type { FeedRewrite } from '../db/feedRewrites.js';
 import type { ImportJsonDumpOptions, ImportResult } from '../sync/import.js';
 
 /** Where `livefeed import` stores: the SQLite store (import.ts), or a PostgreSQL one (importPostgres.ts). */
@@ -5,5 +6,7 @@ export interface ImportTarget {
   /** Runs `work` holding the database's writer lock (see session.ts withLock). */
   withLock<T>(stopMessage: string, work: (signal: AbortSignal) => Promise<T>): Promise<T>;
   importDump(options: ImportJsonDumpOptions): Promise<ImportResult>;
+  /** The rewrites of the change stream recorded so far (db/feedRewrites.ts), for the import's warning. */
+  feedRewrites(): Promise<readonly FeedRewrite[]>;
   close(): void | Promise<void>;
 }

@@ -126,8 +126,8 @@ export class HistoryRewrittenError extends Error {
     readonly epoch: number,
   ) {
     super(
-      `the change stream was stored again from packet ${from} on after this position was made (livefeed ` +
-        'import, a sync --from further back or a bootstrap): events may now precede it that were never ' +
+      `events of packet ${from} and later were stored after this position was made (livefeed import, ` +
+        'a sync --from further back or a bootstrap): events may now precede it that were never ' +
         `served; read again from the start of packet ${from} (its events come again, in order)`,
     );
     this.name = 'HistoryRewrittenError';

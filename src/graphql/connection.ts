@@ -118,7 +118,11 @@ export function decodeCursor(kind: string, cursor: string | null | undefined): n
 
 /** The BAD_CURSOR error for an `after` that is not a cursor of the connection asked. */
 export function badCursor(cursor: string): GraphQLError {
-  return userError('BAD_CURSOR', `"after" is not a cursor of this connection: ${JSON.stringify(cursor)}`);
+  return userError(
+    'BAD_CURSOR',
+    `"after" is not a cursor of this connection with these arguments (a cursor is bound to the field ` +
+      `and to its filters: pass it back with the same ones, or start again without it): ${JSON.stringify(cursor)}`,
+  );
 }
 
 /** The `PageInfo` of a resolved page. */

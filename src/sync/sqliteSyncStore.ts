@@ -1,5 +1,6 @@
 import { checkpoint, deferCheckpoints, MAX_DEFERRED_WAL_BYTES, walBytes } from '../db/checkpoint.js';
 import type { Store } from '../db/client.js';
+import { feedRewrites } from '../db/feedWindow.js';
 import {
   missingReplicationPackets,
   replicationPacketRow,
@@ -109,6 +110,7 @@ export function sqliteSyncStore(
     ...store,
     kind: 'sqlite',
     display: store.path,
+    feedRewrites: async () => feedRewrites(store),
     ingestDump: (options) => ingestDump(store, options, minBulkBytes, transaction),
     markPending: async (packet, entity, now) => markPending(store, packet, entity, now),
     recordFailure: async (file, reason, now, error) => recordFailure(store, file, reason, now, error),

@@ -1,4 +1,5 @@
 import type { Store } from '../db/client.js';
+import type { FeedRewrite } from '../db/feedRewrites.js';
 import type { EntityType } from '../feed/entities.js';
 import type { KeepFiles } from '../files/retentionPolicy.js';
 import type { Logger } from '../logger.js';
@@ -142,6 +143,8 @@ export interface SyncStore extends DumpWriter, FileRecords, PacketState, KeptFil
   readonly history: HistoryPruning;
   /** The database as messages name it (a path, or a URL without its password). */
   readonly display: string;
+  /** The rewrites of the change stream recorded so far (db/feedRewrites.ts), for the pass's warning. */
+  feedRewrites(): Promise<readonly FeedRewrite[]>;
   /**
    * Called when a pass starts and ends, when each packet of its range starts and ends (also on an
    * error or abort) and after each stored dump. SQLite stores each packet in

@@ -9,6 +9,7 @@ import { hourHeldCheck } from './hourHeld.js';
 import type { PassOutcome } from './observer.js';
 import { Prefetcher } from './prefetch.js';
 import { askReplicationPacket, recheckMissingPackets } from './replicationStep.js';
+import { warnRewritten } from './rewriteNotice.js';
 import { recheckTimeSettled, settle } from './settle.js';
 import type { SyncStore } from './syncStore.js';
 
@@ -95,6 +96,7 @@ async function syncPassDeferred(
     return report;
   }
   const range = await packetRange(ctx.store, latest, flags);
+  const rewrites = await ctx.store.feedRewrites();
   Object.assign(report, range);
   ctx.observe.observer?.passStarted?.({ latest, ...range });
   ctx.observe.logger.info(
@@ -113,6 +115,7 @@ async function syncPassDeferred(
     requireReplication,
     now().toISOString(),
   );
+  warnRewritten(ctx.observe.logger, rewrites, await ctx.store.feedRewrites());
   for (const packet of [...report.reannounced, ...report.completed]) ctx.observe.onPacketSynced?.(packet);
   report.pending = (await ctx.store.pendingDumps(range.from, range.to)).length;
   if (ctx.policy.keepFiles)

@@ -154,8 +154,8 @@ async function rewind(
   await ctx.store.recordPosition(endpoint.name, position);
   ctx.logger.warn(
     { event: 'webhook-rewound', webhook: endpoint.name, url: endpoint.displayUrl, packet },
-    `webhook ${endpoint.name}: packets from ${packet} on were stored again (livefeed import, sync --from or ` +
-      'bootstrap) after their events were sent; sending them again from there, in order',
+    `webhook ${endpoint.name}: events of packet ${packet} and later were stored behind its position (livefeed ` +
+      'import, sync --from or bootstrap); sending the events from there again, in order',
   );
 }
 

@@ -4,6 +4,7 @@ import { PUT_META } from '../../db/status.js';
 import { expiredQuery, FORGET_KEPT_SQL, type KeptRow, removeKept } from '../retention.js';
 import { type DumpStatus, PACKET_STATE_SQL, type PendingDump } from '../state.js';
 import type { SyncStore } from '../syncStore.js';
+import { readRewritesPostgres } from './feedServed.js';
 import { markPendingPostgres, recordFailurePostgres, retryDeferredPostgres } from './fileRecords.js';
 import { ingestJsonDumpPostgres } from './ingest.js';
 import {
@@ -27,6 +28,7 @@ export function postgresSyncStore(store: PostgresStore): SyncStore {
   return {
     kind: 'postgres',
     display: store.display,
+    feedRewrites: () => readRewritesPostgres(pool),
     ingestDump: (options) => ingestJsonDumpPostgres(store, options),
     replication: postgresReplicationRecords(store),
     history: {

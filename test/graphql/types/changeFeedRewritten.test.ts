@@ -67,7 +67,7 @@ describeAppStores('changeFeed when older packets are stored behind a cursor', bu
     const error = refused.errors![0]!;
     expect(error.extensions).toMatchObject({ code: 'HISTORY_REWRITTEN', rewrittenFrom: firstPacket });
     expect(error.message).toContain(
-      `stored again from packet ${firstPacket} on after this position was made`,
+      `events of packet ${firstPacket} and later were stored after this position was made`,
     );
     expect(error.message).toMatch(/See "Change stream" in the README\.$/);
     const again = await follow(app(), (error.extensions as { cursor: string }).cursor, {}, 7);

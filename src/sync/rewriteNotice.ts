@@ -1,0 +1,26 @@
+import { currentEpoch, type FeedRewrite } from '../db/feedRewrites.js';
+import type { Logger } from '../logger.js';
+
+/**
+ * Warns the operator when a write stored events behind what the change stream had served (a
+ * `sync --from` further back, a `livefeed import` of an older packet, a bootstrap's gap): the
+ * rewrites recorded between `before` and `after` (db/feedRewrites.ts, read before and after the
+ * write). Clients learn it from `HISTORY_REWRITTEN`; the operator who caused it learns it here, as
+ * one `change-stream-rewritten` log line. Nothing when the epoch did not move.
+ */
+export function warnRewritten(
+  logger: Logger,
+  before: readonly FeedRewrite[],
+  after: readonly FeedRewrite[],
+): void {
+  const since = currentEpoch(before);
+  const added = after.filter((rewrite) => rewrite.epoch > since);
+  if (added.length === 0) return;
+  const from = Math.min(...added.map((rewrite) => rewrite.packet));
+  logger.warn(
+    { event: 'change-stream-rewritten', fromPacket: from, epoch: currentEpoch(after) },
+    `events of packet ${from} and later were stored behind what the change stream had already served: ` +
+      'changeFeed cursors made before at or after them get HISTORY_REWRITTEN, and webhooks and entityChanged ' +
+      'subscribers are sent those events again (README, "Older packets stored later")',
+  );
+}
