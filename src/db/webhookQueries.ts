@@ -77,8 +77,12 @@ export const WEBHOOK_SQL = {
       next_retry_at = NULL, last_attempt_at = ?, last_success_at = ?,
       delivered_events = delivered_events + ?, deliveries = deliveries + 1
     WHERE name = ?`,
-  /** (cursor, name): past events the filters left out, or back after a rewrite of the stream. */
+  /** (cursor, name): past events the filters left out. */
   position: 'UPDATE webhooks SET cursor = ? WHERE name = ?',
+  /** (cursor, packet, packet, name): back to a packet's start after a rewrite, delivered up to the one before. */
+  rewound: `UPDATE webhooks SET cursor = ?,
+      delivered_packet = CASE WHEN delivered_packet > ? THEN ? ELSE delivered_packet END
+    WHERE name = ?`,
   /** (error, at, at, nextRetryAt, name): a failed POST. */
   failed: `UPDATE webhooks SET attempts = attempts + 1, last_error = ?, last_error_at = ?, last_attempt_at = ?,
       next_retry_at = ?, failed_deliveries = failed_deliveries + 1
@@ -184,12 +188,23 @@ export function recordDelivered(store: Store, name: string, delivered: Delivered
   cachedStatement(store, WEBHOOK_SQL.delivered).run(...deliveredParams(name, delivered));
 }
 
-/**
- * The cursor moves without a POST: past events the filters left out, or back to where events stored
- * again behind it start (webhooks/deliver.ts).
- */
+/** Events the filters left out: the cursor moves past them without a POST. */
 export function recordPosition(store: Store, name: string, cursor: string): void {
   cachedStatement(store, WEBHOOK_SQL.position).run(cursor, name);
+}
+
+/**
+ * Older packets were stored behind the webhook's position (db/feedRewrites.ts): the cursor moves
+ * back to `cursor`, the start of `packet`, whose events are sent again; what it has been sent
+ * counts up to the packet before (status, /metrics), so that what waits shows.
+ */
+export function recordRewound(store: Store, name: string, cursor: string, packet: number): void {
+  cachedStatement(store, WEBHOOK_SQL.rewound).run(...rewoundParams(name, cursor, packet));
+}
+
+/** The parameters of {@link WEBHOOK_SQL}.rewound. */
+export function rewoundParams(name: string, cursor: string, packet: number): unknown[] {
+  return [cursor, packet - 1, packet - 1, name];
 }
 
 /** A POST failed with `error` (no secret, no URL credentials); tried again at `nextRetryAt`. */

@@ -7,6 +7,7 @@ import {
   recordDelivered,
   recordFailed,
   recordPosition,
+  recordRewound,
   registerWebhooks,
   type WebhookState,
   type WebhookTarget,
@@ -27,11 +28,13 @@ export interface WebhookStore {
   states(): Promise<WebhookState[]>;
   /** A 2xx: the cursor moves past the events sent, the failure count resets. */
   recordDelivered(name: string, delivered: Delivered): Promise<void>;
-  /**
-   * The cursor moves without a POST: past events the filters left out, or back to where events
-   * stored again behind it start (webhooks/deliver.ts).
-   */
+  /** Events the filters left out: the cursor moves past them without a POST. */
   recordPosition(name: string, cursor: string): Promise<void>;
+  /**
+   * Older packets were stored behind the position: it moves back to `cursor`, the start of
+   * `packet`, and delivered counts up to the packet before (db/webhookQueries.ts recordRewound).
+   */
+  recordRewound(name: string, cursor: string, packet: number): Promise<void>;
   /** A failed POST, tried again at `failed.nextRetryAt`. */
   recordFailed(name: string, failed: Failed): Promise<void>;
   /**
@@ -78,6 +81,7 @@ export function sqliteWebhookStore(store: Store): WebhookStore {
     states: () => outside(() => webhookStates(store)),
     recordDelivered: (name, delivered) => outside(() => recordDelivered(store, name, delivered)),
     recordPosition: (name, cursor) => outside(() => recordPosition(store, name, cursor)),
+    recordRewound: (name, cursor, packet) => outside(() => recordRewound(store, name, cursor, packet)),
     recordFailed: (name, failed) => outside(() => recordFailed(store, name, failed)),
     readFeedEvents: (query) => outside(() => readFeedEvents(store, query)),
     idle: (signal) => outsideTransaction(store, signal),

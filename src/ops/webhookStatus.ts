@@ -10,7 +10,8 @@ function describe(w: WebhookState): string[] {
   const delivered = `${w.deliveredEvents} events delivered (${through})`;
   if (w.attempts === 0) return [`ok: ${delivered}; last success ${w.lastSuccessAt ?? 'never'}`];
   return [
-    `FAILING: attempts ${w.attempts}, next retry ${w.nextRetryAt ?? '-'}; ${delivered}`,
+    `FAILING: attempts ${w.attempts}, next retry ${w.nextRetryAt ?? '-'}`,
+    delivered,
     `last error at ${w.lastErrorAt}: ${(w.lastError ?? '').replace(/\s+/g, ' ')}`,
   ];
 }

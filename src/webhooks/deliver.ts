@@ -151,7 +151,7 @@ async function rewind(
   endpoint: WebhookEndpoint,
   { packet, position }: { packet: number; position: string },
 ): Promise<void> {
-  await ctx.store.recordPosition(endpoint.name, position);
+  await ctx.store.recordRewound(endpoint.name, position, packet);
   ctx.logger.warn(
     { event: 'webhook-rewound', webhook: endpoint.name, url: endpoint.displayUrl, packet },
     `webhook ${endpoint.name}: events of packet ${packet} and later were stored behind its position (livefeed ` +

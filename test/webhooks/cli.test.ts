@@ -53,7 +53,7 @@ describe('webhooks through the real CLI (sync --once twice, status, metrics, Gra
     const status = await finished(startCli(['status', '--offline', '--data-dir', data.dir]));
     expect(status.stdout).toMatch(/webhooks {3}1 configured, 1 failing/);
     expect(status.stdout).toMatch(
-      /receiver {2}http:\/\/127\.0\.0\.1:\d+\/in\n {6}FAILING: attempts 3, next retry \S+Z; 0 events delivered \(nothing yet\)\n {6}last error at \S+Z: connection refused \(ECONNREFUSED\)/,
+      /receiver {2}http:\/\/127\.0\.0\.1:\d+\/in\n {6}FAILING: attempts 3, next retry \S+Z\n {6}0 events delivered \(nothing yet\)\n {6}last error at \S+Z: connection refused \(ECONNREFUSED\)/,
     );
 
     const app = testApp(join(data.dir, 'livefeed.db'), data.dir);

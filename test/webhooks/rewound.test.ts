@@ -118,6 +118,11 @@ describeStores('webhook delivery when older packets are stored behind its positi
       // Four POSTs refused over two runs; the rewind was noticed and stored once.
       expect(receiver.posts.filter((post) => post.status === 503)).toHaveLength(4);
       expect(rewoundWarnings(lines)).toEqual([expect.objectContaining({ packet: firstPacket })]);
+      // What it has been sent counts up to the packet before the one sent again.
+      expect((await other.webhooks.states())[0]).toMatchObject({
+        deliveredPacket: firstPacket - 1,
+        attempts: 4,
+      });
 
       receiver.status = 204;
       expect(await deliver(lines, other)).toMatchObject({ outcome: 'caught-up' });

@@ -3,6 +3,7 @@ import {
   failedParams,
   registerParams,
   retiredBy,
+  rewoundParams,
   WEBHOOK_SQL,
   type WebhookState,
   webhookStart,
@@ -46,6 +47,9 @@ export function postgresWebhookStore(store: PostgresStore): WebhookStore {
     },
     recordPosition: async (name, cursor) => {
       await pgRows(store.pool, WEBHOOK_SQL.position, [cursor, name]);
+    },
+    recordRewound: async (name, cursor, packet) => {
+      await pgRows(store.pool, WEBHOOK_SQL.rewound, rewoundParams(name, cursor, packet));
     },
     recordFailed: async (name, failed) => {
       await pgRows(store.pool, WEBHOOK_SQL.failed, failedParams(name, failed));

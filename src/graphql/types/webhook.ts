@@ -37,7 +37,8 @@ export const WebhookRef = builder.objectRef<WebhookState>('Webhook').implement({
     }),
     deliveredPacket: t.exposeInt('deliveredPacket', {
       nullable: true,
-      description: 'Packet of the last event acknowledged.',
+      description:
+        'Packet of the last event acknowledged; after older packets were stored behind the webhook, the packet before those it is sent again.',
     }),
     attempts: t.exposeInt('attempts', {
       description: 'Failed attempts since the last 2xx (0 when delivering).',
