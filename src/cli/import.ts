@@ -7,6 +7,7 @@ import type { Logger } from '../logger.js';
 import { createProgress, type Progress } from '../ops/progress.js';
 import { type ImportResult, importJsonDump } from '../sync/import.js';
 import { warnRewritten } from '../sync/rewriteNotice.js';
+import { restampComplete } from '../sync/state.js';
 import type { CommandImplementation } from './command.js';
 import { EXIT } from './exit.js';
 import type { ImportTarget } from './importTarget.js';
@@ -78,6 +79,7 @@ function sqliteTarget(path: string, log: Logger): ImportTarget {
     withLock: (stopMessage, work) => withWriterLock(store, log, stopMessage, work),
     importDump: (options) => importJsonDump(store, options),
     feedRewrites: async () => feedRewrites(store),
+    reannounce: async (packet, now) => restampComplete(store, packet, now),
     close: () => store.close(),
   };
 }
@@ -109,9 +111,10 @@ export const importCommand: CommandImplementation = {
             throw wrongPacket(error, file);
           });
         progress.finish(result.fileBytes);
-        warnRewritten(log, rewrites, await store.feedRewrites());
-        const seconds = (Date.now() - started) / 1000;
         const { replicationSequence: packet } = result.metadata;
+        if (warnRewritten(log, rewrites, await store.feedRewrites()))
+          await store.reannounce(packet, new Date().toISOString());
+        const seconds = (Date.now() - started) / 1000;
         log.info(
           { event: 'import-done', file, packet, entity: result.entity, ...summary(result), seconds },
           'import done',

@@ -4,6 +4,7 @@ import type { Logger } from '../logger.js';
 import { readRewritesPostgres } from '../sync/postgres/feedServed.js';
 import { importJsonDumpPostgres } from '../sync/postgres/import.js';
 import { acquirePostgresWriterLock } from '../sync/postgres/lock.js';
+import { restampCompletePostgres } from '../sync/postgres/packetState.js';
 import type { ImportTarget } from './importTarget.js';
 import { withLock } from './session.js';
 import type { PostgresChoice } from './targets.js';
@@ -30,6 +31,7 @@ export async function postgresImportTarget(choice: PostgresChoice, log: Logger):
           ),
       }),
     feedRewrites: () => readRewritesPostgres(store.pool),
+    reannounce: (packet, now) => restampCompletePostgres(store, packet, now),
     close: () => store.close(),
   };
 }

@@ -8,5 +8,11 @@ export interface ImportTarget {
   importDump(options: ImportJsonDumpOptions): Promise<ImportResult>;
   /** The rewrites of the change stream recorded so far (db/feedRewrites.ts), for the import's warning. */
   feedRewrites(): Promise<readonly FeedRewrite[]>;
+  /**
+   * Announces `packet` again when it is complete (its `synced_at` moved to `now`, ISO 8601): after
+   * an import stored events behind the stream's readers, a `serve`'s watch wakes its `entityChanged`
+   * followers, which then rewind (sync/state.ts restampComplete). False for a packet not complete.
+   */
+  reannounce(packet: number, now: string): Promise<boolean>;
   close(): void | Promise<void>;
 }

@@ -7,15 +7,16 @@ import type { Logger } from '../logger.js';
  * rewrites recorded between `before` and `after` (db/feedRewrites.ts, read before and after the
  * write). Clients learn it from `HISTORY_REWRITTEN`; the operator who caused it learns it here, as
  * one `change-stream-rewritten` log line. Nothing when the epoch did not move.
+ * @returns true when it warned (rewrites were recorded between the two reads)
  */
 export function warnRewritten(
   logger: Logger,
   before: readonly FeedRewrite[],
   after: readonly FeedRewrite[],
-): void {
+): boolean {
   const since = currentEpoch(before);
   const added = after.filter((rewrite) => rewrite.epoch > since);
-  if (added.length === 0) return;
+  if (added.length === 0) return false;
   const from = Math.min(...added.map((rewrite) => rewrite.packet));
   logger.warn(
     { event: 'change-stream-rewritten', fromPacket: from, epoch: currentEpoch(after) },
@@ -23,4 +24,5 @@ export function warnRewritten(
       'changeFeed cursors made before at or after them get HISTORY_REWRITTEN, and webhooks and entityChanged ' +
       'subscribers are sent those events again (README, "Older packets stored later")',
   );
+  return true;
 }
