@@ -93,5 +93,8 @@ function networkError(error: unknown, timeoutMs: number): string {
   if (code === 'ECONNREFUSED') return 'connection refused (ECONNREFUSED)';
   if (code === 'UND_ERR_SOCKET') return 'the receiver closed the connection (UND_ERR_SOCKET)';
   if (code) return `${code}${e.cause?.message ? `: ${e.cause.message}` : ''}`;
+  // fetch refuses the Fetch standard's blocked ports (4190, 6000, ...) before connecting.
+  if (e.cause?.message === 'bad port')
+    return "bad port: fetch never connects to this port (one of the Fetch standard's blocked ports); give the receiver another";
   return e.cause?.message ?? e.message;
 }
