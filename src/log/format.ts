@@ -17,11 +17,12 @@ const LEVELS: Record<number, { name: string; color: string }> = {
   60: { name: 'FATAL', color: '41;97' },
 };
 /** Fields every line has or that the line shows in its own place. */
-const SHOWN_APART = new Set(['level', 'time', 'msg', 'service', 'event', 'pid', 'hostname']);
+const SHOWN_APART = new Set(['level', 'time', 'msg', 'service', 'pid', 'hostname']);
 
 /**
- * One pino JSON line as a human-readable line: `12:00:01 INFO  message  key=value ...` (local
- * time, the event and the other fields after the message). Lines that are not JSON pass unchanged.
+ * One pino JSON line as a human-readable line: `12:00:01 INFO  message  event=name key=value ...`
+ * (local time; the event's name, or the name alone when there is no message, and the other fields
+ * after the message). Lines that are not JSON pass unchanged.
  */
 export function prettyLine(json: string, color: boolean): string {
   let event: Record<string, unknown>;
@@ -34,8 +35,11 @@ export function prettyLine(json: string, color: boolean): string {
   const time = typeof event.time === 'string' ? new Date(event.time) : new Date();
   const clock = time.toTimeString().slice(0, 8);
   const paint = (code: string, text: string) => (color ? `\x1b[${code}m${text}\x1b[0m` : text);
-  const fields = Object.entries(event)
-    .filter(([key]) => !SHOWN_APART.has(key))
+  // The event's name first among the fields, so that the names the README gives can be searched for.
+  const { event: name, ...rest } = event;
+  const shown = event.msg === undefined ? rest : { event: name, ...rest };
+  const fields = Object.entries(shown)
+    .filter(([key, value]) => !SHOWN_APART.has(key) && value !== undefined)
     .map(([key, value]) => `${key}=${typeof value === 'string' ? value : JSON.stringify(value)}`);
   const tail = fields.length > 0 ? `  ${paint('90', fields.join(' '))}` : '';
   return `${paint('90', clock)} ${paint(level.color, level.name.padEnd(5))} ${event.msg ?? event.event ?? ''}${tail}\n`;
