@@ -137,7 +137,7 @@ describeStores('livefeed bootstrap as a real process', (stores) => {
     expect((await first.exited).code, first.stderr.join('\n')).toBe(0);
     const boot = startCli(['bootstrap', '--demo', ...where]);
     expect((await boot.exited).code, boot.stderr.join('\n')).toBe(0);
-    return { where, said: boot.stdout.join('\n') };
+    return { where, said: boot.stdout.join('\n'), events: boot.events() };
   }
 
   it('bootstrap --demo then sync --demo --once store what the same two steps store in process into SQLite', async () => {
@@ -148,6 +148,7 @@ describeStores('livefeed bootstrap as a real process', (stores) => {
     expect(booted.code, boot.stderr.join('\n')).toBe(0);
     expect(boot.stdout.join('\n')).toContain(`the sync continues at packet ${full.packet + 1}`);
     expect(boot.stderr.join('\n')).not.toContain(POSTGRES_TEST_PASSWORD);
+    expect(boot.events().filter((e) => e.event === 'change-stream-rewritten')).toEqual([]);
     if (stores.kind === 'postgres') {
       // Analyzed at the end: the common-words threshold reads the index size from this estimate.
       const [estimate] = await db.rows<{ n: number }>(
@@ -178,7 +179,11 @@ describeStores('livefeed bootstrap as a real process', (stores) => {
   }, 90_000);
 
   it('a bootstrap after a sync of newer packets records the packets between as incomplete; the next sync fetches them and ends as bootstrap then sync', async () => {
-    const { where, said } = await syncThenBootstrap(full.packet + 6);
+    const { where, said, events } = await syncThenBootstrap(full.packet + 6);
+    // The full dump was stored behind what the first sync's stream had served: the bootstrap says so.
+    expect(events.filter((e) => e.event === 'change-stream-rewritten')).toEqual([
+      expect.objectContaining({ level: 40, fromPacket: full.packet }),
+    ]);
     const last = readBundledManifest().lastPacket;
     expect(said).toContain(
       `the database already held packets ${full.packet + 6}..${last}, newer than the full dump: ` +

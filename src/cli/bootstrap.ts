@@ -11,6 +11,7 @@ import { createProgress, type Progress } from '../ops/progress.js';
 import { BUNDLED_FEED_ROOT, SAMPLE_TOKEN, type SampleFeed, startSampleFeed } from '../samplefeed/server.js';
 import { type BootstrapOptions, type BootstrapResult, bootstrapFromFullDumps } from '../sync/bootstrap.js';
 import { sqliteBootstrapStore } from '../sync/bootstrapStore.js';
+import { warnRewritten } from '../sync/rewriteNotice.js';
 import { createVerifier } from '../sync/verifier.js';
 import type { BootstrapTarget } from './bootstrapTarget.js';
 import type { CommandImplementation } from './command.js';
@@ -191,6 +192,7 @@ export const bootstrapCommand: CommandImplementation = {
           },
         );
         const started = Date.now();
+        const rewrites = await target.store.feedRewrites();
         const result = await bootstrapFromFullDumps(target.store, {
           dumps: dumps!,
           verifier,
@@ -205,6 +207,7 @@ export const bootstrapCommand: CommandImplementation = {
           onProgress: progress.onProgress,
         });
         progress.stop();
+        warnRewritten(log, rewrites, await target.store.feedRewrites());
         printSummary(result, (Date.now() - started) / 1000);
         return await checkContinuation(result, config, sample, log);
       });

@@ -2,7 +2,7 @@ import { ConfigError } from '../config.js';
 import { openStore } from '../db/client.js';
 import { feedRewrites } from '../db/feedWindow.js';
 import { ENTITY_TYPES, type EntityType, isEntityType } from '../feed/entities.js';
-import { SequenceMismatchError } from '../feed/errors.js';
+import { SequenceMismatchError, safeMessage } from '../feed/errors.js';
 import type { Logger } from '../logger.js';
 import { createProgress, type Progress } from '../ops/progress.js';
 import { type ImportResult, importJsonDump } from '../sync/import.js';
@@ -72,6 +72,27 @@ function wrongPacket(error: unknown, file: string): unknown {
   );
 }
 
+/**
+ * After an import stored events behind the change stream: announces its packet again so that a
+ * `serve` wakes its followers (ImportTarget.reannounce). The dump is committed by then, so a failure
+ * here is logged, not thrown; a packet not complete is said to wait for its completion.
+ */
+async function reannounce(store: ImportTarget, packet: number, log: Logger): Promise<void> {
+  try {
+    if (await store.reannounce(packet, new Date().toISOString())) return;
+    log.info(
+      { event: 'reannounce-waits', packet },
+      `packet ${packet} is not complete: entityChanged followers rewind when a sync completes it`,
+    );
+  } catch (error) {
+    log.warn(
+      { event: 'reannounce-failed', packet, err: safeMessage(error) },
+      `the dump is stored, but packet ${packet} could not be announced again (${safeMessage(error)}): ` +
+        'entityChanged followers rewind at the next packet a sync completes',
+    );
+  }
+}
+
 /** The SQLite file `path` as an import target. */
 function sqliteTarget(path: string, log: Logger): ImportTarget {
   const store = openStore(path);
@@ -112,8 +133,7 @@ export const importCommand: CommandImplementation = {
           });
         progress.finish(result.fileBytes);
         const { replicationSequence: packet } = result.metadata;
-        if (warnRewritten(log, rewrites, await store.feedRewrites()))
-          await store.reannounce(packet, new Date().toISOString());
+        if (warnRewritten(log, rewrites, await store.feedRewrites())) await reannounce(store, packet, log);
         const seconds = (Date.now() - started) / 1000;
         log.info(
           { event: 'import-done', file, packet, entity: result.entity, ...summary(result), seconds },

@@ -47,7 +47,10 @@ export async function loadYamlParser(): Promise<void> {
   if (yaml) return;
   const loaded = (await import('yaml')) as typeof Yaml & { default?: typeof Yaml };
   // The package is CommonJS: bundled (scripts/bundle.ts), its chunk exports it as `default` only.
-  yaml = typeof loaded.parseDocument === 'function' ? loaded : loaded.default!;
+  const parser = typeof loaded.parseDocument === 'function' ? loaded : loaded.default;
+  if (typeof parser?.parseDocument !== 'function')
+    throw new Error('the YAML parser (package yaml) did not load');
+  yaml = parser;
 }
 
 function parser(): typeof Yaml {

@@ -7,6 +7,8 @@ import {
 } from '../db/bootstrapQueries.js';
 import { isBulkLoad, withBulkJournal } from '../db/bulkJournal.js';
 import type { Store } from '../db/client.js';
+import type { FeedRewrite } from '../db/feedRewrites.js';
+import { feedRewrites } from '../db/feedWindow.js';
 import { mergeSearchIndex, type SearchMergeResult } from '../db/searchMerge.js';
 import type { EntityType } from '../feed/entities.js';
 import { type IngestJsonDumpOptions, type IngestResult, ingestJsonDump } from './ingest.js';
@@ -46,6 +48,8 @@ export interface BootstrapStore {
    * @throws database errors (the imports stay stored; the next sync pass merges again).
    */
   mergeSearchIndex(): Promise<SearchMergeResult | undefined>;
+  /** The rewrites of the change stream recorded so far (db/feedRewrites.ts), for the command's warning. */
+  feedRewrites(): Promise<readonly FeedRewrite[]>;
 }
 
 /**
@@ -69,5 +73,6 @@ export function sqliteBootstrapStore(store: Store): BootstrapStore {
     },
     recordBootstrapPosition: async (position) => recordBootstrapPosition(store, position),
     mergeSearchIndex: async () => mergeSearchIndex(store.sqlite),
+    feedRewrites: async () => feedRewrites(store),
   };
 }

@@ -5,7 +5,7 @@ import type { Logger } from '../logger.js';
  * Warns the operator when a write stored events behind what the change stream had served (a
  * `sync --from` further back, a `livefeed import` of an older packet, a bootstrap's gap): the
  * rewrites recorded between `before` and `after` (db/feedRewrites.ts, read before and after the
- * write). Clients learn it from `HISTORY_REWRITTEN`; the operator who caused it learns it here, as
+ * write); `fromPacket` is the packet from which cursors made before are refused. Clients learn it from `HISTORY_REWRITTEN`; the operator who caused it learns it here, as
  * one `change-stream-rewritten` log line. Nothing when the epoch did not move.
  * @returns true when it warned (rewrites were recorded between the two reads)
  */
@@ -18,11 +18,13 @@ export function warnRewritten(
   const added = after.filter((rewrite) => rewrite.epoch > since);
   if (added.length === 0) return false;
   const from = Math.min(...added.map((rewrite) => rewrite.packet));
+  // `from` is the packet cursors are refused from: the lowest stored, or lower when the oldest
+  // rewrites kept were merged (db/feedRewrites.ts), never higher.
   logger.warn(
     { event: 'change-stream-rewritten', fromPacket: from, epoch: currentEpoch(after) },
-    `events of packet ${from} and later were stored behind what the change stream had already served: ` +
-      'changeFeed cursors made before at or after them get HISTORY_REWRITTEN, and webhooks and entityChanged ' +
-      'subscribers are sent those events again (README, "Older packets stored later")',
+    'events were stored behind what the change stream had already served: changeFeed cursors made ' +
+      `before, at or after packet ${from}, get HISTORY_REWRITTEN, and webhooks and entityChanged ` +
+      'subscribers are sent the events from there again (README, "Older packets stored later")',
   );
   return true;
 }

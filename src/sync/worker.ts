@@ -103,19 +103,14 @@ async function syncPassDeferred(
     { event: 'sync-start', latest, from: range.from, to: range.to },
     `syncing packets ${range.from}..${range.to}`,
   );
-  await syncPackets(ctx, range, report, now);
-  const hourHeld = hourHeldCheck(ctx, now);
-  await settle(ctx, range, report, now, hourHeld);
-  await recheckTimeSettled(ctx, report, now, hourHeld);
-  await recheckMissingPackets(ctx, range.from, report, now);
-  const requireReplication = (p: number) => ctx.policy.replicationPackets && !ctx.policy.skipPackets.has(p);
-  report.completed = await ctx.store.completePackets(
-    range,
-    ctx.policy.entities,
-    requireReplication,
-    now().toISOString(),
-  );
-  warnRewritten(ctx.observe.logger, rewrites, await ctx.store.feedRewrites());
+  try {
+    await storeAndComplete(ctx, range, report, now);
+  } finally {
+    // Also after a failure: the packets stored before it stay stored, and the next pass starts
+    // from the rewrites as they are then.
+    const after = await ctx.store.feedRewrites().catch(() => rewrites);
+    warnRewritten(ctx.observe.logger, rewrites, after);
+  }
   for (const packet of [...report.reannounced, ...report.completed]) ctx.observe.onPacketSynced?.(packet);
   report.pending = (await ctx.store.pendingDumps(range.from, range.to)).length;
   if (ctx.policy.keepFiles)
@@ -136,6 +131,27 @@ async function syncPassDeferred(
     'sync pass finished',
   );
   return report;
+}
+
+/** Stores the range's packets, settles and rechecks what waits, and completes what can be. */
+async function storeAndComplete(
+  ctx: SyncContext,
+  range: { from: number; to: number },
+  report: SyncReport,
+  now: () => Date,
+): Promise<void> {
+  await syncPackets(ctx, range, report, now);
+  const hourHeld = hourHeldCheck(ctx, now);
+  await settle(ctx, range, report, now, hourHeld);
+  await recheckTimeSettled(ctx, report, now, hourHeld);
+  await recheckMissingPackets(ctx, range.from, report, now);
+  const requireReplication = (p: number) => ctx.policy.replicationPackets && !ctx.policy.skipPackets.has(p);
+  report.completed = await ctx.store.completePackets(
+    range,
+    ctx.policy.entities,
+    requireReplication,
+    now().toISOString(),
+  );
 }
 
 /**

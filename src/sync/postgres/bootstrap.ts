@@ -12,7 +12,7 @@ import { readMark } from '../../db/postgres/latestPacket.js';
 import { notifyPacketsCompleted } from '../../db/postgres/notify.js';
 import { inPgTransaction, pgRow, pgRows } from '../../db/postgres/sql.js';
 import type { BootstrapStore } from '../bootstrapStore.js';
-import { noteServedFrontierOn } from './feedServed.js';
+import { noteServedFrontierOn, readRewritesPostgres } from './feedServed.js';
 import { ingestJsonDumpPostgres } from './ingest.js';
 import { advanceLatestPacket } from './packetState.js';
 
@@ -26,6 +26,7 @@ import { advanceLatestPacket } from './packetState.js';
  */
 export function postgresBootstrapStore(store: PostgresStore): BootstrapStore {
   return {
+    feedRewrites: () => readRewritesPostgres(store.pool),
     async bootstrappedPacket(dump, entity) {
       const row = await pgRow<{ value: string }>(store.pool, LATEST_PACKET_SQL.readMeta, [
         bootstrapDoneKey(dump, entity),
