@@ -1,6 +1,7 @@
 import { Gauge, type Registry } from 'prom-client';
 import type { Awaitable } from '../db/awaitable.js';
 import type { FeedHead } from '../db/feedWindow.js';
+import { oncePerScrape } from './scrapeRead.js';
 
 /**
  * Registers the change stream's metrics in `registry`, read from the database at each scrape
@@ -17,16 +18,7 @@ export function registerChangeStreamMetrics(
   registry: Registry,
   readHead: () => Awaitable<FeedHead> | undefined,
 ): void {
-  // One read per scrape: the gauges' collects run at once, each awaiting the same read.
-  let reading: Promise<FeedHead | undefined> | undefined;
-  const head = () => {
-    reading ??= Promise.resolve(readHead()).finally(() => {
-      setImmediate(() => {
-        reading = undefined;
-      });
-    });
-    return reading;
-  };
+  const head = oncePerScrape(readHead);
   const gauge = (name: string, help: string, value: (h: FeedHead) => number | undefined) =>
     new Gauge({
       name,

@@ -9,6 +9,7 @@ import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from 'prom
 import type { Reads } from '../db/reads.js';
 import { registerChangeStreamMetrics } from './changeStreamMetrics.js';
 import { DEFAULT_FRESHNESS, type Freshness, freshness } from './freshness.js';
+import { oncePerScrape } from './scrapeRead.js';
 import { registerWebhookMetrics } from './webhookMetrics.js';
 
 /** The metrics of one process. */
@@ -51,17 +52,10 @@ export function createMetrics(options: MetricsOptions = {}): Metrics {
   let reads: Reads | undefined;
   if (options.processMetrics !== false) collectDefaultMetrics({ register: registry, prefix: 'livefeed_' });
 
-  // One freshness read per scrape, shared by the five position gauges: the registry collects them
-  // all at once (their collects start in one tick), and the first to ask starts the read.
-  let scrape: Promise<Freshness | undefined> | undefined;
-  const currentFreshness = () => {
-    scrape ??= (reads ? freshness(reads, DEFAULT_FRESHNESS, now()) : Promise.resolve(undefined)).finally(
-      () => {
-        scrape = undefined;
-      },
-    );
-    return scrape;
-  };
+  // One freshness read per scrape, shared by the five position gauges.
+  const currentFreshness = oncePerScrape(() =>
+    reads ? freshness(reads, DEFAULT_FRESHNESS, now()) : undefined,
+  );
   // Unknown values (no reads, nothing synced, no upstream record) are NaN, never a reassuring 0.
   const positionGauge = (name: string, help: string, value: (f: Freshness) => number | null | undefined) =>
     new Gauge({

@@ -1,6 +1,7 @@
 import { Counter, Gauge, type Registry } from 'prom-client';
 import type { Awaitable } from '../db/awaitable.js';
 import type { WebhookState } from '../db/webhookQueries.js';
+import { oncePerScrape } from './scrapeRead.js';
 
 type Labels = 'webhook' | 'url';
 
@@ -17,16 +18,7 @@ export function registerWebhookMetrics(
 ): void {
   const registers = [registry];
   const labelNames = ['webhook', 'url'] as const;
-  // One read per scrape: the metrics' collects run at once, each awaiting the same read.
-  let reading: Promise<readonly WebhookState[]> | undefined;
-  const states = () => {
-    reading ??= Promise.resolve(statesOf()).finally(() => {
-      setImmediate(() => {
-        reading = undefined;
-      });
-    });
-    return reading;
-  };
+  const states = oncePerScrape(statesOf);
   const each = async (metric: Gauge<Labels> | Counter<Labels>, value: (w: WebhookState) => number | null) => {
     const all = await states();
     metric.reset();

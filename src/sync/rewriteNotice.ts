@@ -1,4 +1,4 @@
-import { currentEpoch, type FeedRewrite } from '../db/feedRewrites.js';
+import { currentEpoch, type FeedRewrite, rewrittenBefore } from '../db/feedRewrites.js';
 import type { Logger } from '../logger.js';
 
 /**
@@ -14,12 +14,11 @@ export function warnRewritten(
   before: readonly FeedRewrite[],
   after: readonly FeedRewrite[],
 ): boolean {
-  const since = currentEpoch(before);
-  const added = after.filter((rewrite) => rewrite.epoch > since);
-  if (added.length === 0) return false;
-  const from = Math.min(...added.map((rewrite) => rewrite.packet));
-  // `from` is the packet cursors are refused from: the lowest stored, or lower when the oldest
-  // rewrites kept were merged (db/feedRewrites.ts), never higher.
+  // What a cursor made before at the end of the stream is refused from: the lowest packet stored,
+  // or lower when the oldest rewrites kept were merged (db/feedRewrites.ts), never higher.
+  const end = { at: 'packetEnd', packet: Number.MAX_SAFE_INTEGER } as const;
+  const from = rewrittenBefore(after, currentEpoch(before), end);
+  if (from === undefined) return false;
   logger.warn(
     { event: 'change-stream-rewritten', fromPacket: from, epoch: currentEpoch(after) },
     'events were stored behind what the change stream had already served: changeFeed cursors made ' +
