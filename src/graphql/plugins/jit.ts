@@ -1,5 +1,13 @@
 import { useGraphQlJit } from '@envelop/graphql-jit';
-import { type ExecutionResult, GraphQLError, type Source } from 'graphql';
+import {
+  type DocumentNode,
+  type ExecutionResult,
+  GraphQLError,
+  type GraphQLSchema,
+  getOperationAST,
+  getVariableValues,
+  type Source,
+} from 'graphql';
 import type { Plugin } from 'graphql-yoga';
 
 /**
@@ -11,6 +19,10 @@ import type { Plugin } from 'graphql-yoga';
  * graphql-jit's errors carry `locations` but not the AST nodes, and Yoga rebuilds every error from
  * its nodes or source positions before writing it, which dropped the locations. Each such error is
  * given the document's source and the positions of its locations instead, so answers keep them.
+ *
+ * graphql-jit also words a variable its scalar refuses as `Expected type DateTime.`, dropping the
+ * scalar's own reason (`DateTime must be ISO 8601 UTC, e.g. ...`). When variables were refused,
+ * graphql-js coerces them again for its messages, which keep the reason and its `code`.
  */
 export function jitPlugin(): Plugin {
   return {
@@ -26,11 +38,25 @@ export function jitPlugin(): Plugin {
       return {
         onExecuteDone({ result, setResult }) {
           if (Symbol.asyncIterator in result || !result.errors?.length) return;
-          setResult(withPositions(result, source));
+          const refused = result.data === undefined ? variableErrors(args) : undefined;
+          setResult(refused ? { errors: refused } : withPositions(result, source));
         },
       };
     },
   };
+}
+
+/** graphql-js' errors for the operation's variables, or undefined when it accepts them. */
+function variableErrors(args: {
+  schema: GraphQLSchema;
+  document: DocumentNode;
+  operationName?: string | null;
+  variableValues?: Record<string, unknown> | null;
+}): readonly GraphQLError[] | undefined {
+  const operation = getOperationAST(args.document, args.operationName);
+  if (!operation?.variableDefinitions?.length) return undefined;
+  const coerced = getVariableValues(args.schema, operation.variableDefinitions, args.variableValues ?? {});
+  return coerced.errors;
 }
 
 function withPositions(result: ExecutionResult, source: Source): ExecutionResult {

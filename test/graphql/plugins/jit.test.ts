@@ -66,4 +66,28 @@ describe('graphql-jit execution (the server default)', () => {
     expect(result.errors![0]!.locations).toEqual([{ line: 3, column: 3 }]);
     expect(result.errors![0]!.extensions).toEqual({ code: 'PAGE_SIZE_EXCEEDED', max: 500 });
   });
+
+  it("keeps a scalar's reason for refusing a variable, with its code and location", async () => {
+    const query =
+      'query($since: DateTime, $first: Int) {\n  changeFeed(since: $since, first: $first) { totalCount }\n}';
+    const dated = (await gql(app, query, { since: '2026-05-11', first: 1 })) as {
+      data?: unknown;
+      errors?: { message: string; locations?: unknown; extensions?: unknown }[];
+    };
+    expect(dated.data).toBeUndefined();
+    expect(dated.errors).toHaveLength(1);
+    expect(dated.errors![0]!.message).toBe(
+      'Variable "$since" got invalid value "2026-05-11"; DateTime must be ISO 8601 UTC, e.g. 2026-05-11T21:14:26Z',
+    );
+    expect(dated.errors![0]!.extensions).toEqual({ code: 'BAD_USER_INPUT' });
+    expect(dated.errors![0]!.locations).toEqual([{ line: 1, column: 7 }]);
+    // graphql-js' wording for built-in scalars too; a valid value is still accepted.
+    const worded = await gql(app, query, { since: '2026-05-11T00:00:00Z', first: 'ten' });
+    expect(worded.errors![0]!.message).toBe(
+      'Variable "$first" got invalid value "ten"; Int cannot represent non-integer value: "ten"',
+    );
+    const accepted = await gql(app, query, { since: '2026-05-11T00:00:00Z', first: 1 });
+    expect(accepted.errors).toBeUndefined();
+    expect(accepted.data!.changeFeed.totalCount).toBeGreaterThanOrEqual(0);
+  });
 });
