@@ -35,6 +35,17 @@ export const DEFAULT_GRAPHQL_LIMITS: GraphqlLimits = {
 const deadlines = new WeakMap<object, { at: number; budgetMs: number; clock: () => number }>();
 const guarded = new WeakSet<GraphQLSchema>();
 
+// graphql-js (16.12 on) stops checking that fields can be merged when a selection repeats fields
+// past its budget, with this message and no code.
+const VALIDATION_ABORTED = 'Validation aborted.';
+
+function tooManyOverlaps(): GraphQLError {
+  return new GraphQLError(
+    'the query repeats fields too often to be checked (the same field many times in one selection); ask for each field once',
+    { extensions: { code: 'QUERY_TOO_COMPLEX' } },
+  );
+}
+
 function budgetError(budgetMs: number): GraphQLError {
   return new GraphQLError(`the request took more than its time budget of ${budgetMs} ms`, {
     extensions: { code: 'TIME_BUDGET_EXCEEDED', budgetMs },
@@ -178,6 +189,9 @@ export function hardeningPlugin(
     },
     onValidate({ addValidationRule }) {
       addValidationRule(shapeRule);
+      return ({ result, setResult }) => {
+        if (result.some((error) => error.message === VALIDATION_ABORTED)) setResult([tooManyOverlaps()]);
+      };
     },
     onExecute({ args, setResultAndStopExecution }) {
       const cost = operationCost(args.schema, args.document, args.variableValues ?? {}, args.operationName);

@@ -56,7 +56,16 @@ function variableErrors(args: {
   const operation = getOperationAST(args.document, args.operationName);
   if (!operation?.variableDefinitions?.length) return undefined;
   const coerced = getVariableValues(args.schema, operation.variableDefinitions, args.variableValues ?? {});
-  return coerced.errors;
+  // Built-in scalars' refusals come without a code: a refused variable is the client's input.
+  return coerced.errors?.map((error) =>
+    error.extensions.code
+      ? error
+      : new GraphQLError(error.message, {
+          nodes: error.nodes,
+          originalError: error.originalError,
+          extensions: { ...error.extensions, code: 'BAD_USER_INPUT' },
+        }),
+  );
 }
 
 function withPositions(result: ExecutionResult, source: Source): ExecutionResult {

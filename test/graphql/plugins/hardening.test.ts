@@ -74,6 +74,15 @@ describe('GraphQL limits', () => {
     expect(codes(await gql(app, directives))).toEqual(['TOO_MANY_DIRECTIVES']);
   });
 
+  it('answers a selection that repeats a field past what validation checks with a coded reason', async () => {
+    // graphql-js gives up on such a document with "Validation aborted." and no code.
+    const repeated = await gql(app, `{ ${Array.from({ length: 1200 }, () => '__typename').join(' ')} }`);
+    expect(codes(repeated)).toEqual(['QUERY_TOO_COMPLEX']);
+    expect(repeated.errors![0]!.message).toContain('repeats fields too often');
+    const few = await gql(app, `{ ${Array.from({ length: 50 }, () => '__typename').join(' ')} }`);
+    expect(few).toEqual({ data: { __typename: 'Query' } });
+  });
+
   it('estimates cost from page sizes and rejects what is over the limit, variables included', async () => {
     const cost = (q: string, v?: Record<string, unknown>) => operationCost(schema, parse(q), v);
     expect(cost('{ service { version } }')).toBe(2);

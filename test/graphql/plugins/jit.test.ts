@@ -86,6 +86,7 @@ describe('graphql-jit execution (the server default)', () => {
     expect(worded.errors![0]!.message).toBe(
       'Variable "$first" got invalid value "ten"; Int cannot represent non-integer value: "ten"',
     );
+    expect(worded.errors![0]!.extensions).toEqual({ code: 'BAD_USER_INPUT' });
     const accepted = await gql(app, query, { since: '2026-05-11T00:00:00Z', first: 1 });
     expect(accepted.errors).toBeUndefined();
     expect(accepted.data!.changeFeed.totalCount).toBeGreaterThanOrEqual(0);
