@@ -132,4 +132,27 @@ describePostgres('livefeed sync into PostgreSQL, as a real process', () => {
       await data.cleanup();
     }
   }, 60_000);
+
+  it('exits 4 saying so when the connection holding the writer lock breaks (a PostgreSQL restart)', async () => {
+    const { url } = await cluster!.createDatabase('sync_lock_lost');
+    const data = await tempDir('pg-cli-lost-');
+    try {
+      const run = startCli(['sync', '--demo', '--poll-interval', '1', '--db', url, '--data-dir', data.dir]);
+      await run.waitForEvent('sync-pass');
+      // The backend holding the advisory lock ends, as at a restart; the others live on.
+      const ended = await cluster!.psql(
+        'sync_lock_lost',
+        "SELECT count(pg_terminate_backend(pid)) FROM pg_locks WHERE locktype = 'advisory' AND granted",
+      );
+      expect(ended.trim()).toBe('1');
+      const exit = await run.exited;
+      const stderr = run.stderr.join('\n');
+      // Not 0, which a stop by a signal gives: a service manager restarts livefeed on failure.
+      expect(exit.code, stderr).toBe(4);
+      expect(stderr).toContain('livefeed: the writer lock was lost: its database connection broke');
+      expect(stderr).not.toContain(POSTGRES_TEST_PASSWORD);
+    } finally {
+      await data.cleanup();
+    }
+  }, 60_000);
 });

@@ -136,6 +136,29 @@ export interface HeldLock {
 }
 
 /**
+ * Runs `work`, which stops when `lost` (the writer lock was lost) or `stopped` (a signal) aborts.
+ * Work ended by a lost lock looks like work stopped by a signal, which exits 0; unless a signal
+ * stopped it first, its LockLostError is thrown instead of what `work` returned or threw, so that
+ * the command exits 4 and a service manager starts it again (README, Exit codes).
+ * @throws LockLostError (sync/errors.ts) as above; whatever `work` throws
+ */
+export async function failIfLockLost<T>(
+  lost: AbortSignal,
+  stopped: AbortSignal,
+  work: () => Promise<T>,
+): Promise<T> {
+  const lostFirst = () => lost.aborted && !stopped.aborted;
+  let result: T;
+  try {
+    result = await work();
+  } catch (error) {
+    throw lostFirst() ? lost.reason : error;
+  }
+  if (lostFirst()) throw lost.reason;
+  return result;
+}
+
+/**
  * Runs `work` holding the writer lock that `acquire` takes, for the one-shot writers (`import`,
  * `bootstrap`): the signal `work` gets aborts on SIGINT/SIGTERM (with `stopMessage` as the reason)
  * or when the lock is lost; the lock and the signal handlers are released however it ends.
@@ -153,7 +176,9 @@ export async function withLock<T>(
   try {
     const lock = await acquire(controller.signal);
     try {
-      return await work(AbortSignal.any([controller.signal, lock.lost]));
+      return await failIfLockLost(lock.lost, controller.signal, () =>
+        work(AbortSignal.any([controller.signal, lock.lost])),
+      );
     } finally {
       await lock.release();
     }

@@ -6,8 +6,8 @@ import { follow, syncOnce } from '../sync/worker.js';
 import type { DeliveryRun } from '../webhooks/deliver.js';
 import type { CommandImplementation } from './command.js';
 import { EXIT } from './exit.js';
-import { openSession, type Session } from './session.js';
-import { sqliteSyncWriter } from './syncWriter.js';
+import { failIfLockLost, openSession, type Session } from './session.js';
+import { type SyncWriter, sqliteSyncWriter } from './syncWriter.js';
 import { syncContext } from './targets.js';
 
 /** Prints the files that failed and the quarantined lines; exit 1 when a file failed, else 0. */
@@ -61,43 +61,51 @@ function announceWhenSynced(ctx: SyncContext, url: string, logger: Logger, demo:
 /**
  * Syncs the session's feed into its database under the writer lock (src/sync/lock.ts; on
  * PostgreSQL an advisory lock, src/sync/postgres/lock.ts): once (`--once`) or following until
- * stopped; a lost lock stops it like a signal.
+ * stopped. A lost lock stops it as a signal does, but exits 4 (`failIfLockLost`).
  * @param graphiqlUrl in `start`, announced again after the first pass
  * @returns exit 0, or 1 with `--once` when a file failed
- * @throws LockHeldError (exit 5) when another sync holds the lock and `--wait` is not given
+ * @throws LockHeldError (exit 5) when another sync holds the lock and `--wait` is not given;
+ *   LockLostError when the lock was lost while syncing
  */
 export async function runSync(session: Session, graphiqlUrl?: string): Promise<number> {
-  const { config, logger, target, ops } = session;
   const writer =
     session.database.kind === 'postgres'
       ? await (await import('./syncPostgres.js')).postgresSyncWriter(session, session.database)
       : await sqliteSyncWriter(session);
   try {
-    const signal = AbortSignal.any([session.signal, writer.lost]);
-    const instrumented = instrumentSync(
-      await syncContext(config, target, writer.store, logger, signal, ops),
-      ops,
-      logger,
+    return await failIfLockLost(writer.lost, session.signal, () =>
+      syncUnderLock(session, writer, graphiqlUrl),
     );
-    const webhooks = await writer.webhooks(signal);
-    const ctx = webhooks.watch(
-      graphiqlUrl ? announceWhenSynced(instrumented, graphiqlUrl, logger, target.demo) : instrumented,
-    );
-    if (config.once) {
-      const report = await syncOnce(ctx, config);
-      reportWebhooks(await webhooks.deliverNow());
-      return summarize(report, logger);
-    }
-    webhooks.follow();
-    try {
-      await follow(ctx, { pollIntervalMs: config.pollIntervalMs, from: config.from, to: config.to });
-    } finally {
-      await webhooks.stop();
-    }
-    return EXIT.ok;
   } finally {
     await writer.release();
   }
+}
+
+/** {@link runSync}'s work under the writer lock `writer` holds. */
+async function syncUnderLock(session: Session, writer: SyncWriter, graphiqlUrl?: string): Promise<number> {
+  const { config, logger, target, ops } = session;
+  const signal = AbortSignal.any([session.signal, writer.lost]);
+  const instrumented = instrumentSync(
+    await syncContext(config, target, writer.store, logger, signal, ops),
+    ops,
+    logger,
+  );
+  const webhooks = await writer.webhooks(signal);
+  const ctx = webhooks.watch(
+    graphiqlUrl ? announceWhenSynced(instrumented, graphiqlUrl, logger, target.demo) : instrumented,
+  );
+  if (config.once) {
+    const report = await syncOnce(ctx, config);
+    reportWebhooks(await webhooks.deliverNow());
+    return summarize(report, logger);
+  }
+  webhooks.follow();
+  try {
+    await follow(ctx, { pollIntervalMs: config.pollIntervalMs, from: config.from, to: config.to });
+  } finally {
+    await webhooks.stop();
+  }
+  return EXIT.ok;
 }
 
 /** `livefeed sync`: catch up from the feed into the database; follow unless `--once`. */

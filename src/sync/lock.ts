@@ -3,7 +3,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import type { Store } from '../db/client.js';
 import { type LockHolder, lockHolder } from '../db/lock.js';
 import type { Logger } from '../logger.js';
-import { LockHeldError } from './errors.js';
+import { LockHeldError, LockLostError } from './errors.js';
 
 /**
  * The writer lock (issue 5): one row of `sync_lock` names the process that syncs into a database,
@@ -183,7 +183,7 @@ function holdLock(
           { event: 'lock-lost', holder },
           'the writer lock was taken over by another sync',
         );
-        lost.abort(new Error('the writer lock was taken over by another sync'));
+        lost.abort(new LockLostError('another sync took it over, taking this one for stopped'));
       } else holder.heartbeatAt = at;
     } catch (error) {
       // Busy connection (a statement iterating) or database: the next beat tries again.

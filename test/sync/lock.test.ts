@@ -5,7 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openStore, type Store } from '../../src/db/client.js';
 import { lockHolder } from '../../src/db/lock.js';
 import { BUNDLED_FEED_ROOT, type SampleFeed, startSampleFeed } from '../../src/samplefeed/server.js';
-import { LockHeldError } from '../../src/sync/errors.js';
+import { LockHeldError, LockLostError } from '../../src/sync/errors.js';
 import { acquireWriterLock } from '../../src/sync/lock.js';
 import { startSync } from '../support/cli.js';
 import { tempDir, testLogger } from '../support/harness.js';
@@ -146,6 +146,8 @@ describe('writer lock', () => {
     setHolder(store, { pid: 1, host: 'elsewhere', heartbeatAt: new Date().toISOString() });
     await new Promise((resolve) => setTimeout(resolve, 80));
     expect(lock.lost.aborted).toBe(true);
+    expect(lock.lost.reason).toBeInstanceOf(LockLostError);
+    expect(lock.lost.reason.message).toContain('another sync took it over');
     lock.release();
     // Release never deletes another holder's row.
     expect(lockHolder(store)?.host).toBe('elsewhere');

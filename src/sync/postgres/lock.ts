@@ -5,7 +5,7 @@ import type { LockHolder } from '../../db/lock.js';
 import type { PostgresStore } from '../../db/postgres/client.js';
 import { WRITER_LOCK_KEY } from '../../db/postgres/writerSession.js';
 import type { Logger } from '../../logger.js';
-import { LockHeldError } from '../errors.js';
+import { LockHeldError, LockLostError } from '../errors.js';
 
 /**
  * The writer lock of a PostgreSQL database (issue 17): a session advisory lock
@@ -117,7 +117,7 @@ async function holdLock(
       { event: 'lock-lost', err: error.message },
       'the connection holding the writer lock broke: the lock is lost',
     );
-    lost.abort(new Error(`the writer lock was lost: its connection broke (${error.message})`));
+    lost.abort(new LockLostError(`its database connection broke (${error.message})`));
   };
   client.on('error', loseLock);
   try {
