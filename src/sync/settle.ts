@@ -9,7 +9,9 @@ import { settleDecision } from './state.js';
  * evidence; `--settle-after` hours when the operator set them), asking once more where the last
  * 404 predates the evidence. Where the sync tracks only some entity types, first looks upstream for
  * that evidence among the others (sync/evidence.ts). A later dump settles only an hour upstream still
- * holds (sync/hourHeld.ts).
+ * holds (sync/hourHeld.ts). With `probe` false, only a later dump already stored settles, not
+ * `--settle-after`'s hours: a pass settles so after each packet it stores (sync/completeBehind.ts),
+ * where evidence may still come in the same pass, and looks upstream and at the hours at its end.
  */
 export async function settle(
   ctx: SyncContext,
@@ -17,6 +19,7 @@ export async function settle(
   report: SyncReport,
   now: () => Date,
   hourHeld: HourHeld,
+  probe = true,
 ): Promise<void> {
   const tracked = async () =>
     (await ctx.store.pendingDumps(range.from, range.to)).filter((dump) =>
@@ -24,10 +27,10 @@ export async function settle(
     );
   let waiting = await tracked();
   // Read again only when a probe found evidence: it changes the dumps' `laterDumpSeenAt`.
-  if (report.latest !== null && (await probeLaterDumps(ctx, waiting, report.latest, now)))
+  if (probe && report.latest !== null && (await probeLaterDumps(ctx, waiting, report.latest, now)))
     waiting = await tracked();
   for (const dump of waiting) {
-    const { decision, by } = settleDecision(dump, ctx.policy.settleAfterMs, now());
+    const { decision, by } = settleDecision(dump, probe ? ctx.policy.settleAfterMs : null, now());
     if (decision === 'wait') continue;
     // A later dump is no evidence for an hour upstream has deleted (hourHeld.ts).
     if (by === 'LATER_DUMP' && !(await hourHeld(dump))) continue;

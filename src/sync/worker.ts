@@ -3,6 +3,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { FeedFatalError, safeMessage } from '../feed/errors.js';
 import { jsonDumpPath, replicationPacketName } from '../feed/protocol/urls.js';
 import { removeStaleDownloads } from '../feed/staleDownloads.js';
+import { completeBehind, requiresReplication } from './completeBehind.js';
 import type { SyncContext, SyncReport } from './context.js';
 import { askDump } from './dumpStep.js';
 import { hourHeldCheck } from './hourHeld.js';
@@ -103,15 +104,18 @@ async function syncPassDeferred(
     { event: 'sync-start', latest, from: range.from, to: range.to },
     `syncing packets ${range.from}..${range.to}`,
   );
+  // Packets completed while the pass stored the others were announced then (completeBehind).
+  let announced = 0;
   try {
-    await storeAndComplete(ctx, range, report, now);
+    announced = await storeAndComplete(ctx, range, report, now);
   } finally {
     // Also after a failure: the packets stored before it stay stored, and the next pass starts
     // from the rewrites as they are then.
     const after = await ctx.store.feedRewrites().catch(() => rewrites);
     warnRewritten(ctx.observe.logger, rewrites, after);
   }
-  for (const packet of [...report.reannounced, ...report.completed]) ctx.observe.onPacketSynced?.(packet);
+  for (const packet of [...report.reannounced, ...report.completed.slice(announced)])
+    ctx.observe.onPacketSynced?.(packet);
   report.pending = (await ctx.store.pendingDumps(range.from, range.to)).length;
   if (ctx.policy.keepFiles)
     await ctx.store.applyRetention(ctx.feed.dataDir, ctx.policy.keepFiles, now(), ctx.observe.logger);
@@ -133,25 +137,34 @@ async function syncPassDeferred(
   return report;
 }
 
-/** Stores the range's packets, settles and rechecks what waits, and completes what can be. */
+/**
+ * Stores the range's packets, completing each that can be as it goes (completeBehind.ts), then
+ * settles and rechecks what waits, and completes what can be.
+ * @returns how many of `report.completed` were completed, and announced, while storing
+ */
 async function storeAndComplete(
   ctx: SyncContext,
   range: { from: number; to: number },
   report: SyncReport,
   now: () => Date,
-): Promise<void> {
-  await syncPackets(ctx, range, report, now);
+): Promise<number> {
   const hourHeld = hourHeldCheck(ctx, now);
+  await syncPackets(ctx, range, report, now, (packet) =>
+    completeBehind(ctx, range, packet, report, now, hourHeld),
+  );
+  const announced = report.completed.length;
   await settle(ctx, range, report, now, hourHeld);
   await recheckTimeSettled(ctx, report, now, hourHeld);
   await recheckMissingPackets(ctx, range.from, report, now);
-  const requireReplication = (p: number) => ctx.policy.replicationPackets && !ctx.policy.skipPackets.has(p);
-  report.completed = await ctx.store.completePackets(
-    range,
-    ctx.policy.entities,
-    requireReplication,
-    now().toISOString(),
+  report.completed.push(
+    ...(await ctx.store.completePackets(
+      range,
+      ctx.policy.entities,
+      requiresReplication(ctx),
+      now().toISOString(),
+    )),
   );
+  return announced;
 }
 
 /**
@@ -164,6 +177,7 @@ async function syncPackets(
   range: { from: number; to: number },
   report: SyncReport,
   now: () => Date,
+  stored: (packet: number) => Promise<unknown>,
 ): Promise<void> {
   const prefetch = new Prefetcher(ctx.feed.client, ctx.feed.dataDir, ctx.signal);
   prefetch.plan(await filesToAsk(ctx, range));
@@ -179,6 +193,7 @@ async function syncPackets(
         // What was stored before an error or abort is committed too.
         ctx.store.housekeeping('packetEnded', logger);
       }
+      await stored(packet);
       ctx.observe.observer?.packetVisited?.(packet);
     }
   } finally {
