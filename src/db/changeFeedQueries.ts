@@ -69,8 +69,9 @@ export interface FeedQuery extends FeedBounds {
 export interface FeedPage {
   events: FeedEvent[];
   /**
-   * Where the next read starts: after the last event when more follow, else after the newest packet
-   * read (so that an empty or filtered page still moves on); `after` when nothing could be read.
+   * Where the next read starts: after the last event when more follow (with `first` 0, where this
+   * read started), else after the newest packet read (so that an empty or filtered page still moves
+   * on); `after` when nothing could be read.
    * Undefined only when `after` was and the stream served nothing.
    */
   next: FeedPosition | undefined;
@@ -99,7 +100,7 @@ export function readFeedEvents(store: Store, query: FeedQuery): FeedPage {
 function readFeedEventsIn(store: Store, query: FeedQuery): FeedPage {
   const rewrites = feedRewrites(store);
   const window = feedWindow(store, query, rewrites);
-  if (window === undefined || query.first === 0) return emptyPage(query, rewrites);
+  if (window === undefined) return emptyPage(query, rewrites);
   const limit = query.first + 1;
   return feedPageOf(
     query,
@@ -127,8 +128,12 @@ export function feedPageOf(
   const merged = mergeEvents(changes, removals, query.first + 1);
   const hasMore = merged.length > query.first;
   const events = hasMore ? merged.slice(0, query.first) : merged;
+  // `first: 0` with events waiting stays where the read started: the next read gets them all.
+  const last = events.at(-1);
   const reached: FeedPosition = hasMore
-    ? positionOfEvent(events.at(-1)!)
+    ? last
+      ? positionOfEvent(last)
+      : window.lower
     : { at: 'packetEnd', packet: window.bound };
   const next = query.after && compareFeedPositions(query.after, reached) > 0 ? query.after : reached;
   return { events, next, hasMore, rewrites: window.rewrites };

@@ -191,7 +191,7 @@ async function readRemovals(client: pg.ClientBase, window: FeedWindow, query: Fe
 export function readFeedEventsPostgres(store: PostgresStore, query: FeedQuery): Promise<FeedPage> {
   return inPgReadSnapshot(store.pool, async (client) => {
     const { window, rewrites } = await feedWindowOn(client, query);
-    if (window === undefined || query.first === 0) return emptyPage(query, rewrites);
+    if (window === undefined) return emptyPage(query, rewrites);
     const limit = query.first + 1;
     limitClause(limit);
     const [changes, removals] = [

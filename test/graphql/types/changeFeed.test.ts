@@ -148,5 +148,26 @@ describeAppStores(
         expect(answer.data!.changeFeed.pageInfo.hasNextPage).toBe(false);
       }
     });
+
+    it('first: 0 says whether events wait, with a cursor that reads on from the same place', async () => {
+      const zero = await gql(app(), FEED, { first: 0 });
+      expect(zero.errors).toBeUndefined();
+      expect(zero.data!.changeFeed.nodes).toEqual([]);
+      expect(zero.data!.changeFeed.pageInfo.hasNextPage).toBe(true);
+      const start = zero.data!.changeFeed.pageInfo.endCursor as string;
+      expect(start).toEqual(expect.any(String));
+      const fromStart = await gql(app(), FEED, { first: 7 });
+      const fromZero = await gql(app(), FEED, { first: 7, after: start });
+      expect(fromZero.data!.changeFeed.nodes).toEqual(fromStart.data!.changeFeed.nodes);
+      expect(fromZero.data!.changeFeed.nodes).toHaveLength(7);
+      // Mid-stream and at the end: the cursor stays put, and says whether more wait.
+      const page = await gql(app(), FEED, { first: 3 });
+      const mid = page.data!.changeFeed.pageInfo.endCursor as string;
+      const stay = await gql(app(), FEED, { first: 0, after: mid });
+      expect(stay.data!.changeFeed.pageInfo).toMatchObject({ hasNextPage: true, endCursor: mid });
+      const { cursor: end } = await follow(app(), null);
+      const atEnd = await gql(app(), FEED, { first: 0, after: end });
+      expect(atEnd.data!.changeFeed.pageInfo).toMatchObject({ hasNextPage: false, endCursor: end });
+    });
   },
 );
