@@ -18,6 +18,8 @@ export interface Page<T> {
   items: T[];
   hasNextPage: boolean;
   hasPreviousPage: boolean;
+  /** The `after` the page was read from: its endCursor when it holds no item (`first: 0`, the end). */
+  after?: string | null;
   cursorOf: (item: T) => string;
   totalCount: () => Awaitable<number>;
 }
@@ -132,7 +134,7 @@ export function pageInfo<T>(page: Page<T>): PageInfoShape {
     hasNextPage: page.hasNextPage,
     hasPreviousPage: page.hasPreviousPage,
     startCursor: items.length > 0 ? cursorOf(items[0]!) : null,
-    endCursor: items.length > 0 ? cursorOf(items[items.length - 1]!) : null,
+    endCursor: items.length > 0 ? cursorOf(items[items.length - 1]!) : (page.after ?? null),
   };
 }
 
@@ -163,11 +165,12 @@ export function resolvePage<T, K>(query: PageQuery<T, K>): Awaitable<Page<T>>;
 export function resolvePage<T, K>(query: PageQuery<T, K>): Awaitable<Page<T>> {
   const limit = pageSize(query.args.first);
   const after = query.decodeAfter(query.args.after);
-  // One row more than asked: its presence means more pages follow.
-  return thenAwaitable(limit === 0 ? [] : query.fetch(after, limit + 1), (rows) => ({
+  // One row more than asked: its presence means more pages follow (with `first: 0`, that any does).
+  return thenAwaitable(query.fetch(after, limit + 1), (rows) => ({
     items: rows.length > limit ? rows.slice(0, limit) : rows,
     hasNextPage: rows.length > limit,
     hasPreviousPage: after !== undefined,
+    after: after === undefined ? null : query.args.after,
     cursorOf: query.cursorOf,
     totalCount: query.totalCount,
   }));
