@@ -255,7 +255,7 @@ export const webhooks = sqliteTable('webhooks', {
    * null: from the start of the history held.
    */
   cursor: text('cursor'),
-  /** Packet of the last event acknowledged. */
+  /** Newest packet whose matching events were all acknowledged (db/webhookQueries.ts packetDoneAt). */
   deliveredPacket: integer('delivered_packet'),
   /** Failed attempts since the last 2xx. */
   attempts: integer('attempts').notNull().default(0),

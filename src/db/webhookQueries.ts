@@ -71,14 +71,14 @@ export const WEBHOOK_SQL = {
     ON CONFLICT (name) DO UPDATE SET url = excluded.url, entities = excluded.entities,
       mbids = excluded.mbids, retired_at = NULL`,
   /** (retiredAt, name): the webhooks file no longer lists it. */
-  retire: 'UPDATE webhooks SET retired_at = ? WHERE name = ? AND retired_at IS NULL',
+  retire: 'UPDATE webhooks SET retired_at = ?, next_retry_at = NULL WHERE name = ? AND retired_at IS NULL',
   /** (cursor, packet or null, at, at, events, name): a 2xx. */
   delivered: `UPDATE webhooks SET cursor = ?, delivered_packet = coalesce(?, delivered_packet), attempts = 0,
       next_retry_at = NULL, last_attempt_at = ?, last_success_at = ?,
       delivered_events = delivered_events + ?, deliveries = deliveries + 1
     WHERE name = ?`,
-  /** (cursor, name): past events the filters left out. */
-  position: 'UPDATE webhooks SET cursor = ? WHERE name = ?',
+  /** (cursor, packet or null, name): past events the filters left out. */
+  position: 'UPDATE webhooks SET cursor = ?, delivered_packet = coalesce(?, delivered_packet) WHERE name = ?',
   /** (cursor, packet, packet, name): back to a packet's start after a rewrite, delivered up to the one before. */
   rewound: `UPDATE webhooks SET cursor = ?,
       delivered_packet = CASE WHEN delivered_packet > ? THEN ? ELSE delivered_packet END
@@ -165,7 +165,22 @@ export interface Delivered {
 
 /** {@link WEBHOOK_SQL}.delivered's parameters. */
 export function deliveredParams(name: string, d: Delivered): unknown[] {
-  return [d.cursor, d.packet, d.at, d.at, d.events, name];
+  return [d.cursor, packetDoneAt(d.cursor) ?? d.packet, d.at, d.at, d.events, name];
+}
+
+/**
+ * The packet a webhook has been sent every matching event of once at `cursor`: the packet a
+ * position at a packet's end closes (the filters may have matched nothing there), else null (a
+ * position after an event says no more than that event's packet).
+ */
+export function packetDoneAt(cursor: string): number | null {
+  const position = parseEpochPosition(cursor)?.position;
+  return position?.at === 'packetEnd' ? position.packet : null;
+}
+
+/** {@link WEBHOOK_SQL}.position's parameters. */
+export function positionParams(name: string, cursor: string): unknown[] {
+  return [cursor, packetDoneAt(cursor), name];
 }
 
 /** What a failed POST records (no secret, no URL credentials in `error`). */
@@ -190,7 +205,7 @@ export function recordDelivered(store: Store, name: string, delivered: Delivered
 
 /** Events the filters left out: the cursor moves past them without a POST. */
 export function recordPosition(store: Store, name: string, cursor: string): void {
-  cachedStatement(store, WEBHOOK_SQL.position).run(cursor, name);
+  cachedStatement(store, WEBHOOK_SQL.position).run(...positionParams(name, cursor));
 }
 
 /**

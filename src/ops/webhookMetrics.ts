@@ -57,7 +57,7 @@ export function registerWebhookMetrics(
   );
   gauge(
     'livefeed_webhook_delivered_packet',
-    'Packet of the last event acknowledged',
+    'Newest packet whose matching events were all acknowledged (the filters may have matched none)',
     (w) => w.deliveredPacket,
   );
   new Counter({

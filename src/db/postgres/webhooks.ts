@@ -1,6 +1,7 @@
 import {
   deliveredParams,
   failedParams,
+  positionParams,
   registerParams,
   retiredBy,
   rewoundParams,
@@ -46,7 +47,7 @@ export function postgresWebhookStore(store: PostgresStore): WebhookStore {
       await pgRows(store.pool, WEBHOOK_SQL.delivered, deliveredParams(name, delivered));
     },
     recordPosition: async (name, cursor) => {
-      await pgRows(store.pool, WEBHOOK_SQL.position, [cursor, name]);
+      await pgRows(store.pool, WEBHOOK_SQL.position, positionParams(name, cursor));
     },
     recordRewound: async (name, cursor, packet) => {
       await pgRows(store.pool, WEBHOOK_SQL.rewound, rewoundParams(name, cursor, packet));

@@ -32,13 +32,15 @@ export const WebhookRef = builder.objectRef<WebhookState>('Webhook').implement({
     position: t.exposeString('cursor', {
       nullable: true,
       description:
-        'Change stream position after the last event acknowledged (2xx), or where it started; null: from the ' +
-        'start of the history held. The id of the last edge it was sent.',
+        'Change stream position where delivery goes on: after the last event acknowledged (2xx), or past the ' +
+        'events its filters left out (the end of a packet: `p<packet>`), or where it started; null: from the ' +
+        'start of the history held. The id of the last edge sent, unless delivery moved past events since.',
     }),
     deliveredPacket: t.exposeInt('deliveredPacket', {
       nullable: true,
       description:
-        'Packet of the last event acknowledged; after older packets were stored behind the webhook, the packet before those it is sent again.',
+        'Newest packet whose matching events it has all been sent (its filters may have matched none there); ' +
+        'after older packets were stored behind the webhook, the packet before those it is sent again.',
     }),
     attempts: t.exposeInt('attempts', {
       description: 'Failed attempts since the last 2xx (0 when delivering).',
