@@ -120,6 +120,7 @@ describe('livefeed CLI (real processes, real HTTP)', () => {
     const result = await run(['sync', '--once', '--data-dir', data.dir], {});
     expect(result.code).toBe(2);
     expect(result.stderr).toMatch(/no upstream token: set LIVEFEED_TOKEN or LIVEFEED_TOKEN_FILE/);
+    expect(result.stderr).toContain('or pass --demo to sync the bundled sample feed');
   });
 
   it('--help lists flags, env names and defaults', async () => {

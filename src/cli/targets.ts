@@ -61,7 +61,8 @@ export async function feedTarget(
   }
   if (!allowDemo) {
     throw new ConfigError(
-      'no upstream token: set LIVEFEED_TOKEN or LIVEFEED_TOKEN_FILE (or --feed-url to a feed that needs none)',
+      'no upstream token: set LIVEFEED_TOKEN or LIVEFEED_TOKEN_FILE (or --feed-url to a feed that needs none), ' +
+        'or pass --demo to sync the bundled sample feed (README, Quick start)',
     );
   }
   // Loaded only for the demo: the sample feed's server is not needed to sync from upstream.
