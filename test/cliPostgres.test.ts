@@ -173,13 +173,42 @@ describePostgres('livefeed import into PostgreSQL, as a real process', () => {
     for (const run of [twice, sqlite, broken]) expect(run.stderr).not.toContain(POSTGRES_TEST_PASSWORD);
   });
 
-  it('names the database but not the password when the login is refused', async () => {
+  it('names the database but not the password when the login is refused (exit 2: the --db to fix)', async () => {
     const wrong = bare.replace('livefeed_test@', 'livefeed_test:wrong-secret-42@');
     const { code, stderr } = await runCli(['import', archive, '--packet', '500', '--db', wrong]);
-    expect(code).toBe(4);
+    expect(code).toBe(2);
     expect(stderr).toMatch(
-      /cannot open database postgres:\/\/livefeed_test:\*\*\*@127\.0\.0\.1:\d+\/cli_test: password authentication failed/,
+      /cannot open database postgres:\/\/livefeed_test:\*\*\*@127\.0\.0\.1:\d+\/cli_test: password authentication failed .*check --db or LIVEFEED_DB, and LIVEFEED_DB_PASSWORD_FILE; README, PostgreSQL/,
     );
     expect(stderr).not.toContain('wrong-secret-42');
+  });
+
+  it('status on a database without livefeed tables says nothing is synced (exit 1) and creates none', async () => {
+    const { url: empty } = await cluster!.createDatabase('cli_empty');
+    const run = await runCli(['status', '--offline', '--db', empty]);
+    expect(run.code, run.stderr).toBe(1);
+    expect(run.stdout).toMatch(
+      /^livefeed status: no livefeed tables in postgres:\/\/livefeed_test:\*\*\*@127\.0\.0\.1:\d+\/cli_empty: nothing synced yet/,
+    );
+    const tables = await cluster!.psql(
+      'cli_empty',
+      "SELECT count(*) FROM pg_tables WHERE schemaname NOT IN ('pg_catalog', 'information_schema')",
+    );
+    expect(tables.trim()).toBe('0');
+    expect(await cluster!.psql('cli_empty', "SELECT to_regnamespace('drizzle') IS NULL")).toMatch(/^t/);
+  });
+
+  it('says so when the database does not exist (exit 2), and a server that is down is no configuration error (exit 4)', async () => {
+    const missing = url.replace(/\/cli_test$/, '/cli_tset');
+    const typo = await runCli(['status', '--offline', '--db', missing]);
+    expect(typo.code, typo.stderr).toBe(2);
+    expect(typo.stderr).toMatch(
+      /cannot open database postgres:\/\/livefeed_test:\*\*\*@127\.0\.0\.1:\d+\/cli_tset: database "cli_tset" does not exist/,
+    );
+    // No server on this port: livefeed cannot tell a wrong port from a server that is down.
+    const down = await runCli(['status', '--offline', '--db', url.replace(/:\d+\//, ':1/')]);
+    expect(down.code, down.stderr).toBe(4);
+    expect(down.stderr).toMatch(/cannot open database .*127\.0\.0\.1:1\/cli_test: .*ECONNREFUSED/);
+    for (const run of [typo, down]) expect(run.stderr).not.toContain(POSTGRES_TEST_PASSWORD);
   });
 });

@@ -113,6 +113,34 @@ describeStores('livefeed status, serve and start as real processes', (stores) =>
   }, 60_000);
 
   it.runIf(stores.kind === 'postgres')(
+    'serve without --demo over a database a demo sync wrote says it serves the demo',
+    async () => {
+      const serve = startCli([
+        'serve',
+        '--port',
+        '0',
+        '--db',
+        db.db,
+        '--data-dir',
+        data.dir,
+        '--log-level',
+        'info',
+      ]);
+      try {
+        const listening = await serve.waitForEvent('listening');
+        expect(listening.demo).toBe(true);
+        expect(listening.msg).toMatch(/\(demo data\)$/);
+        const origin = `http://127.0.0.1:${listening.port as number}`;
+        const answer = await graphql<{ service: { demo: boolean } }>(origin, '{ service { demo } }');
+        expect(answer.service.demo).toBe(true);
+      } finally {
+        await stop(serve);
+      }
+    },
+    60_000,
+  );
+
+  it.runIf(stores.kind === 'postgres')(
     'serve --db-replica sends the GraphQL reads to the replica, named without its password',
     async () => {
       // The database itself as its "replica": the reads go through the read router to it.

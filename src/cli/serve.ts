@@ -27,10 +27,12 @@ function serviceInfo(session: Session): ServiceInfo {
   };
 }
 
-/** Listens on the configured address; resolves with GraphiQL's URL once it does. */
-async function listen(server: Server, session: Session): Promise<string> {
+/**
+ * Listens on the configured address; resolves with GraphiQL's URL once it does. `demo`: the
+ * served database holds the demo's data (`--demo`, or a PostgreSQL database a demo sync wrote).
+ */
+async function listen(server: Server, session: Session, demo: boolean): Promise<string> {
   const { config, logger } = session;
-  const demo = session.target.demo;
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
     server.listen(config.port, config.host, resolve);
@@ -170,7 +172,7 @@ async function serveDatabase(
     await closeServed();
   };
   try {
-    return { url: await listen(server, session), close };
+    return { url: await listen(server, session, service.demo), close };
   } catch (error) {
     server.closeAllConnections();
     server.close();

@@ -38,17 +38,29 @@ const thresholdsOf = (config: Config): Thresholds => ({
 });
 
 /**
- * The status of a PostgreSQL database (issue 17): opened (migrated, as every command opens it) by
- * a pool of one connection; the demo's when `--demo` is given or a demo sync marked it.
+ * The status of a PostgreSQL database (issue 17): opened by a pool of two connections (pending
+ * migrations applied, as every command opens it, but a database without livefeed's tables is left
+ * without them: exit 1); the demo's when `--demo` is given or a demo sync marked it.
  * @throws Error naming the database (never its password) when it cannot be opened or read.
  */
 async function postgresStatus(config: Config, offline: boolean, demoFlag: boolean, choice: PostgresChoice) {
-  const { openPostgresStore } = await import('../db/postgres/client.js');
+  const { openPostgresStore, NoTablesError } = await import('../db/postgres/client.js');
   const { postgresReads } = await import('../db/postgres/reads.js');
   const store = await openPostgresStore(choice.connection, {
     maxConnections: 2,
     applicationName: 'livefeed status',
+    existing: true,
+  }).catch((error: unknown) => {
+    if (!(error instanceof NoTablesError)) throw error;
+    return undefined;
   });
+  if (!store) {
+    // As a SQLite file not there yet: no tables are created by a command that only reads.
+    process.stdout.write(
+      `livefeed status: no livefeed tables in ${choice.connection.display}: nothing synced yet (run livefeed start or sync with this --db)\n`,
+    );
+    return EXIT.nothingSynced;
+  }
   try {
     const reads = postgresReads(store);
     const demo = demoFlag || (await reads.demo());
@@ -74,7 +86,7 @@ async function printStatus(
  * `livefeed status`: prints the screen on stdout, naming the database it reads (the demo's only
  * with `--demo`; a PostgreSQL database by its URL without password). Asks upstream's
  * `replication-info` once (unless `--offline`); the database is only read. Exit 0, or 1 when there
- * is no SQLite database yet.
+ * is no SQLite database yet or the PostgreSQL database holds no livefeed tables.
  */
 export const statusCommand: CommandImplementation = {
   async run({ config, flags }) {

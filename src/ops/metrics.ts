@@ -188,7 +188,15 @@ export function createMetrics(options: MetricsOptions = {}): Metrics {
       info.reset();
       info.set({ version: values.version, deployment: values.deployment, demo: String(values.demo) }, 1);
     },
-    render: () => registry.metrics(),
+    render: async () => spellNaN(await registry.metrics()),
   };
   return metrics;
+}
+
+/**
+ * prom-client writes NaN as `Nan`; the exposition format spells it `NaN`, and parsers stricter
+ * than Prometheus' own (OpenMetrics) refuse the other spelling. Values end their line.
+ */
+export function spellNaN(text: string): string {
+  return text.replace(/ Nan$/gm, ' NaN');
 }

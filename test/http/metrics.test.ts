@@ -113,6 +113,9 @@ describe('/metrics', () => {
     const text = await createMetrics({ processMetrics: false }).render();
     expect(sample(text, 'livefeed_local_latest_packet')).toBeNaN();
     expect(sample(text, 'livefeed_lag_seconds')).toBeNaN();
+    // The exposition format's spelling, not prom-client's `Nan`.
+    expect(text).toMatch(/^livefeed_local_latest_packet NaN$/m);
+    expect(text).not.toMatch(/ Nan$/m);
   });
 
   it('counts retries of the feed client', async () => {

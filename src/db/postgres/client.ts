@@ -58,6 +58,16 @@ export interface OpenPostgresOptions {
    * a rejection ends that connection and fails the query or `connect()` that wanted it.
    */
   onConnect?: (client: pg.ClientBase) => Promise<void>;
+  /**
+   * Only a database that already holds livefeed's tables: one without them throws
+   * {@link NoTablesError} and is left as it was (`status` reads, it never creates). Default false.
+   */
+  existing?: boolean;
+}
+
+/** The database holds none of livefeed's tables: nothing was ever synced or imported into it. */
+export class NoTablesError extends Error {
+  override name = 'NoTablesError';
 }
 
 /**
@@ -101,9 +111,10 @@ export function postgresPool(connection: PostgresConnection, options: OpenPostgr
  * Opens a pool on the database of `connection` and applies the pending migrations of
  * `drizzle/postgres/` (under an advisory lock, so concurrent openers wait for each other). The
  * database must exist; its tables are created on first open.
- * @throws ConfigError when this build has no PostgreSQL migrations (the single binary); Error naming
- *   the database (never its password) when it cannot be reached, refuses the login, does not store
- *   UTF-8, or a migration fails; the pool is closed then.
+ * @throws ConfigError naming the database (never its password) when this build has no PostgreSQL
+ *   migrations (the single binary), the server refuses the login, the database does not exist,
+ *   does not store UTF-8 or lowercases ASCII only; Error naming it when it cannot be reached or a
+ *   migration fails. The pool is closed then.
  */
 export async function openPostgresStore(
   connection: PostgresConnection,
@@ -123,18 +134,40 @@ export async function openPostgresStore(
   try {
     await requireUtf8(pool);
     await requireUnicodeCase(pool);
+    if (options.existing && !(await hasTables(pool)))
+      throw new NoTablesError(`${connection.display} holds no livefeed tables`);
     if (!(await migrated(pool))) await migrateLocked(pool);
   } catch (error) {
     await close();
-    throw new Error(`cannot open database ${connection.display}: ${(error as Error).message}`, {
-      cause: error,
-    });
+    throw error instanceof NoTablesError ? error : openError(connection.display, error);
   }
   return { pool, db: drizzle(pool, { schema }), display: connection.display, close };
 }
 
 /**
- * @throws Error unless the database stores UTF-8: JSON dump lines are UTF-8 and must come back byte
+ * PostgreSQL's SQLSTATEs that say the `--db` value (or its password) is wrong rather than the
+ * server: a login refused (28P01, 28000) or a database that does not exist (3D000).
+ */
+const CONFIGURATION_STATES = new Set(['28P01', '28000', '3D000']);
+
+/**
+ * The error of a failed open, naming the database (never its password): a {@link ConfigError}
+ * (exit 2) when the user's `--db`, password or database must change, else an Error (exit 4).
+ */
+function openError(display: string, error: unknown): Error {
+  const message = `cannot open database ${display}: ${(error as Error).message}`;
+  const code = (error as { code?: unknown }).code;
+  if (error instanceof ConfigError) return new ConfigError(message, { cause: error });
+  if (typeof code === 'string' && CONFIGURATION_STATES.has(code))
+    return new ConfigError(
+      `${message} (check --db or LIVEFEED_DB, and LIVEFEED_DB_PASSWORD_FILE; README, PostgreSQL)`,
+      { cause: error },
+    );
+  return new Error(message, { cause: error });
+}
+
+/**
+ * @throws ConfigError unless the database stores UTF-8: JSON dump lines are UTF-8 and must come back byte
  *   for byte (a SQL_ASCII or LATIN1 database would store them differently or refuse them).
  */
 async function requireUtf8(pool: pg.Pool): Promise<void> {
@@ -143,13 +176,13 @@ async function requireUtf8(pool: pg.Pool): Promise<void> {
   );
   const encoding = rows[0]?.encoding;
   if (encoding !== 'UTF8')
-    throw new Error(
+    throw new ConfigError(
       `the database's encoding is ${encoding}, livefeed needs UTF8 (CREATE DATABASE ... ENCODING 'UTF8')`,
     );
 }
 
 /**
- * @throws Error when the database lowercases only ASCII letters: with LC_CTYPE `C` or `POSIX` (and
+ * @throws ConfigError when the database lowercases only ASCII letters: with LC_CTYPE `C` or `POSIX` (and
  *   no ICU locale), `to_tsvector` keeps `КИНО` as written, and search would be case-sensitive
  *   outside the Latin alphabet (README, PostgreSQL). `C.UTF-8` or a language's UTF-8 locale work.
  */
@@ -161,7 +194,7 @@ async function requireUnicodeCase(pool: pg.Pool): Promise<void> {
   );
   const { ctype, provider } = rows[0] ?? { ctype: '', provider: null };
   if ((ctype === 'C' || ctype === 'POSIX') && provider !== 'i')
-    throw new Error(
+    throw new ConfigError(
       `the database's LC_CTYPE is ${ctype}: PostgreSQL then lowercases ASCII letters only, and search would tell ` +
         "КИНО from кино; create the database with a UTF-8 locale (CREATE DATABASE ... LOCALE 'C.UTF-8' " +
         'TEMPLATE template0, or initdb --locale=C.UTF-8); see the README, PostgreSQL',
@@ -180,6 +213,10 @@ export const LAST_MIGRATION_SQL = 'SELECT max(created_at) AS at FROM drizzle.__d
  * a role that can read and not create (drizzle's migrate creates its schema first, which such a
  * role may not). False when the table is missing or cannot be read: the migration says why.
  */
+async function hasTables(pool: pg.Pool): Promise<boolean> {
+  return !!(await pool.query<{ present: boolean }>(MIGRATIONS_TABLE_SQL)).rows[0]?.present;
+}
+
 async function migrated(pool: pg.Pool): Promise<boolean> {
   try {
     const present = (await pool.query<{ present: boolean }>(MIGRATIONS_TABLE_SQL)).rows[0]?.present;
