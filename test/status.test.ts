@@ -54,6 +54,12 @@ describe('livefeed status', () => {
            (?, 'area', 'PENDING', NULL, 0, ?)`,
       )
       .run(last + 1, now, last + 2, now);
+    // Upstream answered 404 for this one: not published yet, which is no failed attempt.
+    store.sqlite
+      .prepare(
+        `INSERT INTO dumps (packet, entity, status, attempts, checked_at, updated_at) VALUES (?, 'artist', 'PENDING', 0, ?, ?)`,
+      )
+      .run(last + 2, now, now);
     store.close();
   });
   afterAll(async () => {
@@ -82,17 +88,22 @@ describe('livefeed status', () => {
       packets: manifest.packets.length + 2,
       completed: manifest.packets.length,
     });
-    expect(facts.files).toMatchObject({ pending: 1, failed: 1 });
+    expect(facts.files).toMatchObject({ pending: 2, failed: 1 });
     expect(facts.files.files.map((f) => [f.status, f.packet, f.file])).toEqual([
       ['FAILED', manifest.lastPacket + 1, 'json-dump artist'],
       ['PENDING', manifest.lastPacket + 2, 'json-dump area'],
+      ['PENDING', manifest.lastPacket + 2, 'json-dump artist'],
     ]);
     const screen = renderStatus(facts, 80);
     expect(screen.split('\n').length).toBeLessThan(24);
     expect(screen).toContain(
       `upstream   latest packet ${manifest.lastPacket + 2} (asked https://feed.example/api/musicbrainz now, 2 packets ahead of local)`,
     );
-    expect(screen).toContain('files      1 pending, 1 failed; 0 lines in quarantine');
+    expect(screen).toContain('files      2 pending, 1 failed; 0 lines in quarantine');
+    // A PENDING file shows what it waits for, never "attempts 0".
+    expect(screen).toMatch(/^ {4}PENDING \d+ {2}json-dump area +not asked yet$/m);
+    expect(screen).toMatch(/^ {4}PENDING \d+ {2}json-dump artist +not published upstream yet$/m);
+    expect(screen).not.toContain('attempts 0');
     // The newest packet waits for a later packet's JSON dumps; nothing was stored behind readers.
     expect(screen).toMatch(new RegExp(`^  stream     served up to packet ${manifest.lastPacket - 1}$`, 'm'));
     // Only the demo's fixed snapshot is explained; a real feed's waiting head is news.
@@ -136,7 +147,7 @@ describe('livefeed status', () => {
     );
     expect(code).toBe(0);
     expect(out).toMatch(/upstream {3}could not ask http:\/\/127\.0\.0\.1:9\/api\/musicbrainz: /);
-    expect(out).toContain('files      1 pending, 1 failed');
+    expect(out).toContain('files      2 pending, 1 failed');
   });
 
   it('exits 1 when there is no database yet', async () => {

@@ -144,7 +144,10 @@ export interface UnfinishedFile {
   file: string;
   status: 'PENDING' | 'FAILED' | 'MISSING';
   error: string | null;
+  /** Failed attempts (errors other than a 404, which only means not published yet). */
   attempts: number;
+  /** 1 once upstream answered 404 for it (not published yet, or missing), else 0. */
+  asked: number;
 }
 
 /** Counts of unfinished files and the first `limit` of them (failed first, then by packet). */

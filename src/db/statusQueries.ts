@@ -5,12 +5,18 @@
  * ledger (`packets`, `dumps`, `replication_packets`, `meta`); none writes.
  */
 
-/** The files the sync has not finished: JSON dumps and replication packets, one row each. */
+/**
+ * The files the sync has not finished: JSON dumps and replication packets, one row each; `asked`
+ * is 1 once upstream answered 404 for it (not published yet), else 0.
+ */
 const UNFINISHED = `
-    SELECT packet, 'json-dump ' || entity AS file, status, error, attempts FROM dumps WHERE status IN ('PENDING', 'FAILED')
+    SELECT packet, 'json-dump ' || entity AS file, status, error, attempts,
+      CASE WHEN checked_at IS NULL THEN 0 ELSE 1 END AS asked
+    FROM dumps WHERE status IN ('PENDING', 'FAILED')
     UNION ALL
-    SELECT packet, 'replication packet' AS file, status, error, attempts FROM replication_packets
-      WHERE status IN ('PENDING', 'FAILED', 'MISSING')`;
+    SELECT packet, 'replication packet' AS file, status, error, attempts,
+      CASE WHEN missing_since IS NULL THEN 0 ELSE 1 END AS asked
+    FROM replication_packets WHERE status IN ('PENDING', 'FAILED', 'MISSING')`;
 
 /** SQL of the status reads, by read. */
 export const STATUS_SQL = {

@@ -109,6 +109,16 @@ function streamLines({ frontier, epoch, lastRewritten }: FeedHead, width: number
   ];
 }
 
+/**
+ * How far the sync got with an unfinished file: its failed attempts, or, before any, whether
+ * upstream was asked (a 404: not published yet) or not yet.
+ */
+function progressOf(f: UnfinishedFile): string {
+  if (f.attempts > 0) return `attempts ${f.attempts}`;
+  if (f.status !== 'PENDING') return 'not published upstream';
+  return f.asked ? 'not published upstream yet' : 'not asked yet';
+}
+
 /** The status screen as text lines (no trailing newline); `width` caps long lines. */
 export function renderStatus(facts: StatusFacts, width = 100): string {
   const { local, files } = facts;
@@ -142,10 +152,7 @@ export function renderStatus(facts: StatusFacts, width = 100): string {
   for (const f of files.files) {
     const error = f.error ? `  ${f.error.replace(/\s+/g, ' ')}` : '';
     lines.push(
-      clip(
-        `    ${f.status.padEnd(7)} ${f.packet}  ${f.file.padEnd(27)} attempts ${f.attempts}${error}`,
-        width,
-      ),
+      clip(`    ${f.status.padEnd(7)} ${f.packet}  ${f.file.padEnd(27)} ${progressOf(f)}${error}`, width),
     );
   }
   const more = files.pending + files.failed - files.files.length;
