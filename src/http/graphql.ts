@@ -11,6 +11,7 @@ import type { Logger } from '../logger.js';
 import type { PacketEvents } from '../ops/events.js';
 import type { Metrics } from '../ops/metrics.js';
 import { ARRIVAL_WAIT_MS } from '../ops/packetArrival.js';
+import { corsRefusalPlugin } from './corsRefusal.js';
 
 /** Options of {@link createGraphql}. */
 export interface GraphqlOptions {
@@ -57,6 +58,7 @@ export function createGraphql(options: GraphqlOptions): GraphqlServer {
     landingPage: false,
     graphiql: false,
     plugins: [
+      corsRefusalPlugin(options.corsOrigins ?? [], options.logger),
       graphqlMetricsPlugin(options.metrics),
       hardeningPlugin(options.graphqlLimits),
       rawJsonPlugin(),

@@ -6,8 +6,25 @@ import { tempDir, testLogger, testService } from '../support/harness.js';
 
 const ALLOWED = 'https://app.example.org';
 
-function app(store: Store, dir: string, corsOrigins?: string[]) {
-  return createApp({ store, service: testService(), logger: testLogger(), dataDir: dir, corsOrigins });
+function app(store: Store, dir: string, corsOrigins?: string[], logLines?: string[]) {
+  return createApp({
+    store,
+    service: testService(),
+    logger: testLogger(logLines),
+    dataDir: dir,
+    corsOrigins,
+  });
+}
+
+function preflight(yoga: ReturnType<typeof app>['yoga'], origin: string) {
+  return yoga.fetch('http://livefeed.test/graphql', {
+    method: 'OPTIONS',
+    headers: {
+      origin,
+      'access-control-request-method': 'POST',
+      'access-control-request-headers': 'content-type',
+    },
+  });
 }
 
 describe('CORS allow-list (LIVEFEED_CORS_ORIGINS)', () => {
@@ -61,6 +78,30 @@ describe('CORS allow-list (LIVEFEED_CORS_ORIGINS)', () => {
     });
     expect(response.headers.get('access-control-allow-origin')).not.toBe('https://evil.example');
     expect(response.headers.get('access-control-allow-origin')).not.toBe('*');
+  });
+
+  it('refuses the preflight of an origin not listed with 403, naming the origin and the variable, and warns once', async () => {
+    for (const list of [undefined, [ALLOWED]]) {
+      const lines: string[] = [];
+      const { yoga } = app(store, data.dir, list, lines);
+      for (let i = 0; i < 2; i++) {
+        const refused = await preflight(yoga, 'http://localhost:5173');
+        expect(refused.status).toBe(403);
+        expect(refused.headers.get('access-control-allow-origin')).toBeNull();
+        const body = (await refused.json()) as {
+          errors: { message: string; extensions: { code: string } }[];
+        };
+        expect(body.errors[0]!.extensions.code).toBe('CORS_NOT_ALLOWED');
+        expect(body.errors[0]!.message).toBe(
+          'cross-origin requests from http://localhost:5173 are not allowed: add the origin to LIVEFEED_CORS_ORIGINS (README, Configuration)',
+        );
+      }
+      const warnings = lines.map((l) => JSON.parse(l)).filter((l) => l.event === 'cors-refused');
+      expect(warnings).toEqual([expect.objectContaining({ origin: 'http://localhost:5173', level: 40 })]);
+    }
+    // A listed origin's preflight still gets its grant.
+    const { yoga } = app(store, data.dir, [ALLOWED]);
+    expect((await preflight(yoga, ALLOWED)).headers.get('access-control-allow-origin')).toBe(ALLOWED);
   });
 
   it('sends no CORS headers at all without a list (same origin only)', async () => {
