@@ -46,8 +46,22 @@ export type FoundFile =
       from: 'local' | 'upstream';
     }
   | { kind: 'unknown'; row?: FeedFileRow }
-  | { kind: 'gone'; name: string }
+  | { kind: 'gone'; name: string; why: GoneWhy }
   | { kind: 'unavailable'; name: string };
+
+/** Why a stored file cannot be served: no token to fetch it with, or the feed no longer has it. */
+export type GoneWhy = 'no-upstream' | 'not-upstream';
+
+/**
+ * The body of a 410 for a file `found` gone: what is missing and what would bring it back. A
+ * server never had the archive when another machine's sync stored it (README, File links and
+ * mirror), so it says "not on this server's disk", not "no longer kept".
+ */
+export function goneText(found: { name: string; why: GoneWhy }): string {
+  return found.why === 'no-upstream'
+    ? `${found.name} is not on this server's disk (synced without --keep-files, pruned, or synced on another machine), and this server has no token to fetch it from the feed (LIVEFEED_TOKEN_FILE; README, File links and mirror).\n`
+    : `${found.name} is not on this server's disk, and the feed no longer has it.\n`;
+}
 
 /**
  * Finds the exact upstream bytes of stored feed files (issue 4, Files and links): the kept copy
@@ -76,7 +90,7 @@ export class FileSource {
     if (signature && row.signatureStoredPath === null) return { kind: 'unknown', row };
     const local = await this.#local(row, signature);
     if (local) return { kind: 'file', name, row, ...local, from: 'local' };
-    if (!this.#options.upstream) return { kind: 'gone', name };
+    if (!this.#options.upstream) return { kind: 'gone', name, why: 'no-upstream' };
     return this.#fromUpstream(this.#options.upstream, row, signature, signal);
   }
 
@@ -125,14 +139,14 @@ export class FileSource {
       let etag: string;
       if (signature) {
         const text = await client.text(name, signal);
-        if (text === null) return { kind: 'gone', name };
+        if (text === null) return { kind: 'gone', name, why: 'not-upstream' };
         await mkdir(tmpDir, { recursive: true });
         tmpPath = join(tmpDir, 'signature.asc');
         await writeFile(tmpPath, text);
         etag = etagOf(Buffer.from(text));
       } else {
         const download = await client.download(name, tmpDir, signal);
-        if (download.status === 'missing') return { kind: 'gone', name };
+        if (download.status === 'missing') return { kind: 'gone', name, why: 'not-upstream' };
         tmpPath = download.path;
         if (download.sha256 !== row.sha256 || download.size !== row.size) {
           this.#options.logger.error(

@@ -1,6 +1,6 @@
 import { basename } from 'node:path';
 import { clientGoneSignal, feedContentType, sendFile, sendText } from './fileBody.js';
-import type { FileSource } from './fileSource.js';
+import { type FileSource, goneText } from './fileSource.js';
 import type { Route } from './route.js';
 
 /** Path prefix of the file links (`FeedFile.url`, `FeedFile.signatureUrl`; graphql/types/feedFile.ts). */
@@ -37,13 +37,7 @@ export function filesRoute(source: FileSource): Route {
           sendText(req, res, 404, TEXT, 'No such feed file on this server.\n');
           return true;
         case 'gone':
-          sendText(
-            req,
-            res,
-            410,
-            TEXT,
-            `${found.name} is no longer kept on this server and the feed cannot provide it.\n`,
-          );
+          sendText(req, res, 410, TEXT, goneText(found));
           return true;
         case 'unavailable':
           sendText(

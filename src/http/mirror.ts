@@ -8,7 +8,7 @@ import {
 } from '../feed/protocol/bodies.js';
 import { type FileRoute, matchRoute } from '../feed/protocol/routes.js';
 import { clientGoneSignal, feedContentType, sendFile, sendText } from './fileBody.js';
-import type { FileSource, FoundFile } from './fileSource.js';
+import { type FileSource, type FoundFile, goneText } from './fileSource.js';
 import type { Route } from './route.js';
 import { tokenChecker } from './tokens.js';
 
@@ -113,8 +113,7 @@ async function notServed(
 ): Promise<Answer> {
   if (found.kind === 'unavailable')
     return { status: 502, body: 'The file is not kept here and the upstream feed did not deliver it.\n' };
-  if (found.kind === 'gone')
-    return { status: 410, body: `${route.path} is no longer kept here and the feed cannot provide it.\n` };
+  if (found.kind === 'gone') return { status: 410, body: goneText({ ...found, name: route.path }) };
   // The signature of a stored archive that the feed had none for: upstream's own 404.
   const record = found.row ? 'absent-upstream' : await recordOf(reads, route);
   switch (record) {

@@ -184,7 +184,7 @@ describeStores('file links /files/<feed path> (issue 4, Files and links)', (stor
       const res = await rawRequest(local.origin, `/files/${oldest.file}`);
       expect(res.status).toBe(410);
       expect(res.body.toString()).toBe(
-        `${oldest.file} is no longer kept on this server and the feed cannot provide it.\n`,
+        `${oldest.file} is not on this server's disk (synced without --keep-files, pruned, or synced on another machine), and this server has no token to fetch it from the feed (LIVEFEED_TOKEN_FILE; README, File links and mirror).\n`,
       );
       const signature = await rawRequest(local.origin, `/files/${oldest.signature}`);
       expect(signature.status).toBe(200);
@@ -219,6 +219,9 @@ describeStores('file links /files/<feed path> (issue 4, Files and links)', (stor
       await rm(join(root.dir, victim.file));
       const lost = await rawRequest(proxied.origin, `/files/${victim.file}`);
       expect(lost.status).toBe(410);
+      expect(lost.body.toString()).toBe(
+        `${victim.file} is not on this server's disk, and the feed no longer has it.\n`,
+      );
     });
   });
 });

@@ -164,7 +164,7 @@ describeAppStores(
         const gone = await rawRequest(bare.origin, `/files/${file!.name}`);
         expect(gone.status).toBe(410);
         expect(gone.body.toString()).toBe(
-          `${file!.name} is no longer kept on this server and the feed cannot provide it.\n`,
+          `${file!.name} is not on this server's disk (synced without --keep-files, pruned, or synced on another machine), and this server has no token to fetch it from the feed (LIVEFEED_TOKEN_FILE; README, File links and mirror).\n`,
         );
         const fetched = await rawRequest(proxied.origin, `/files/${file!.name}`);
         expect(fetched.status).toBe(200);
