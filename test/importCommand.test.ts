@@ -1,4 +1,5 @@
 import { execFile } from 'node:child_process';
+import { statSync } from 'node:fs';
 import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -187,11 +188,23 @@ describe('livefeed import: a local JSON dump through the sync pipeline', () => {
     const livefeed = (...args: string[]) =>
       run(process.execPath, ['--import', 'tsx', join(ROOT, 'src', 'cli', 'main.ts'), ...args], { cwd: ROOT });
     const args = ['import', archive, '--packet', '777', '--db', db, '--log-level', 'warn'];
-    const { stdout, stderr } = await livefeed(...args);
+    const { stdout, stderr } = await livefeed(...args.slice(0, -1), 'info');
     expect(stdout).toMatch(
-      new RegExp(`as packet 777 artist: ${lines.length - 3} changes, 3 quarantined, ${lines.length} lines`),
+      new RegExp(
+        `as packet 777 artist: ${lines.length - 3} changes, 3 quarantined, ${lines.length} lines, \\d+\\.\\d [kM]B in `,
+      ),
     );
     expect(stderr).not.toContain('change-stream-rewritten');
+    // A file under 10 MB counts in kB: its bar moves, and never reads "1/1 MB" for a few kB.
+    const progress = stderr
+      .split('\n')
+      .filter((line) => line.includes('"event":"progress"'))
+      .map((line) => JSON.parse(line) as { unit: string; done: number; total: number });
+    expect(progress.at(-1)).toMatchObject({
+      unit: 'kB (xz)',
+      total: Math.ceil(statSync(archive).size / 1e3),
+    });
+    expect(progress.at(-1)!.done).toBe(progress.at(-1)!.total);
     const cli = openStore(db);
     expect(cli.sqlite.prepare('SELECT count(*) AS n FROM changes').get()).toEqual({ n: lines.length - 3 });
     // Readers were served up to packet 800: importing 777 again stores behind them, and says so.

@@ -4,7 +4,7 @@ import { feedRewrites } from '../db/feedWindow.js';
 import { ENTITY_TYPES, type EntityType, isEntityType } from '../feed/entities.js';
 import { SequenceMismatchError, safeMessage } from '../feed/errors.js';
 import type { Logger } from '../logger.js';
-import { createProgress, type Progress } from '../ops/progress.js';
+import { createProgress, formatSize, type Progress, type SizeUnit, sizeUnit } from '../ops/progress.js';
 import { type ImportResult, importJsonDump } from '../sync/import.js';
 import { warnRewritten } from '../sync/rewriteNotice.js';
 import { restampComplete } from '../sync/state.js';
@@ -14,27 +14,34 @@ import type { ImportTarget } from './importTarget.js';
 import { commandLogger, withWriterLock } from './session.js';
 import { chooseDatabase, choosePostgres } from './targets.js';
 
-/** A progress bar in MB of the compressed file, made on the first report (when the size is known). */
-function megabyteProgress(logger: Logger) {
+/**
+ * A progress bar of the compressed file read, in kB or MB by its size (ops/progress.ts
+ * `sizeUnit`), made on the first report (when the size is known).
+ */
+function sizeProgress(logger: Logger) {
   let progress: Progress | undefined;
-  let shownMb = 0;
+  let unit: SizeUnit = sizeUnit(0);
+  let shown = 0;
   return {
     update(read: number, total: number) {
-      progress ??= createProgress({
-        label: 'import',
-        total: Math.max(1, Math.ceil(total / 1e6)),
-        unit: 'MB (xz)',
-        logger,
-      });
-      const mb = Math.floor(read / 1e6);
-      if (mb > shownMb) {
-        progress.tick(mb - shownMb);
-        shownMb = mb;
+      if (!progress) {
+        unit = sizeUnit(total);
+        progress = createProgress({
+          label: 'import',
+          total: Math.max(1, Math.ceil(total / unit.bytes)),
+          unit: `${unit.name} (xz)`,
+          logger,
+        });
+      }
+      const now = Math.floor(read / unit.bytes);
+      if (now > shown) {
+        progress.tick(now - shown);
+        shown = now;
       }
     },
     /** Fills the bar to `fileBytes` and stops it. */
     finish(fileBytes: number) {
-      progress?.tick(Math.max(0, Math.ceil(fileBytes / 1e6) - shownMb));
+      progress?.tick(Math.max(0, Math.ceil(fileBytes / unit.bytes) - shown));
       progress?.stop();
     },
     stop: () => progress?.stop(),
@@ -121,7 +128,7 @@ export const importCommand: CommandImplementation = {
     const store = postgres
       ? await (await import('./importPostgres.js')).postgresImportTarget(postgres, log)
       : sqliteTarget(chooseDatabase('import', config, flags).path, log);
-    const progress = megabyteProgress(log);
+    const progress = sizeProgress(log);
     try {
       return await store.withLock('import stopped by a signal: nothing was stored', async (signal) => {
         const started = Date.now();
@@ -141,7 +148,7 @@ export const importCommand: CommandImplementation = {
         );
         process.stdout.write(
           `imported ${file} as packet ${packet} ${result.entity}: ${result.changeCount} changes, ` +
-            `${result.quarantineCount} quarantined, ${result.lineCount} lines, ${(result.bytes / 1e6).toFixed(1)} MB ` +
+            `${result.quarantineCount} quarantined, ${result.lineCount} lines, ${formatSize(result.bytes)} ` +
             `in ${seconds.toFixed(1)} s\n`,
         );
         return EXIT.ok;

@@ -113,3 +113,26 @@ function logProgress(options: ProgressOptions): Progress {
     },
   };
 }
+
+/** A unit of bytes for progress bars and summaries. */
+export interface SizeUnit {
+  name: 'kB' | 'MB';
+  /** Bytes per unit. */
+  bytes: number;
+}
+
+/**
+ * The unit a bar of `totalBytes` counts in: kB below 10 MB, where whole MB would move in steps too
+ * coarse to see (a 1 kB file read as "1/1 MB"), else MB.
+ */
+export function sizeUnit(totalBytes: number): SizeUnit {
+  return totalBytes < 10e6 ? { name: 'kB', bytes: 1e3 } : { name: 'MB', bytes: 1e6 };
+}
+
+/** `bytes` as people read them, decimal units: `512 B`, `1.9 kB`, `12.3 MB`, `1.20 GB`. */
+export function formatSize(bytes: number): string {
+  if (bytes < 1e3) return `${bytes} B`;
+  if (bytes < 1e6) return `${(bytes / 1e3).toFixed(1)} kB`;
+  if (bytes < 1e9) return `${(bytes / 1e6).toFixed(1)} MB`;
+  return `${(bytes / 1e9).toFixed(2)} GB`;
+}

@@ -1,6 +1,6 @@
 import { PassThrough } from 'node:stream';
 import { describe, expect, it } from 'vitest';
-import { createProgress } from '../../src/ops/progress.js';
+import { createProgress, formatSize, sizeUnit } from '../../src/ops/progress.js';
 import { syncProgressObserver } from '../../src/ops/syncProgress.js';
 import { testLogger } from '../support/harness.js';
 
@@ -78,5 +78,17 @@ describe('progress', () => {
     const logged = events(lines);
     expect(logged.at(-1)).toMatchObject({ done: 20, total: 20, percent: 100 });
     expect(logged[0]!.msg).toBe('sync: 2/20 packets (10%), packet 11');
+  });
+
+  it('counts small files in kB and large ones in MB, and writes sizes as people read them', () => {
+    expect(sizeUnit(1348)).toEqual({ name: 'kB', bytes: 1e3 });
+    expect(sizeUnit(9_999_999).name).toBe('kB');
+    expect(sizeUnit(10e6).name).toBe('MB');
+    expect([512, 1957, 3_456_789, 1_200_000_000].map(formatSize)).toEqual([
+      '512 B',
+      '2.0 kB',
+      '3.5 MB',
+      '1.20 GB',
+    ]);
   });
 });
