@@ -207,15 +207,26 @@ describe('livefeed import: a local JSON dump through the sync pipeline', () => {
     expect(progress.at(-1)!.done).toBe(progress.at(-1)!.total);
     const cli = openStore(db);
     expect(cli.sqlite.prepare('SELECT count(*) AS n FROM changes').get()).toEqual({ n: lines.length - 3 });
-    // Readers were served up to packet 800: importing 777 again stores behind them, and says so.
+    // Readers were served up to packet 800: importing 777 again stores behind them. The same
+    // archive changes nothing they read, and says so; another copy of the dump is a rewrite.
     cli.sqlite.prepare("INSERT INTO meta (key, value) VALUES ('feed_served', '800')").run();
     cli.close();
-    const again = await livefeed(...args);
-    const warned = again.stderr
-      .split('\n')
-      .filter((line) => line.includes('change-stream-rewritten'))
-      .map((line) => JSON.parse(line));
-    expect(warned).toEqual([
+    const rewrittenIn = (stderr: string) =>
+      stderr
+        .split('\n')
+        .filter((line) => line.includes('change-stream-rewritten'))
+        .map((line) => JSON.parse(line));
+    const same = await livefeed(...args);
+    expect(rewrittenIn(same.stderr)).toEqual([]);
+    expect(same.stdout).toContain('; identical to the copy stored, so the change stream is unchanged');
+    const other = await writeJsonDump(join(dir.dir, 'other'), {
+      packet: 777,
+      entity: 'artist',
+      lines: [...lines.slice(0, -1), JSON.stringify({ id: id(99), name: 'One more' })],
+    });
+    const again = await livefeed('import', other.path, ...args.slice(2));
+    expect(again.stdout).not.toContain('identical');
+    expect(rewrittenIn(again.stderr)).toEqual([
       expect.objectContaining({ event: 'change-stream-rewritten', fromPacket: 777, epoch: 1 }),
     ]);
   });

@@ -1,8 +1,11 @@
+import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { openStore } from '../src/db/client.js';
 import { createPacketEvents, watchCompletedPackets } from '../src/ops/events.js';
 import { BUNDLED_FEED_ROOT, type SampleFeed, startSampleFeed } from '../src/samplefeed/server.js';
+import { writeJsonDump } from './support/archives.js';
 import { startCli } from './support/cli.js';
 import { tempDir } from './support/harness.js';
 import { readBundledManifest } from './support/manifest.js';
@@ -18,6 +21,7 @@ import { syncPassFrom } from './support/syncPass.js';
  */
 
 const { firstPacket } = readBundledManifest();
+const FIXTURES = fileURLToPath(new URL('../fixtures', import.meta.url));
 
 describeStores('livefeed import behind the change stream', (stores) => {
   let feed: SampleFeed;
@@ -39,6 +43,19 @@ describeStores('livefeed import behind the change stream', (stores) => {
     await data?.cleanup();
   });
 
+  it('changes nothing when the archive holds exactly the changes stored: no warning, no new epoch', async () => {
+    const before = await syncedAt();
+    const archive = join(BUNDLED_FEED_ROOT, 'json-dumps', `json-dump-${firstPacket}`, 'area.tar.xz');
+    const run = startCli(['import', archive, '--packet', String(firstPacket), '--db', db.db]);
+    expect((await run.exited).code, run.stderr.join('\n')).toBe(0);
+    expect(run.events().filter((e) => e.event === 'change-stream-rewritten')).toEqual([]);
+    expect(run.stdout.join('\n')).toContain(
+      'identical to the copy stored, so the change stream is unchanged',
+    );
+    expect(await db.rows("SELECT value FROM meta WHERE key = 'feed_rewrites'")).toEqual([]);
+    expect(await syncedAt()).toBe(before);
+  }, 60_000);
+
   it('warns and announces the packet again; a SQLite serve watch hears it', async () => {
     const before = await syncedAt();
     const events = createPacketEvents();
@@ -48,7 +65,18 @@ describeStores('livefeed import behind the change stream', (stores) => {
     const watcher = stores.kind === 'sqlite' ? openStore(db.db, { readonly: true }) : undefined;
     const stop = watcher && watchCompletedPackets(watcher, events, { intervalMs: 50 });
     try {
-      const archive = join(BUNDLED_FEED_ROOT, 'json-dumps', `json-dump-${firstPacket}`, 'area.tar.xz');
+      // Another copy of the packet's area dump: its first line's name corrected.
+      const [line0, ...rest] = readFileSync(join(FIXTURES, 'samples', 'area.jsonl'), 'utf8')
+        .split('\n')
+        .slice(0, 2);
+      const corrected = JSON.stringify({ ...JSON.parse(line0!), name: 'Corrected' });
+      const archive = (
+        await writeJsonDump(join(data.dir, 'corrected'), {
+          packet: firstPacket,
+          entity: 'area',
+          lines: [corrected, ...rest],
+        })
+      ).path;
       const run = startCli(['import', archive, '--packet', String(firstPacket), '--db', db.db]);
       expect((await run.exited).code, run.stderr.join('\n')).toBe(0);
       expect(run.events().filter((e) => e.event === 'change-stream-rewritten')).toEqual([

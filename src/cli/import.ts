@@ -149,7 +149,7 @@ export const importCommand: CommandImplementation = {
         process.stdout.write(
           `imported ${file} as packet ${packet} ${result.entity}: ${result.changeCount} changes, ` +
             `${result.quarantineCount} quarantined, ${result.lineCount} lines, ${formatSize(result.bytes)} ` +
-            `in ${seconds.toFixed(1)} s\n`,
+            `in ${seconds.toFixed(1)} s${result.unchanged ? '; identical to the copy stored, so the change stream is unchanged' : ''}\n`,
         );
         return EXIT.ok;
       });

@@ -65,8 +65,7 @@ export function noteServedFrontier(store: Store): number | undefined {
  * be by the two, and a backfill records one rewrite per packet, not one per archive.
  */
 export function recordEventsWrite(store: Store, packet: number): void {
-  const served = noteServedFrontier(store);
-  if (served === undefined || packet > served) return;
+  if (!storesBehindServed(store, packet)) return;
   const recorded = feedRewrites(store);
   const since = holding.get(store.sqlite);
   const rewrites =
@@ -74,4 +73,13 @@ export function recordEventsWrite(store: Store, packet: number): void {
       ? withJoinedRewrite(recorded, packet)
       : withRewrite(recorded, packet);
   cachedStatement(store, LATEST_PACKET_SQL.putMeta).run(REWRITES_KEY, rewritesText(rewrites));
+}
+
+/**
+ * Writer: whether events of `packet` stored now would land at or behind the highest frontier
+ * served, so that {@link recordEventsWrite} records a rewrite; notes the frontier as it does.
+ */
+export function storesBehindServed(store: Store, packet: number): boolean {
+  const served = noteServedFrontier(store);
+  return served !== undefined && packet <= served;
 }

@@ -1,8 +1,9 @@
 import { isUtf8 } from 'node:buffer';
+import { createHash } from 'node:crypto';
 import type { Readable } from 'node:stream';
 import type { Database, Statement } from 'better-sqlite3';
 import type { Store } from '../db/client.js';
-import { recordEventsWrite } from '../db/feedServed.js';
+import { recordEventsWrite, storesBehindServed } from '../db/feedServed.js';
 import { changeId, dumpIdRange, idPacketSql, idPositionSql } from '../db/keys.js';
 import { suspendMbidIndex } from '../db/mbidIndex.js';
 import { isTitled, SearchIndexWriter } from '../db/searchIndex.js';
@@ -73,6 +74,11 @@ export interface IngestResult {
   quarantineCount: number;
   lineCount: number;
   bytes: number;
+  /**
+   * True when the dump replaced a copy at or behind the change stream's served frontier with
+   * exactly the same changes: no rewrite was recorded (README, Change stream).
+   */
+  unchanged?: boolean;
 }
 
 /** Rows per multi-row INSERT of the fast path (fewer calls from JS into SQLite). */
@@ -194,6 +200,8 @@ export async function ingestJsonDump(store: Store, options: IngestJsonDumpOption
 
   return inTransaction(store, async () => {
     // The search index follows the stored lines in the same transaction (db/searchIndex.ts).
+    // Stored again behind the stream: an identical copy rewrites nothing readers saw.
+    const before = storesBehindServed(store, packet) ? storedDumpDigest(store, first, last) : undefined;
     const search = new SearchIndexWriter(store, entity);
     search.unindexOldCopy({ first, last, packet });
     const rebuildMbidIndex = options.bulk ? suspendMbidIndex(store.sqlite) : undefined;
@@ -209,24 +217,31 @@ export async function ingestJsonDump(store: Store, options: IngestJsonDumpOption
     rebuildMbidIndex?.();
     search.indexDump({ first, last, packet }, { bulk: options.bulk });
     const { changeCount, quarantineCount } = writer;
+    const unchanged = before !== undefined && storedDumpDigest(store, first, last) === before;
     const file = options.settle ? await options.settle() : options.file;
     recordDump(
       store,
       { ...options, file },
-      { changeCount, quarantineCount, now, metadata: summary.metadata },
+      { changeCount, quarantineCount, now, metadata: summary.metadata, unchanged },
     );
     options.beforeCommit?.();
-    return { ...summary, changeCount, quarantineCount };
+    return { ...summary, changeCount, quarantineCount, unchanged };
   });
 }
 
 function recordDump(
   store: Store,
   options: IngestJsonDumpOptions,
-  facts: { changeCount: number; quarantineCount: number; now: string; metadata: JsonDumpMetadata },
+  facts: {
+    changeCount: number;
+    quarantineCount: number;
+    now: string;
+    metadata: JsonDumpMetadata;
+    unchanged: boolean;
+  },
 ): void {
   const { packet, entity, file } = options;
-  recordEventsWrite(store, packet);
+  if (!facts.unchanged) recordEventsWrite(store, packet);
   if (file) upsertFeedFile(store, file);
   cachedStatement(
     store,
@@ -251,4 +266,20 @@ export function upsertFeedFile(store: Store, file: FeedFileRecord): void {
     `INSERT OR REPLACE INTO feed_files (name, packet, size, sha256, signature, fingerprint, fetched_at, stored_path, signature_stored_path)
        VALUES (@name, @packet, @size, @sha256, @signature, @fingerprint, @fetchedAt, @storedPath, @signatureStoredPath)`,
   ).run(file);
+}
+
+/**
+ * SHA-256 of the changes stored with ids `first`..`last` (one JSON dump), in id order: equal for two
+ * copies that hold the same lines at the same positions. Reads the dump's rows once; only asked for
+ * a dump stored behind the change stream (an import of an older packet, a backfill).
+ */
+function storedDumpDigest(store: Store, first: number, last: number): string {
+  const hash = createHash('sha256');
+  const rows = cachedStatement(store, 'SELECT id, data FROM changes WHERE id BETWEEN ? AND ? ORDER BY id');
+  for (const [id, data] of rows.raw().iterate(first, last) as IterableIterator<[number, string | Buffer]>) {
+    hash.update(`${id}:`);
+    hash.update(data);
+    hash.update('\n');
+  }
+  return hash.digest('hex');
 }

@@ -37,8 +37,13 @@ export async function noteServedFrontierOn(client: pg.ClientBase): Promise<numbe
 
 /** db/feedServed.ts recordEventsWrite on `client`, inside the transaction that stores the events. */
 export async function recordEventsWriteOn(client: pg.ClientBase, packet: number): Promise<void> {
-  const served = await noteServedFrontierOn(client);
-  if (served === undefined || packet > served) return;
+  if (!(await storesBehindServedOn(client, packet))) return;
   const rewrites = withRewrite(parseRewrites(await readMeta(client, REWRITES_KEY)), packet);
   await pgRows(client, LATEST_PACKET_SQL.putMeta, [REWRITES_KEY, rewritesText(rewrites)]);
+}
+
+/** db/feedServed.ts storesBehindServed on `client`, inside the caller's transaction. */
+export async function storesBehindServedOn(client: pg.ClientBase, packet: number): Promise<boolean> {
+  const served = await noteServedFrontierOn(client);
+  return served !== undefined && packet <= served;
 }

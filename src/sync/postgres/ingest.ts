@@ -14,7 +14,14 @@ import type { IngestJsonDumpOptions, IngestResult } from '../ingest.js';
 import { MEMBER_SPANS, mbidOffset } from '../lineScan.js';
 import { diagnoseLineBytes } from '../lines.js';
 import { COPY_CHANGES_SQL, CopyRowWriter, hasCopyControlByte } from './copyRows.js';
-import { deleteDumpCopy, insertQuarantine, type QuarantinedLine, recordDump } from './record.js';
+import { storesBehindServedOn } from './feedServed.js';
+import {
+  deleteDumpCopy,
+  insertQuarantine,
+  type QuarantinedLine,
+  recordDump,
+  storedDumpDigestOn,
+} from './record.js';
 import { SearchStage, stagedFieldsOf } from './searchStage.js';
 
 /** Bytes of quarantined lines held before they are written (the COPY holds the connection until then). */
@@ -176,6 +183,10 @@ export async function ingestJsonDumpPostgres(
   const writer = new PostgresChangeWriter(client, { packet, entity }, stage);
   try {
     await client.query('BEGIN');
+    // Stored again behind the stream: an identical copy rewrites nothing readers saw.
+    const before = (await storesBehindServedOn(client, packet))
+      ? await storedDumpDigestOn(client, first, last)
+      : undefined;
     await unindexDumpCopy(client, { first, last, packet });
     await deleteDumpCopy(client, { packet, entity, first, last });
     await stage.create(client);
@@ -188,6 +199,7 @@ export async function ingestJsonDumpPostgres(
     await writer.finish();
     await indexStagedDump(client, { first, last, packet });
     const { changeCount, quarantineCount } = writer;
+    const unchanged = before !== undefined && (await storedDumpDigestOn(client, first, last)) === before;
     const file = options.settle ? await options.settle() : options.file;
     await recordDump(client, {
       packet,
@@ -197,6 +209,7 @@ export async function ingestJsonDumpPostgres(
       quarantineCount,
       now,
       metadata: summary.metadata,
+      unchanged,
     });
     await inTransaction?.(client);
     options.signal?.throwIfAborted();
@@ -204,7 +217,7 @@ export async function ingestJsonDumpPostgres(
     await client.query('COMMIT');
     client.removeListener('error', ignore);
     client.release();
-    return { ...summary, changeCount, quarantineCount };
+    return { ...summary, changeCount, quarantineCount, unchanged };
   } catch (error) {
     await rollBack(client, writer, error as Error);
     client.removeListener('error', ignore);

@@ -27,6 +27,24 @@ export async function deleteDumpCopy(
   await client.query('DELETE FROM quarantine WHERE packet = $1 AND entity = $2', [dump.packet, dump.entity]);
 }
 
+/**
+ * A digest of the changes stored with ids `first`..`last` (one JSON dump), in id order: equal for
+ * two copies that hold the same lines at the same positions (sync/ingest.ts `storedDumpDigest` on
+ * SQLite). Computed by the server in one pass; only asked for a dump stored behind the stream.
+ */
+export async function storedDumpDigestOn(
+  client: pg.ClientBase,
+  first: number,
+  last: number,
+): Promise<string> {
+  const { rows } = await client.query<{ digest: string | null }>(
+    `SELECT md5(string_agg(id::text || ':' || md5(data), ',' ORDER BY id)) AS digest
+     FROM changes WHERE id BETWEEN $1 AND $2`,
+    [first, last],
+  );
+  return rows[0]?.digest ?? '';
+}
+
 /** Stores quarantined lines, their bytes exactly (`bytea`), in one statement. */
 export async function insertQuarantine(
   client: pg.ClientBase,
@@ -51,6 +69,8 @@ export interface DumpFacts {
   metadata: JsonDumpMetadata;
   /** ISO 8601. */
   now: string;
+  /** The dump replaced a copy behind the stream with the same changes: no rewrite is recorded. */
+  unchanged?: boolean;
 }
 
 /**
@@ -60,7 +80,7 @@ export interface DumpFacts {
  */
 export async function recordDump(client: pg.ClientBase, facts: DumpFacts): Promise<void> {
   const { packet, entity, file, now } = facts;
-  await recordEventsWriteOn(client, packet);
+  if (!facts.unchanged) await recordEventsWriteOn(client, packet);
   if (file) await upsertFeedFile(client, file);
   await client.query(
     `INSERT INTO dumps (packet, entity, status, change_count, quarantine_count, file_name, error, attempts, checked_at, updated_at)
