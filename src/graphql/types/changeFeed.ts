@@ -45,7 +45,8 @@ export interface FeedFilters {
 
 /**
  * The filter arguments of `changeFeed` and `entityChanged` checked: MBIDs lower-cased (at most
- * 500), empty lists as no filter, duplicates removed, `since` not after `until`.
+ * 500, never an empty list), `entities: []` as no filter (as in `search`), duplicates removed,
+ * `since` not after `until`.
  * @throws GraphQLError TOO_MANY_MBIDS, INVALID_MBID, BAD_USER_INPUT
  */
 export function feedFilters(args: {
@@ -56,7 +57,13 @@ export function feedFilters(args: {
 }): FeedFilters {
   const filters: FeedFilters = {};
   if (args.entities && args.entities.length > 0) filters.entities = [...new Set(args.entities)].sort();
-  if (args.mbids && args.mbids.length > 0) filters.mbids = [...new Set(checkMbids(args.mbids))].sort();
+  // A client following an empty set of MBIDs must not get every event (as webhooks refuse it).
+  if (args.mbids?.length === 0)
+    throw userError(
+      'BAD_USER_INPUT',
+      '"mbids" is an empty list, which would match no event; leave it out to follow every MBID',
+    );
+  if (args.mbids) filters.mbids = [...new Set(checkMbids(args.mbids))].sort();
   if (args.since) filters.since = args.since;
   if (args.until) filters.until = args.until;
   if (filters.since && filters.until && Date.parse(filters.since) > Date.parse(filters.until)) {
@@ -232,7 +239,10 @@ builder.queryField('changeFeed', (t) =>
       after: t.arg.string({ required: false, description: 'endCursor of the previous page (same filters).' }),
       first: t.arg.int({ required: false, description: 'Page size, default 20, at most 500.' }),
       entities: t.arg({ type: [EntityTypeEnum], required: false, description: 'Only these entity types.' }),
-      mbids: t.arg.idList({ required: false, description: 'Only these MBIDs (at most 500).' }),
+      mbids: t.arg.idList({
+        required: false,
+        description: 'Only these MBIDs (1 to 500; an empty list is refused, as it would match nothing).',
+      }),
       since: t.arg({
         type: 'DateTime',
         required: false,
@@ -267,7 +277,10 @@ builder.subscriptionField('entityChanged', (t) =>
       'stream, from the subscription on. Server-sent events: request /graphql with `Accept: text/event-stream`.',
     args: {
       entities: t.arg({ type: [EntityTypeEnum], required: false, description: 'Only these entity types.' }),
-      mbids: t.arg.idList({ required: false, description: 'Only these MBIDs (at most 500).' }),
+      mbids: t.arg.idList({
+        required: false,
+        description: 'Only these MBIDs (1 to 500; an empty list is refused, as it would match nothing).',
+      }),
     },
     // graphql-jit hands `subscribe` the operation's variables as its arguments (graphql-jit
     // compileSubscriptionOperation); the field's own arguments are read from the AST instead.

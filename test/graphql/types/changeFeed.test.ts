@@ -125,6 +125,26 @@ describeAppStores(
       expect(garbage.errors?.[0]?.extensions?.code).toBe('BAD_CURSOR');
       const tooMany = await gql(app(), FEED, { first: 501 });
       expect(tooMany.errors?.[0]?.extensions?.code).toBe('PAGE_SIZE_EXCEEDED');
+      // An empty list of MBIDs would follow nothing: refused, never read as "every MBID".
+      const noMbids = await gql(app(), FEED, { mbids: [] });
+      expect(noMbids.errors?.[0]).toMatchObject({
+        message: '"mbids" is an empty list, which would match no event; leave it out to follow every MBID',
+        extensions: { code: 'BAD_USER_INPUT' },
+      });
+      expect(noMbids.data).toBeNull();
+    });
+
+    it('refuses a DateTime literal that is no instant, saying which and where', async () => {
+      for (const given of ['yesterday', '2026-02-30T00:00:00Z', '2026-99-99T99:99:99Z']) {
+        const answer = await gql(app(), `{ changeFeed(since: "${given}") { totalCount } }`);
+        expect(answer.errors?.[0], given).toMatchObject({
+          message: `DateTime must be ISO 8601 UTC, e.g. 2026-05-11T21:14:26Z; got "${given}"`,
+          locations: [{ line: 1, column: 21 }],
+          extensions: { code: 'BAD_USER_INPUT' },
+        });
+      }
+      const fine = await gql(app(), '{ changeFeed(since: "2026-02-28T23:59:59.5Z") { totalCount } }');
+      expect(fine.errors).toBeUndefined();
     });
 
     it("a day's changes of one entity type fit one request within the cost limit, as lines or as diffs", async () => {
