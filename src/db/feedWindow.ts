@@ -28,12 +28,21 @@ export interface FeedBounds {
 
 /** Thrown when a position or `since` lies before the history held: events after it were pruned. */
 export class HistoryPrunedError extends Error {
-  /** @param historyFrom the oldest packet whose changes are still held */
-  constructor(readonly historyFrom: number) {
+  /**
+   * @param historyFrom the oldest packet whose changes are still held
+   * @param by what lies before it: the cursor (`after`), or, without one, `since` or `until`
+   */
+  constructor(
+    readonly historyFrom: number,
+    by: 'cursor' | 'since' | 'until' = 'cursor',
+  ) {
+    const pruned = `the change stream's history before packet ${historyFrom} was pruned (--keep-history): `;
     super(
-      `the change stream's history before packet ${historyFrom} was pruned (--keep-history): ` +
-        'events after this position are gone; start again without a cursor (from packet ' +
-        `${historyFrom}) and reload the entities you follow (entity, entities)`,
+      by === 'cursor'
+        ? `${pruned}events after this position are gone; start again without a cursor (from packet ` +
+            `${historyFrom}) and reload the entities you follow (entity, entities)`
+        : `${pruned}"${by}" asks for events before it, which are gone; ask with a later "${by}" ` +
+            `(service { historyFrom }) or without it (from packet ${historyFrom})`,
     );
     this.name = 'HistoryPrunedError';
   }
@@ -155,7 +164,7 @@ export function windowOf(query: FeedBounds, facts: WindowFacts): FeedWindow | un
     throw new HistoryPrunedError(pruned);
   }
   if (pruned !== undefined && !query.after && sincePacket !== undefined && sincePacket < pruned) {
-    throw new HistoryPrunedError(pruned);
+    throw new HistoryPrunedError(pruned, 'since');
   }
   // An `until` before the history held asks only for pruned events: an empty page would hide them.
   if (
@@ -164,7 +173,7 @@ export function windowOf(query: FeedBounds, facts: WindowFacts): FeedWindow | un
     query.until !== undefined &&
     !((facts.untilPacket ?? 0) >= pruned)
   ) {
-    throw new HistoryPrunedError(pruned);
+    throw new HistoryPrunedError(pruned, 'until');
   }
   if (query.after) {
     const from = rewrittenBefore(facts.rewrites, query.epoch ?? 0, query.after);

@@ -122,6 +122,12 @@ describeAppStores('changeFeed and history after --keep-history', build, (kind, r
     );
     const since = await gql(app(), FEED, { since: '2000-01-01T00:00:00Z' });
     expect(since.errors?.[0]?.extensions).toMatchObject({ code: 'HISTORY_PRUNED', historyFrom: CUTOFF });
+    // No cursor was given: the message names `since`, not a position.
+    expect(since.errors![0]!.message).toBe(
+      `the change stream's history before packet ${CUTOFF} was pruned (--keep-history): "since" asks for ` +
+        `events before it, which are gone; ask with a later "since" (service { historyFrom }) or without it ` +
+        `(from packet ${CUTOFF}). See "Change stream" in the README.`,
+    );
     // A cursor at the head lies inside the window: it reads on, nothing new.
     expect((await follow(app(), before.headCursor)).seen).toEqual([]);
   });
