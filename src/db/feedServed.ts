@@ -8,6 +8,7 @@ import {
   withRewrite,
 } from './feedRewrites.js';
 import { feedFrontier, feedRewrites } from './feedWindow.js';
+import { prunedBefore } from './historyQueries.js';
 import { LATEST_PACKET_SQL } from './latestPacket.js';
 import { cachedStatement } from './statements.js';
 
@@ -77,9 +78,13 @@ export function recordEventsWrite(store: Store, packet: number): void {
 
 /**
  * Writer: whether events of `packet` stored now would land at or behind the highest frontier
- * served, so that {@link recordEventsWrite} records a rewrite; notes the frontier as it does.
+ * served and within the history held (not below a pruning cutoff, where no reader reads), so that
+ * {@link recordEventsWrite} records a rewrite; notes the frontier as it does.
  */
 export function storesBehindServed(store: Store, packet: number): boolean {
   const served = noteServedFrontier(store);
-  return served !== undefined && packet <= served;
+  if (served === undefined || packet > served) return false;
+  // Below the history held (pruned), events are never served: no reader's stream changes.
+  const pruned = prunedBefore(store);
+  return pruned === undefined || packet >= pruned;
 }

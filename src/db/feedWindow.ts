@@ -177,7 +177,9 @@ export function windowOf(query: FeedBounds, facts: WindowFacts): FeedWindow | un
   }
   if (query.after) {
     const from = rewrittenBefore(facts.rewrites, query.epoch ?? 0, query.after);
-    if (from !== undefined) throw new HistoryRewrittenError(from, currentEpoch(facts.rewrites));
+    // Read again from the history held: a rewrite below a later pruning cutoff starts there.
+    if (from !== undefined)
+      throw new HistoryRewrittenError(Math.max(from, pruned ?? from), currentEpoch(facts.rewrites));
   }
   const startPacket = Math.max(firstWanted ?? facts.historyFrom ?? 1, sincePacket ?? 1);
   const until = query.until === undefined ? frontier : facts.untilPacket;

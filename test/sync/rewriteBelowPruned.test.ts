@@ -1,0 +1,61 @@
+import { join } from 'node:path';
+import { afterAll, beforeAll, expect, it } from 'vitest';
+import { RECORD_HISTORY_FROM_SQL } from '../../src/db/historyQueries.js';
+import { BUNDLED_FEED_ROOT, type SampleFeed, startSampleFeed } from '../../src/samplefeed/server.js';
+import { writeJsonDump } from '../support/archives.js';
+import { tempDir } from '../support/harness.js';
+import { readBundledManifest } from '../support/manifest.js';
+import { describeStores, type TestDatabase } from '../support/stores.js';
+import { syncPassFrom } from '../support/syncPass.js';
+
+/**
+ * Which stores behind the change stream count as a rewrite (db/feedServed.ts
+ * `storesBehindServed`, on both stores): a dump stored below the pruning cutoff never does, since
+ * no reader reads there (a `bootstrap` into a pruned database stored its full dumps there and sent
+ * every client to a cursor that itself answered HISTORY_PRUNED); one at or above it does, unless
+ * it holds exactly the changes already stored.
+ */
+
+const { firstPacket } = readBundledManifest();
+const CUTOFF = firstPacket + 5;
+const id = (n: number) => `00000000-0000-4000-8000-${String(n).padStart(12, '0')}`;
+
+describeStores('stores behind the change stream', (stores) => {
+  let feed: SampleFeed;
+  let data: Awaited<ReturnType<typeof tempDir>>;
+  let db: TestDatabase;
+  const rewrites = async () =>
+    (await db.rows<{ value: string }>("SELECT value FROM meta WHERE key = 'feed_rewrites'"))[0]?.value;
+  /** Stores a JSON dump of `packet` holding `lines` through the store's own ingest. */
+  const store = async (packet: number, lines: string[], name: string) => {
+    const built = await writeJsonDump(join(data.dir, name), { packet, entity: 'label', lines });
+    return db.store.ingestDump({ packet, entity: 'label', archivePath: built.path, file: null });
+  };
+
+  beforeAll(async () => {
+    feed = await startSampleFeed({ root: BUNDLED_FEED_ROOT });
+    data = await tempDir();
+    db = await stores.create(data.dir);
+    await syncPassFrom(db.store, { feedRoot: feed.feedRoot, dataDir: data.dir }, firstPacket);
+    await db.rows(RECORD_HISTORY_FROM_SQL, String(CUTOFF));
+  }, 60_000);
+  afterAll(async () => {
+    await db?.close();
+    await feed?.close();
+    await data?.cleanup();
+  });
+
+  it('records no rewrite for a dump below the pruning cutoff, one for a changed dump above it', async () => {
+    const below = await store(CUTOFF - 2, [JSON.stringify({ id: id(1), name: 'Below' })], 'below');
+    expect(below.unchanged).toBe(false);
+    expect(await rewrites()).toBeUndefined();
+
+    const lines = [JSON.stringify({ id: id(2), name: 'Above' })];
+    await store(CUTOFF + 1, lines, 'above');
+    const first = await rewrites();
+    expect(first).toContain(`${CUTOFF + 1}`);
+    // The same changes again: nothing a reader read changed, no new epoch.
+    expect((await store(CUTOFF + 1, lines, 'again')).unchanged).toBe(true);
+    expect(await rewrites()).toBe(first);
+  });
+});
