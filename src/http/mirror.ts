@@ -26,7 +26,7 @@ export interface MirrorOptions {
 /** The reads the mirror answers from. */
 export type MirrorReads = Pick<
   Reads,
-  'latestPacket' | 'packetPosition' | 'jsonDumpState' | 'replicationPacketRow'
+  'latestPacket' | 'packetPosition' | 'jsonDumpState' | 'replicationPacketRow' | 'historyFrom'
 >;
 
 const TEXT = { 'content-type': 'text/plain; charset=utf-8' } as const;
@@ -126,11 +126,20 @@ async function notServed(
         headers: { 'retry-after': String(MIRROR_RETRY_AFTER_S) },
       };
     case 'not-synced':
-      return {
-        status: 410,
-        body: `${route.path} is not available here: this server did not sync it (entity type, packet or file not synced).\n`,
-      };
+      return { status: 410, body: await notSyncedBody(reads, route) };
   }
+}
+
+/**
+ * The 410 body of a file this server did not sync. Before the first packet it holds, the body says
+ * where its packets start: a livefeed syncing from here starts a new database at latest − 23,
+ * which may lie before them, and needs `--from` (README, File links and mirror).
+ */
+async function notSyncedBody(reads: MirrorReads, route: FileRoute): Promise<string> {
+  const from = await reads.historyFrom();
+  if (from !== undefined && route.packet < from)
+    return `${route.path} is not available here: this server holds packets from ${from} on (a livefeed syncing from it: sync --from ${from}).\n`;
+  return `${route.path} is not available here: this server did not sync it (entity type, packet or file not synced).\n`;
 }
 
 /**

@@ -90,7 +90,11 @@ describeStores('the mirror for files it does not serve', (stores) => {
       expect((await get(`json-dumps/json-dump-${packet}/series.tar.xz.asc`)).status).toBe(410);
     }
     // Before the first packet synced here: never synced; after the highest: not made yet, as upstream.
-    expect((await get(`json-dumps/json-dump-${first.number - 1}/area.tar.xz`)).status).toBe(410);
+    // The body says where this server's packets start, for a livefeed syncing from it.
+    expect(await get(`json-dumps/json-dump-${first.number - 1}/area.tar.xz`)).toMatchObject({
+      status: 410,
+      body: `json-dumps/json-dump-${first.number - 1}/area.tar.xz is not available here: this server holds packets from ${first.number} on (a livefeed syncing from it: sync --from ${first.number}).\n`,
+    });
     expect((await get(`replication-${first.number - 1}-v2.tar.bz2`)).status).toBe(410);
     expect(await get(`json-dumps/json-dump-${last.number + 1}/area.tar.xz`)).toMatchObject({
       status: 404,
