@@ -1,4 +1,5 @@
 import { createServer, type Server } from 'node:http';
+import { tokenText } from '../config/parsers.js';
 import type { Store } from '../db/client.js';
 import { openForServing } from '../db/readOnly.js';
 import { sqliteReads } from '../db/reads.js';
@@ -114,6 +115,21 @@ async function warnWhenEmpty(session: Session, served: ServedDatabase): Promise<
 }
 
 /**
+ * Warns (never showing a token) when a mirror token has not upstream's shape: the mirror accepts it,
+ * but another livefeed refuses it as its LIVEFEED_TOKEN (README, File links and mirror).
+ */
+function warnOddMirrorTokens(session: Session): void {
+  const odd = session.config.mirrorTokens.flatMap((token, i) =>
+    tokenText.safeParse(token).success ? [] : [i + 1],
+  );
+  if (odd.length === 0) return;
+  session.logger.warn(
+    { event: 'mirror-token-shape', tokens: odd },
+    `mirror token${odd.length > 1 ? 's' : ''} ${odd.join(', ')} of LIVEFEED_MIRROR_TOKENS ${odd.length > 1 ? 'are' : 'is'} not 40 characters of [A-Za-z0-9]: tools accept ${odd.length > 1 ? 'them' : 'it'}, but another livefeed cannot use ${odd.length > 1 ? 'them' : 'it'} as its LIVEFEED_TOKEN (README, File links and mirror)`,
+  );
+}
+
+/**
  * Serves GraphQL and the HTTP routes from the session's database, SQLite or PostgreSQL. `serve`
  * only reads: a SQLite file it cannot write (read-only mount) is opened read-only, and with no sync
  * in the process subscriptions learn of completed packets from the database ({@link startPacketWatch}).
@@ -165,6 +181,7 @@ async function serveDatabase(
   });
   startPacketWatch(session, served, events);
   await warnWhenEmpty(session, served);
+  warnOddMirrorTokens(session);
   const server = createServer(app.handle);
   const close = async () => {
     server.closeAllConnections();
