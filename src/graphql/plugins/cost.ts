@@ -12,13 +12,13 @@ import {
   isListType,
   isObjectType,
   Kind,
-  type OperationDefinitionNode,
+  type SelectionNode,
   type SelectionSetNode,
   type ValueNode,
-  valueFromASTUntyped,
 } from 'graphql';
 import { DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE } from '../connection.js';
-import { type FragmentMap, forEachField, fragmentsOf } from './selections.js';
+import { operationWalk, type Walk } from './operationWalk.js';
+import { type FragmentMap, forEachField } from './selections.js';
 
 /**
  * The estimated cost of an operation (issue 5, hostile queries; issue 16: every list counted by
@@ -140,13 +140,6 @@ function fieldCost(definition: GraphQLField<unknown, unknown>): number {
   return getNamedType(definition.type).name === 'JSON' ? ROW_COST : 1;
 }
 
-/** What every step of the walk over an operation's selections shares. */
-interface Walk {
-  schema: GraphQLSchema;
-  fragments: FragmentMap;
-  variables: Record<string, unknown>;
-}
-
 /**
  * The cost of `selectionSet` on `parent`; with `linksOnly`, only of the fields below it that link
  * to another stored line (`extensions: { link: true }`), their selections included: the part of an
@@ -256,34 +249,25 @@ export function operationCost(
   variables: Record<string, unknown> = {},
   operationName?: string | null,
 ): number {
-  const operations = document.definitions.filter(
-    (d): d is OperationDefinitionNode => d.kind === Kind.OPERATION_DEFINITION,
-  );
-  const operation = operationName ? operations.find((o) => o.name?.value === operationName) : operations[0];
-  if (!operation) return 0;
-  const root =
-    operation.operation === 'query'
-      ? schema.getQueryType()
-      : operation.operation === 'mutation'
-        ? schema.getMutationType()
-        : schema.getSubscriptionType();
-  if (!root) return 0;
-  const walk = {
-    schema,
-    fragments: fragmentsOf(document),
-    variables: { ...defaultsOf(operation), ...variables },
-  };
-  return selectionCost(walk, root, operation.selectionSet);
+  const found = operationWalk(schema, document, variables, operationName);
+  return found ? selectionCost(found.walk, found.root, found.operation.selectionSet) : 0;
 }
 
 /**
- * The operation's variable defaults (`query($n: Int = 500)`): a variable the request leaves out
- * runs with its default, so it counts with it too. A variable given as null stays null.
+ * The cost of each top-level selection of the operation (a root field, or a fragment of them), for
+ * the message of a query over the limit: which part to ask smaller pages of. Same rules as
+ * {@link operationCost}, whose total they add up to; empty when the operation is not found.
  */
-function defaultsOf(operation: OperationDefinitionNode): Record<string, unknown> {
-  const defaults: Record<string, unknown> = {};
-  for (const definition of operation.variableDefinitions ?? [])
-    if (definition.defaultValue)
-      defaults[definition.variable.name.value] = valueFromASTUntyped(definition.defaultValue);
-  return defaults;
+export function rootSelectionCosts(
+  schema: GraphQLSchema,
+  document: DocumentNode,
+  variables: Record<string, unknown> = {},
+  operationName?: string | null,
+): { selection: SelectionNode; cost: number }[] {
+  const found = operationWalk(schema, document, variables, operationName);
+  if (!found) return [];
+  return found.operation.selectionSet.selections.map((selection) => ({
+    selection,
+    cost: selectionCost(found.walk, found.root, { kind: Kind.SELECTION_SET, selections: [selection] }),
+  }));
 }

@@ -1,9 +1,17 @@
-import { type ExecutionResult, GraphQLError, type GraphQLSchema, isObjectType, parse } from 'graphql';
+import {
+  type ExecutionArgs,
+  type ExecutionResult,
+  GraphQLError,
+  type GraphQLSchema,
+  isObjectType,
+  Kind,
+  parse,
+} from 'graphql';
 import type { Plugin } from 'graphql-yoga';
 
 type RequestParser = Parameters<Parameters<NonNullable<Plugin['onRequestParse']>>[0]['setRequestParser']>[0];
 
-import { operationCost } from './cost.js';
+import { operationCost, rootSelectionCosts } from './cost.js';
 import { DEFAULT_QUERY_LIMITS, type QueryLimits, queryShapeRule } from './limits.js';
 
 /**
@@ -150,6 +158,27 @@ function tidyErrors(result: ExecutionResult): ExecutionResult | undefined {
 }
 
 /**
+ * QUERY_TOO_COMPLEX for an operation of `cost` over `max`, located at its dearest top-level field
+ * and naming it with its cost, so that one knows which page to ask smaller.
+ */
+function tooCostly(args: ExecutionArgs, cost: number, max: number): GraphQLError {
+  const parts = rootSelectionCosts(args.schema, args.document, args.variableValues ?? {}, args.operationName);
+  const dearest = parts.reduce<(typeof parts)[number] | undefined>(
+    (a, b) => (a && a.cost >= b.cost ? a : b),
+    undefined,
+  );
+  const name =
+    dearest?.selection.kind === Kind.FIELD
+      ? `\`${dearest.selection.alias?.value ?? dearest.selection.name.value}\``
+      : 'a fragment';
+  const where = dearest ? ` (${name} costs ${dearest.cost})` : '';
+  return new GraphQLError(`query cost ${cost} is over the limit of ${max}${where}; ask for smaller pages`, {
+    nodes: dearest ? [dearest.selection] : undefined,
+    extensions: { code: 'QUERY_TOO_COMPLEX', cost, max },
+  });
+}
+
+/**
  * The Yoga plugin enforcing `limits` (defaults {@link DEFAULT_GRAPHQL_LIMITS}). Errors carry codes:
  * PAYLOAD_TOO_LARGE (HTTP 413), GRAPHQL_PARSE_FAILED (too many tokens), QUERY_TOO_DEEP,
  * TOO_MANY_ALIASES, TOO_MANY_DIRECTIVES, QUERY_TOO_COMPLEX, TIME_BUDGET_EXCEEDED, BAD_USER_INPUT.
@@ -196,16 +225,7 @@ export function hardeningPlugin(
     onExecute({ args, setResultAndStopExecution }) {
       const cost = operationCost(args.schema, args.document, args.variableValues ?? {}, args.operationName);
       if (cost > limits.maxCost) {
-        setResultAndStopExecution({
-          errors: [
-            new GraphQLError(
-              `query cost ${cost} is over the limit of ${limits.maxCost}; ask for smaller pages`,
-              {
-                extensions: { code: 'QUERY_TOO_COMPLEX', cost, max: limits.maxCost },
-              },
-            ),
-          ],
-        });
+        setResultAndStopExecution({ errors: [tooCostly(args, cost, limits.maxCost)] });
         return;
       }
       deadlines.set(args.contextValue as object, {

@@ -95,6 +95,15 @@ describe('GraphQL limits', () => {
     expect(codes(rejected)).toEqual(['QUERY_TOO_COMPLEX']);
     expect(rejected.errors![0]!.message).toMatch(/query cost \d+ is over the limit of 50000/);
     expect((await gql(app, heavy, { n: 5 })).errors).toBeUndefined();
+    // The message names the dearest top-level field, with its cost, and points at it.
+    const mixed = `{ service { version }\n  big: packets(first: 500) { nodes { dumps { changes(first: 500) { nodes { data } } } } } }`;
+    const named = await gql(app, mixed);
+    const total = operationCost(schema, parse(mixed));
+    expect(named.errors![0]).toMatchObject({
+      message: `query cost ${total} is over the limit of 50000 (\`big\` costs ${total - 2}); ask for smaller pages`,
+      locations: [{ line: 2, column: 3 }],
+      extensions: { code: 'QUERY_TOO_COMPLEX', cost: total, max: 50000 },
+    });
   });
 
   it('keeps the page size limit and answers malformed cursors and arguments with codes', async () => {
