@@ -111,6 +111,19 @@ describe('livefeed status', () => {
     expect(screen).toMatch(/freshness {2}CRITICAL: .*upstream latest \d+, 2 packets behind$/m);
     expect(screen).toMatch(/ {4}FAILED {2}\d+ {2}json-dump artist +attempts 3 {2}signature of .*…/);
     expect(screen.split('\n').every((line) => line.length <= 200)).toBe(true);
+    // A replication packet counts its 404s as attempts: while it is not there, it says so.
+    const replication = renderStatus({
+      ...facts,
+      files: {
+        ...facts.files,
+        files: [
+          { packet: 9, file: 'replication packet', status: 'PENDING', error: null, attempts: 3, asked: 1 },
+          { packet: 8, file: 'replication packet', status: 'MISSING', error: null, attempts: 40, asked: 1 },
+        ],
+      },
+    });
+    expect(replication).toMatch(/^ {4}PENDING 9 {2}replication packet +not published upstream yet$/m);
+    expect(replication).toMatch(/^ {4}MISSING 8 {2}replication packet +missing upstream$/m);
     // A database whose stream has served nothing yet says so.
     const empty = renderStatus({
       ...facts,

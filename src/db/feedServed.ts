@@ -8,7 +8,6 @@ import {
   withRewrite,
 } from './feedRewrites.js';
 import { feedFrontier, feedRewrites } from './feedWindow.js';
-import { prunedBefore } from './historyQueries.js';
 import { LATEST_PACKET_SQL } from './latestPacket.js';
 import { cachedStatement } from './statements.js';
 
@@ -78,13 +77,11 @@ export function recordEventsWrite(store: Store, packet: number): void {
 
 /**
  * Writer: whether events of `packet` stored now would land at or behind the highest frontier
- * served and within the history held (not below a pruning cutoff, where no reader reads), so that
- * {@link recordEventsWrite} records a rewrite; notes the frontier as it does.
+ * served, so that {@link recordEventsWrite} records a rewrite; notes the frontier as it does. Also
+ * below a pruning cutoff: pruning keeps each MBID's newest change, so such a store may change the
+ * current state that clients following the stream hold (they are told to reload it, feedWindow.ts).
  */
 export function storesBehindServed(store: Store, packet: number): boolean {
   const served = noteServedFrontier(store);
-  if (served === undefined || packet > served) return false;
-  // Below the history held (pruned), events are never served: no reader's stream changes.
-  const pruned = prunedBefore(store);
-  return pruned === undefined || packet >= pruned;
+  return served !== undefined && packet <= served;
 }

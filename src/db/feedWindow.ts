@@ -133,7 +133,8 @@ export function feedHead(store: Store): FeedHead {
 
 /**
  * The window of `query`, or undefined when the stream serves nothing for it yet.
- * @throws HistoryPrunedError when `after` (or, without it, `since` or `until`) lies before pruned history
+ * @throws HistoryPrunedError when `after` (or, without it, `since` or `until`) lies before pruned history,
+ *   or packets before the pruned history were rewritten since `after`'s epoch
  * @throws HistoryRewrittenError when `after` lies at or after a packet rewritten since its epoch
  */
 export function feedWindow(
@@ -154,7 +155,8 @@ export function feedWindow(
 
 /**
  * The window of `query` given the facts of the store (the rule of both stores).
- * @throws HistoryPrunedError when `after` (or, without it, `since` or `until`) lies before pruned history
+ * @throws HistoryPrunedError when `after` (or, without it, `since` or `until`) lies before pruned history,
+ *   or packets before the pruned history were rewritten since `after`'s epoch
  * @throws HistoryRewrittenError when `after` lies at or after a packet rewritten since its epoch
  */
 export function windowOf(query: FeedBounds, facts: WindowFacts): FeedWindow | undefined {
@@ -177,9 +179,10 @@ export function windowOf(query: FeedBounds, facts: WindowFacts): FeedWindow | un
   }
   if (query.after) {
     const from = rewrittenBefore(facts.rewrites, query.epoch ?? 0, query.after);
-    // Read again from the history held: a rewrite below a later pruning cutoff starts there.
-    if (from !== undefined)
-      throw new HistoryRewrittenError(Math.max(from, pruned ?? from), currentEpoch(facts.rewrites));
+    // Events stored below the history held cannot come again: the client reloads what it follows
+    // (a cursor to read again from there would itself be refused as pruned).
+    if (from !== undefined && pruned !== undefined && from < pruned) throw new HistoryPrunedError(pruned);
+    if (from !== undefined) throw new HistoryRewrittenError(from, currentEpoch(facts.rewrites));
   }
   const startPacket = Math.max(firstWanted ?? facts.historyFrom ?? 1, sincePacket ?? 1);
   const until = query.until === undefined ? frontier : facts.untilPacket;

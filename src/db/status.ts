@@ -144,7 +144,7 @@ export interface UnfinishedFile {
   file: string;
   status: 'PENDING' | 'FAILED' | 'MISSING';
   error: string | null;
-  /** Failed attempts (errors other than a 404, which only means not published yet). */
+  /** Failed attempts; a replication packet's 404s count too (a JSON dump's do not). */
   attempts: number;
   /** 1 once upstream answered 404 for it (not published yet, or missing), else 0. */
   asked: number;

@@ -110,13 +110,15 @@ function streamLines({ frontier, epoch, lastRewritten }: FeedHead, width: number
 }
 
 /**
- * How far the sync got with an unfinished file: its failed attempts, or, before any, whether
- * upstream was asked (a 404: not published yet) or not yet.
+ * How far the sync got with an unfinished file: not published upstream yet (a 404; missing, for
+ * a replication packet past its hour), its failed attempts, or not asked yet.
  */
 function progressOf(f: UnfinishedFile): string {
+  // A replication packet counts its 404s as attempts too: while it is not there, say so.
+  if (f.asked && f.status !== 'FAILED')
+    return f.status === 'MISSING' ? 'missing upstream' : 'not published upstream yet';
   if (f.attempts > 0) return `attempts ${f.attempts}`;
-  if (f.status !== 'PENDING') return 'not published upstream';
-  return f.asked ? 'not published upstream yet' : 'not asked yet';
+  return f.status === 'PENDING' ? 'not asked yet' : 'not published upstream';
 }
 
 /** The status screen as text lines (no trailing newline); `width` caps long lines. */

@@ -1,5 +1,4 @@
 import { isUtf8 } from 'node:buffer';
-import { createHash } from 'node:crypto';
 import type { Readable } from 'node:stream';
 import type { Database, Statement } from 'better-sqlite3';
 import type { Store } from '../db/client.js';
@@ -11,6 +10,7 @@ import { cachedOn, cachedStatement } from '../db/statements.js';
 import type { EntityType } from '../feed/entities.js';
 import { type JsonDumpMetadata, readJsonDump } from '../feed/jsonDump.js';
 import type { XzDecoder } from '../feed/xz.js';
+import { sameCopy, storedCopy } from './dumpCopy.js';
 import { dumpReadOptions } from './dumpRead.js';
 import { MEMBER_SPANS, mbidOffset } from './lineScan.js';
 import { diagnoseLineBytes } from './lines.js';
@@ -201,7 +201,7 @@ export async function ingestJsonDump(store: Store, options: IngestJsonDumpOption
   return inTransaction(store, async () => {
     // The search index follows the stored lines in the same transaction (db/searchIndex.ts).
     // Stored again behind the stream: an identical copy rewrites nothing readers saw.
-    const before = storesBehindServed(store, packet) ? storedDumpDigest(store, first, last) : undefined;
+    const before = storesBehindServed(store, packet) ? storedCopy(store, first, last) : undefined;
     const search = new SearchIndexWriter(store, entity);
     search.unindexOldCopy({ first, last, packet });
     const rebuildMbidIndex = options.bulk ? suspendMbidIndex(store.sqlite) : undefined;
@@ -217,7 +217,10 @@ export async function ingestJsonDump(store: Store, options: IngestJsonDumpOption
     rebuildMbidIndex?.();
     search.indexDump({ first, last, packet }, { bulk: options.bulk });
     const { changeCount, quarantineCount } = writer;
-    const unchanged = before !== undefined && storedDumpDigest(store, first, last) === before;
+    const unchanged =
+      before !== undefined &&
+      before.count === changeCount &&
+      sameCopy(before, storedCopy(store, first, last));
     const file = options.settle ? await options.settle() : options.file;
     recordDump(
       store,
@@ -266,20 +269,4 @@ export function upsertFeedFile(store: Store, file: FeedFileRecord): void {
     `INSERT OR REPLACE INTO feed_files (name, packet, size, sha256, signature, fingerprint, fetched_at, stored_path, signature_stored_path)
        VALUES (@name, @packet, @size, @sha256, @signature, @fingerprint, @fetchedAt, @storedPath, @signatureStoredPath)`,
   ).run(file);
-}
-
-/**
- * SHA-256 of the changes stored with ids `first`..`last` (one JSON dump), in id order: equal for two
- * copies that hold the same lines at the same positions. Reads the dump's rows once; only asked for
- * a dump stored behind the change stream (an import of an older packet, a backfill).
- */
-function storedDumpDigest(store: Store, first: number, last: number): string {
-  const hash = createHash('sha256');
-  const rows = cachedStatement(store, 'SELECT id, data FROM changes WHERE id BETWEEN ? AND ? ORDER BY id');
-  for (const [id, data] of rows.raw().iterate(first, last) as IterableIterator<[number, string | Buffer]>) {
-    hash.update(`${id}:`);
-    hash.update(data);
-    hash.update('\n');
-  }
-  return hash.digest('hex');
 }

@@ -13,18 +13,20 @@ describe('windowOf', () => {
     throw new Error('nothing thrown');
   };
 
-  it('sends a cursor rewritten below a later pruning cutoff back to the cutoff, a place it can read from', () => {
+  it('tells a cursor rewritten below a later pruning cutoff to reload (HISTORY_PRUNED), not to read from there', () => {
     const facts = { pruned: 120, frontier: 130, rewrites: [{ epoch: 1, packet: 99 }] };
     const after = { at: 'packetEnd' as const, packet: 125 };
     const error = thrown(() => windowOf({ after, epoch: 0 }, facts));
-    expect(error).toBeInstanceOf(HistoryRewrittenError);
-    expect((error as HistoryRewrittenError).from).toBe(120);
-    // Reading again from there (the new epoch) is inside the history held.
-    const again = windowOf({ after: { at: 'packetEnd', packet: 119 }, epoch: 1 }, facts);
-    expect(again).toMatchObject({ bound: 130 });
-    // Without pruning the rewrite's own packet stays the place to start again.
-    const unpruned = thrown(() => windowOf({ after, epoch: 0 }, { ...facts, pruned: undefined }));
-    expect((unpruned as HistoryRewrittenError).from).toBe(99);
+    expect(error).toBeInstanceOf(HistoryPrunedError);
+    expect((error as HistoryPrunedError).historyFrom).toBe(120);
+    // A cursor of the new epoch reads on.
+    expect(windowOf({ after, epoch: 1 }, facts)).toMatchObject({ bound: 130 });
+    // Within the history held, the rewrite's own packet is where to read again.
+    const held = thrown(() =>
+      windowOf({ after, epoch: 0 }, { ...facts, rewrites: [{ epoch: 1, packet: 121 }] }),
+    );
+    expect(held).toBeInstanceOf(HistoryRewrittenError);
+    expect((held as HistoryRewrittenError).from).toBe(121);
   });
 
   it('names the argument that lies before the history held', () => {

@@ -99,9 +99,12 @@ describe('CORS allow-list (LIVEFEED_CORS_ORIGINS)', () => {
       const warnings = lines.map((l) => JSON.parse(l)).filter((l) => l.event === 'cors-refused');
       expect(warnings).toEqual([expect.objectContaining({ origin: 'http://localhost:5173', level: 40 })]);
     }
-    // A listed origin's preflight still gets its grant.
+    // A listed origin's preflight still gets its grant, and `*` lets every origin in.
     const { yoga } = app(store, data.dir, [ALLOWED]);
     expect((await preflight(yoga, ALLOWED)).headers.get('access-control-allow-origin')).toBe(ALLOWED);
+    const open = await preflight(app(store, data.dir, ['*']).yoga, 'http://localhost:5173');
+    expect(open.status).toBeLessThan(300);
+    expect(open.headers.get('access-control-allow-origin')).not.toBeNull();
   });
 
   it('sends no CORS headers at all without a list (same origin only)', async () => {

@@ -10,10 +10,9 @@ import { syncPassFrom } from '../support/syncPass.js';
 
 /**
  * Which stores behind the change stream count as a rewrite (db/feedServed.ts
- * `storesBehindServed`, on both stores): a dump stored below the pruning cutoff never does, since
- * no reader reads there (a `bootstrap` into a pruned database stored its full dumps there and sent
- * every client to a cursor that itself answered HISTORY_PRUNED); one at or above it does, unless
- * it holds exactly the changes already stored.
+ * `storesBehindServed`, on both stores): one below the pruning cutoff too, since pruning keeps each
+ * MBID's newest change and such a store may change the current state a client holds (it is then
+ * told to reload, db/feedWindow.ts); one that holds exactly the changes already stored never does.
  */
 
 const { firstPacket } = readBundledManifest();
@@ -45,17 +44,20 @@ describeStores('stores behind the change stream', (stores) => {
     await data?.cleanup();
   });
 
-  it('records no rewrite for a dump below the pruning cutoff, one for a changed dump above it', async () => {
-    const below = await store(CUTOFF - 2, [JSON.stringify({ id: id(1), name: 'Below' })], 'below');
-    expect(below.unchanged).toBe(false);
-    expect(await rewrites()).toBeUndefined();
+  it('records a rewrite below the pruning cutoff as above it, none for the same changes again', async () => {
+    const below = [JSON.stringify({ id: id(1), name: 'Below' })];
+    expect((await store(CUTOFF - 2, below, 'below')).unchanged).toBe(false);
+    const first = await rewrites();
+    expect(first).toContain(`${CUTOFF - 2}`);
+    expect((await store(CUTOFF - 2, below, 'below-again')).unchanged).toBe(true);
+    expect(await rewrites()).toBe(first);
 
     const lines = [JSON.stringify({ id: id(2), name: 'Above' })];
-    await store(CUTOFF + 1, lines, 'above');
-    const first = await rewrites();
-    expect(first).toContain(`${CUTOFF + 1}`);
+    expect((await store(CUTOFF + 1, lines, 'above')).unchanged).toBe(false);
+    const second = await rewrites();
+    expect(second).not.toBe(first);
     // The same changes again: nothing a reader read changed, no new epoch.
     expect((await store(CUTOFF + 1, lines, 'again')).unchanged).toBe(true);
-    expect(await rewrites()).toBe(first);
+    expect(await rewrites()).toBe(second);
   });
 });

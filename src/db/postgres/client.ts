@@ -207,20 +207,20 @@ export const MIGRATIONS_TABLE_SQL =
 /** When the newest migration applied was made (ms; drizzle's `created_at`); null for none. */
 export const LAST_MIGRATION_SQL = 'SELECT max(created_at) AS at FROM drizzle.__drizzle_migrations';
 
+/** True when livefeed's tables were ever created here: drizzle's migrations table exists. */
+async function hasTables(pool: pg.Pool): Promise<boolean> {
+  return !!(await pool.query<{ present: boolean }>(MIGRATIONS_TABLE_SQL)).rows[0]?.present;
+}
+
 /**
  * True when the database has every migration of {@link POSTGRES_MIGRATIONS_FOLDER} (drizzle applies
  * those made after its newest `created_at`). Then nothing is migrated, so a `serve` may connect as
  * a role that can read and not create (drizzle's migrate creates its schema first, which such a
  * role may not). False when the table is missing or cannot be read: the migration says why.
  */
-async function hasTables(pool: pg.Pool): Promise<boolean> {
-  return !!(await pool.query<{ present: boolean }>(MIGRATIONS_TABLE_SQL)).rows[0]?.present;
-}
-
 async function migrated(pool: pg.Pool): Promise<boolean> {
   try {
-    const present = (await pool.query<{ present: boolean }>(MIGRATIONS_TABLE_SQL)).rows[0]?.present;
-    if (!present) return false;
+    if (!(await hasTables(pool))) return false;
     const at = (await pool.query<{ at: string | null }>(LAST_MIGRATION_SQL)).rows[0]?.at;
     const files = readMigrationFiles({ migrationsFolder: POSTGRES_MIGRATIONS_FOLDER });
     return at !== null && at !== undefined && files.every((m) => m.folderMillis <= Number(at));

@@ -7,7 +7,6 @@ import {
   SERVED_KEY,
   withRewrite,
 } from '../../db/feedRewrites.js';
-import { PRUNED_BEFORE_SQL } from '../../db/historyQueries.js';
 import { LATEST_PACKET_SQL } from '../../db/latestPacket.js';
 import { feedFrontierOn } from '../../db/postgres/changeFeedReads.js';
 import { type PgQueryable, pgRow, pgRows } from '../../db/postgres/sql.js';
@@ -46,7 +45,5 @@ export async function recordEventsWriteOn(client: pg.ClientBase, packet: number)
 /** db/feedServed.ts storesBehindServed on `client`, inside the caller's transaction. */
 export async function storesBehindServedOn(client: pg.ClientBase, packet: number): Promise<boolean> {
   const served = await noteServedFrontierOn(client);
-  if (served === undefined || packet > served) return false;
-  const pruned = (await pgRow<{ value: string }>(client, PRUNED_BEFORE_SQL))?.value;
-  return pruned === undefined || packet >= Number(pruned);
+  return served !== undefined && packet <= served;
 }

@@ -9,6 +9,7 @@ import { indexStagedDump, unindexDumpCopy } from '../../db/postgres/searchIndex.
 import { isTitled } from '../../db/searchIndex.js';
 import type { EntityType } from '../../feed/entities.js';
 import { readJsonDump } from '../../feed/jsonDump.js';
+import { sameCopy } from '../dumpCopy.js';
 import { dumpReadOptions } from '../dumpRead.js';
 import type { IngestJsonDumpOptions, IngestResult } from '../ingest.js';
 import { MEMBER_SPANS, mbidOffset } from '../lineScan.js';
@@ -20,7 +21,7 @@ import {
   insertQuarantine,
   type QuarantinedLine,
   recordDump,
-  storedDumpDigestOn,
+  storedCopyOn,
 } from './record.js';
 import { SearchStage, stagedFieldsOf } from './searchStage.js';
 
@@ -185,7 +186,7 @@ export async function ingestJsonDumpPostgres(
     await client.query('BEGIN');
     // Stored again behind the stream: an identical copy rewrites nothing readers saw.
     const before = (await storesBehindServedOn(client, packet))
-      ? await storedDumpDigestOn(client, first, last)
+      ? await storedCopyOn(client, first, last)
       : undefined;
     await unindexDumpCopy(client, { first, last, packet });
     await deleteDumpCopy(client, { packet, entity, first, last });
@@ -199,7 +200,10 @@ export async function ingestJsonDumpPostgres(
     await writer.finish();
     await indexStagedDump(client, { first, last, packet });
     const { changeCount, quarantineCount } = writer;
-    const unchanged = before !== undefined && (await storedDumpDigestOn(client, first, last)) === before;
+    const unchanged =
+      before !== undefined &&
+      before.count === changeCount &&
+      sameCopy(before, await storedCopyOn(client, first, last));
     const file = options.settle ? await options.settle() : options.file;
     await recordDump(client, {
       packet,

@@ -1,5 +1,6 @@
 import type pg from 'pg';
 import type { JsonDumpMetadata } from '../../feed/jsonDump.js';
+import type { StoredCopy } from '../dumpCopy.js';
 import type { FeedFileRecord } from '../ingest.js';
 import { EXPECTED_JSON_DUMPS_SCHEMA_NUMBER, type SchemaChange } from '../packetFacts.js';
 import { recordEventsWriteOn } from './feedServed.js';
@@ -28,21 +29,18 @@ export async function deleteDumpCopy(
 }
 
 /**
- * A digest of the changes stored with ids `first`..`last` (one JSON dump), in id order: equal for
- * two copies that hold the same lines at the same positions (sync/ingest.ts `storedDumpDigest` on
- * SQLite). Computed by the server in one pass; only asked for a dump stored behind the stream.
+ * sync/dumpCopy.ts `storedCopy` on PostgreSQL, computed by the server in one pass: md5 of each
+ * line, then of each chunk of 2^20 ids, then of the chunks in order (one string of every row would
+ * pass PostgreSQL's 1 GB limit for a full recording dump).
  */
-export async function storedDumpDigestOn(
-  client: pg.ClientBase,
-  first: number,
-  last: number,
-): Promise<string> {
-  const { rows } = await client.query<{ digest: string | null }>(
-    `SELECT md5(string_agg(id::text || ':' || md5(data), ',' ORDER BY id)) AS digest
-     FROM changes WHERE id BETWEEN $1 AND $2`,
+export async function storedCopyOn(client: pg.ClientBase, first: number, last: number): Promise<StoredCopy> {
+  const { rows } = await client.query<{ count: number; digest: string | null }>(
+    `SELECT coalesce(sum(c), 0)::bigint AS count, md5(string_agg(h, ',' ORDER BY k)) AS digest FROM (
+       SELECT id >> 20 AS k, count(*) AS c, md5(string_agg(id::text || ':' || md5(data), ',' ORDER BY id)) AS h
+       FROM changes WHERE id BETWEEN $1 AND $2 GROUP BY 1) chunks`,
     [first, last],
   );
-  return rows[0]?.digest ?? '';
+  return { count: Number(rows[0]?.count ?? 0), digest: rows[0]?.digest ?? '' };
 }
 
 /** Stores quarantined lines, their bytes exactly (`bytea`), in one statement. */
