@@ -103,7 +103,10 @@ describeStores('livefeed status, serve and start as real processes', (stores) =>
         `livefeed_local_latest_packet ${LATEST}\n`,
       );
       const info = await fetch(`${origin}/api/musicbrainz/replication-info`);
-      expect(await info.json()).toEqual({ last_packet: `replication-${LATEST}.tar.bz2` });
+      expect(await info.json()).toEqual({
+        last_packet: `replication-${LATEST}.tar.bz2`,
+        history_from: manifest.firstPacket,
+      });
       if (stores.kind === 'postgres') {
         expect(serve.events().find((e) => e.event === 'database')?.database).toMatch(REDACTED);
       }

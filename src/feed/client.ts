@@ -3,9 +3,18 @@ import { text as readText } from 'node:stream/consumers';
 import { pipeline } from 'node:stream/promises';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { FeedAuthError, FeedHttpError, FeedNetworkError, safeMessage } from './errors.js';
-import { type Agents, closeAgents, createAgents, drain, type HttpResponse, httpGet } from './httpGet.js';
+import {
+  type Agents,
+  closeAgents,
+  createAgents,
+  drain,
+  type HttpResponse,
+  httpGet,
+  retryAfter,
+} from './httpGet.js';
 import { PartialDownload, PartialRestart } from './partial.js';
-import { feedUrl, parseReplicationInfo, redactUrl } from './protocol/urls.js';
+import { type FeedInfo, feedUrl, parseFeedInfo, redactUrl } from './protocol/urls.js';
+import { isRouteMiss, routeMiss } from './routeMiss.js';
 import type { DownloadTap } from './streamedDownload.js';
 
 /** Retry policy for transient failures. Delays in milliseconds. */
@@ -64,34 +73,6 @@ class RetryableError extends Error {
 }
 
 /**
- * True for a 404 whose body is an HTML page: the path matches no route on the feed (FEED.md,
- * Errors: last row), where a missing file's 404 is `text/plain` (`Can't find ...`). Taken for "no
- * dump", it would let hours settle as having no changes on a wrong feed root or entity type path.
- */
-function isRouteMiss(res: HttpResponse): boolean {
-  return res.statusCode === 404 && /^\s*text\/html\b/i.test(String(res.headers['content-type'] ?? ''));
-}
-
-/** The error of a {@link isRouteMiss} answer: never retried, the file is recorded FAILED. */
-function routeMiss(url: URL): FeedHttpError {
-  return new FeedHttpError(
-    404,
-    redactUrl(url),
-    'the feed has no route at this path (an HTML page, not a missing file\'s "Can\'t find ..."): check --feed-url (README, Configuration)',
-  );
-}
-
-function retryAfter(headers: Record<string, string | string[] | undefined>): number | undefined {
-  const value = headers['retry-after'];
-  const text = Array.isArray(value) ? value[0] : value;
-  if (!text) return undefined;
-  const seconds = Number(text);
-  if (Number.isFinite(seconds)) return Math.max(0, seconds * 1000);
-  const date = Date.parse(text);
-  return Number.isNaN(date) ? undefined : Math.max(0, date - Date.now());
-}
-
-/**
  * HTTP access to one feed root (FEED.md, Deployments and URLs) with the token added to every
  * request and never shown: errors and callbacks carry redacted URLs. Transient failures
  * (network errors, timeouts, 408/429/5xx, truncated bodies) are retried with exponential backoff
@@ -131,11 +112,20 @@ export class FeedClient {
 
   /**
    * The latest packet number from `replication-info` (FEED.md, replication-info), null when the
-   * feed has none. Retried like any request (upstream's own consumers see connection resets here),
-   * and so is a 200 whose body is not JSON (a maintenance page).
-   * @throws FeedHttpError for JSON of another shape; FeedNetworkError after retries.
+   * feed has none. See {@link FeedClient.feedInfo}.
    */
   async replicationInfo(signal?: AbortSignal): Promise<number | null> {
+    return (await this.feedInfo(signal)).latest;
+  }
+
+  /**
+   * What `replication-info` says (FEED.md, replication-info): the latest packet (null when the feed
+   * has none) and, from a livefeed mirror, the oldest packet it holds. Retried like any request
+   * (upstream's own consumers see connection resets here), and so is a 200 whose body is not JSON
+   * (a maintenance page).
+   * @throws FeedHttpError for JSON of another shape; FeedNetworkError after retries.
+   */
+  async feedInfo(signal?: AbortSignal): Promise<FeedInfo> {
     return this.#withRetry('replication-info', signal, async (url) => {
       const res = await this.#get(url, signal);
       const text = await readText(res.body);
@@ -150,7 +140,7 @@ export class FeedClient {
         );
       }
       try {
-        return parseReplicationInfo(body);
+        return parseFeedInfo(body);
       } catch (error) {
         throw new FeedHttpError(res.statusCode, redactUrl(url), safeMessage(error, this.#token));
       }

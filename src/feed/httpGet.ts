@@ -104,3 +104,14 @@ function watchConnect(request: http.ClientRequest, socket: Socket, secure: boole
 export async function drain(body: IncomingMessage): Promise<void> {
   for await (const _ of body);
 }
+
+/** Milliseconds a `Retry-After` header asks to wait (seconds or an HTTP date), undefined without one. */
+export function retryAfter(headers: Record<string, string | string[] | undefined>): number | undefined {
+  const value = headers['retry-after'];
+  const text = Array.isArray(value) ? value[0] : value;
+  if (!text) return undefined;
+  const seconds = Number(text);
+  if (Number.isFinite(seconds)) return Math.max(0, seconds * 1000);
+  const date = Date.parse(text);
+  return Number.isNaN(date) ? undefined : Math.max(0, date - Date.now());
+}

@@ -79,7 +79,11 @@ export function mirrorRoute(options: MirrorOptions): Route {
         return true;
       }
       if (route.kind === 'replication-info') {
-        const body = replicationInfoBody((await options.reads.latestPacket())?.number ?? null);
+        const latest = (await options.reads.latestPacket())?.number ?? null;
+        const body = replicationInfoBody(
+          latest,
+          latest === null ? undefined : await options.reads.historyFrom(),
+        );
         sendText(req, res, 200, { 'content-type': 'application/json' }, body);
         return true;
       }
@@ -132,8 +136,9 @@ async function notServed(
 
 /**
  * The 410 body of a file this server did not sync. Before the first packet it holds, the body says
- * where its packets start: a livefeed syncing from here starts a new database at latest − 23,
- * which may lie before them, and needs `--from` (README, File links and mirror).
+ * where its packets start: a new database syncing from here starts there (`history_from` in
+ * `replication-info`), but an explicit `--from` or an older database may ask for earlier packets
+ * (README, File links and mirror).
  */
 async function notSyncedBody(reads: MirrorReads, route: FileRoute): Promise<string> {
   const from = await reads.historyFrom();

@@ -19,18 +19,21 @@ export const INITIAL_WINDOW = 24;
 
 /**
  * Chooses the packets of this pass: `from` (flag) or the first incomplete packet or the one after
- * the highest known, or latest − 23 on an empty database; up to `to` (flag) or the latest.
+ * the highest known, or on an empty database latest − 23, or the oldest packet the feed holds when
+ * it says so and that is later (`historyFrom`, a livefeed mirror); up to `to` (flag) or the latest.
  */
 export async function packetRange(
   store: SyncStore,
   latest: number,
   flags: { from?: number; to?: number },
+  historyFrom?: number,
 ): Promise<{ from: number; to: number }> {
   const to = Math.min(flags.to ?? latest, latest);
   if (flags.from !== undefined) return { from: flags.from, to };
   const { firstIncomplete, highest } = await store.packetPosition();
   const from =
-    firstIncomplete ?? (highest !== null ? highest + 1 : Math.max(1, latest - (INITIAL_WINDOW - 1)));
+    firstIncomplete ??
+    (highest !== null ? highest + 1 : Math.max(1, latest - (INITIAL_WINDOW - 1), historyFrom ?? 1));
   return { from, to };
 }
 
@@ -76,7 +79,7 @@ async function syncPassDeferred(
   flags: { from?: number; to?: number },
   now: () => Date,
 ): Promise<SyncReport> {
-  const latest = await ctx.feed.client.replicationInfo(ctx.signal);
+  const { latest, historyFrom } = await ctx.feed.client.feedInfo(ctx.signal);
   // Downloads a crash left behind; a day old at least, so none of a sync still running.
   await removeStaleDownloads(join(ctx.feed.dataDir, 'tmp'), 24 * 3_600_000);
   await ctx.store.recordUpstream(latest, now().toISOString());
@@ -96,12 +99,12 @@ async function syncPassDeferred(
     ctx.observe.logger.info({ event: 'feed-empty' }, 'the feed has no packets yet');
     return report;
   }
-  const range = await packetRange(ctx.store, latest, flags);
+  const range = await packetRange(ctx.store, latest, flags, historyFrom);
   const rewrites = await ctx.store.feedRewrites();
   Object.assign(report, range);
   ctx.observe.observer?.passStarted?.({ latest, ...range });
   ctx.observe.logger.info(
-    { event: 'sync-start', latest, from: range.from, to: range.to },
+    { event: 'sync-start', latest, from: range.from, to: range.to, historyFrom },
     `syncing packets ${range.from}..${range.to}`,
   );
   // Packets completed while the pass stored the others were announced then (completeBehind).

@@ -82,7 +82,9 @@ describeStores('mirror endpoints /api/<database>/ (issue 4, Mirror endpoints)', 
         const ok = await rawRequest(origin, withToken(info, token));
         expect(ok.status).toBe(200);
         expect(ok.headers['content-type']).toBe('application/json');
-        expect(ok.body.toString()).toBe(`{"last_packet":"replication-${manifest.lastPacket}.tar.bz2"}\n`);
+        expect(ok.body.toString()).toBe(
+          `{"last_packet":"replication-${manifest.lastPacket}.tar.bz2","history_from":${manifest.firstPacket}}\n`,
+        );
       }
       const unknown = await rawRequest(origin, '/api/musicbrainz/nothing-here');
       expect(unknown.status).toBe(404);
@@ -94,8 +96,8 @@ describeStores('mirror endpoints /api/<database>/ (issue 4, Mirror endpoints)', 
     it("answers every path as the sample feed (upstream's behaviour) does, byte for byte", async () => {
       const last = manifest.packets.at(-1)!;
       const absent = ENTITY_TYPES.find((e) => !last.jsonDumps[e])!;
+      // replication-info adds history_from (checked above): every other path as upstream.
       const paths = [
-        'replication-info',
         ...dumps.flatMap((d) => [d.file, d.signature]),
         `json-dumps/json-dump-${last.number}/${absent}.tar.xz`,
         `json-dumps/json-dump-${last.number}/${absent}.tar.xz.asc`,
@@ -196,6 +198,49 @@ describeStores('mirror endpoints /api/<database>/ (issue 4, Mirror endpoints)', 
         await b.close();
         await ctx.feed.client.close();
         await dataB.cleanup();
+      }
+    });
+
+    it('a new database starts at the first packet this one holds, not before it (history_from)', async () => {
+      const held = manifest.packets.at(-4)!.number;
+      const dataA = await tempDir();
+      const dataB = await tempDir();
+      const a = await stores.create(dataA.dir);
+      const b = await SQLITE_STORES.create(dataB.dir);
+      const logger = testLogger();
+      const verifier = await createVerifier(TEST_PUBLIC_KEY_FILE, 'fail', logger);
+      const options = { logger, verifier, replicationPackets: true };
+      const source = await syncContextOn(a.store, {
+        ...options,
+        feedRoot: feed.feedRoot,
+        dataDir: dataA.dir,
+      });
+      try {
+        expect((await syncOnce(source, { from: held })).problems).toEqual([]);
+        const origin = (await servers.startOn(a, { dataDir: dataA.dir })).origin;
+        const info = await rawRequest(origin, '/api/musicbrainz/replication-info');
+        expect(JSON.parse(info.body.toString())).toEqual({
+          last_packet: `replication-${manifest.lastPacket}.tar.bz2`,
+          history_from: held,
+        });
+        const ctx = await syncContextOn(b.store, {
+          ...options,
+          feedRoot: `${origin}/api/musicbrainz`,
+          dataDir: dataB.dir,
+        });
+        const report = await syncOnce(ctx).finally(() => ctx.feed.client.close());
+        // Without history_from it would start at latest − 23 and record 410s for what A never held.
+        expect([report.from, report.to, report.problems]).toEqual([held, manifest.lastPacket, []]);
+        expect(report.completed).toEqual(
+          manifest.packets.filter((p) => p.number >= held).map((p) => p.number),
+        );
+        expect(await b.rows('SELECT min(number) AS first FROM packets')).toEqual([{ first: held }]);
+      } finally {
+        await source.feed.client.close();
+        await b.close();
+        await a.close();
+        await dataB.cleanup();
+        await dataA.cleanup();
       }
     });
   });

@@ -107,7 +107,10 @@ describeAppStores(
 
     it('the mirror: replication-info names the newest complete packet; a stored archive byte for byte', async () => {
       const info = await get('/api/musicbrainz/replication-info');
-      expect(JSON.parse(info.body)).toEqual({ last_packet: `replication-${manifest.lastPacket}.tar.bz2` });
+      expect(JSON.parse(info.body)).toEqual({
+        last_packet: `replication-${manifest.lastPacket}.tar.bz2`,
+        history_from: manifest.firstPacket,
+      });
       const [file] = await app().db.rows<{ name: string; sha256: string }>(
         "SELECT name, sha256 FROM feed_files WHERE name LIKE 'json-dumps/%' ORDER BY name LIMIT 1",
       );

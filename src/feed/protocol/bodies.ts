@@ -37,9 +37,14 @@ export const METHOD_NOT_ALLOWED_HTML =
 
 /**
  * Body of `replication-info` (FEED.md, replication-info): the plain, non-`-v2` file name of the latest
- * packet, or null. Compact JSON plus a newline, as upstream's JSON helper writes it.
+ * packet, or null. Compact JSON plus a newline, as upstream's JSON helper writes it. A livefeed
+ * mirror adds `history_from` (a number, the oldest packet it holds), which upstream never sends:
+ * a new database syncing from the mirror starts there rather than before it (README, File links
+ * and mirror).
  */
-export function replicationInfoBody(lastPacket: number | null): string {
+export function replicationInfoBody(lastPacket: number | null, historyFrom?: number): string {
   const name = lastPacket === null ? null : `replication-${lastPacket}.tar.bz2`;
-  return `${JSON.stringify({ last_packet: name })}\n`;
+  const body =
+    historyFrom === undefined ? { last_packet: name } : { last_packet: name, history_from: historyFrom };
+  return `${JSON.stringify(body)}\n`;
 }

@@ -81,3 +81,27 @@ export function parseReplicationInfo(body: unknown): number | null {
   }
   throw new Error(`replication-info: unexpected body ${JSON.stringify(body)?.slice(0, 200)}`);
 }
+
+/**
+ * The feed's `replication-info`: `latest` the latest packet (null when none); `historyFrom` the
+ * oldest packet held, sent only by a livefeed mirror (src/feed/protocol/bodies.ts).
+ */
+export interface FeedInfo {
+  latest: number | null;
+  historyFrom?: number | undefined;
+}
+
+/**
+ * Parses `replication-info` ({@link parseReplicationInfo}) with a livefeed mirror's `history_from`.
+ * @throws Error quoting the body when it has another shape or `history_from` is not a positive integer.
+ */
+export function parseFeedInfo(body: unknown): FeedInfo {
+  return { latest: parseReplicationInfo(body), historyFrom: parseHistoryFrom(body) };
+}
+
+function parseHistoryFrom(body: unknown): number | undefined {
+  const from = (body as { history_from?: unknown } | null)?.history_from;
+  if (from === undefined) return undefined;
+  if (typeof from === 'number' && Number.isSafeInteger(from) && from > 0) return from;
+  throw new Error(`replication-info: unexpected history_from in ${JSON.stringify(body)?.slice(0, 200)}`);
+}

@@ -3,6 +3,7 @@ import {
   databaseName,
   feedUrl,
   jsonDumpPath,
+  parseFeedInfo,
   parseReplicationInfo,
   redactUrl,
   replicationPacketName,
@@ -50,4 +51,22 @@ describe('parseReplicationInfo (FEED.md, replication-info)', () => {
       expect(() => parseReplicationInfo(body)).toThrow(/replication-info: unexpected body/);
     },
   );
+});
+
+describe("parseFeedInfo: a livefeed mirror's history_from (README, File links and mirror)", () => {
+  it.each([
+    [{ last_packet: 'replication-186123.tar.bz2' }, { latest: 186123, historyFrom: undefined }],
+    [
+      { last_packet: 'replication-186123.tar.bz2', history_from: 186120 },
+      { latest: 186123, historyFrom: 186120 },
+    ],
+  ])('%j → %j', (body, expected) => {
+    expect(parseFeedInfo(body)).toEqual(expected);
+  });
+
+  it.each([[0], [-3], [1.5], ['186120'], [null]])('rejects history_from %j with the body quoted', (from) => {
+    expect(() => parseFeedInfo({ last_packet: 'replication-9.tar.bz2', history_from: from })).toThrow(
+      /replication-info: unexpected history_from in \{"last_packet"/,
+    );
+  });
 });
