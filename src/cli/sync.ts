@@ -61,13 +61,27 @@ function announceWhenSynced(ctx: SyncContext, url: string, logger: Logger, demo:
 /**
  * Syncs the session's feed into its database under the writer lock (src/sync/lock.ts; on
  * PostgreSQL an advisory lock, src/sync/postgres/lock.ts): once (`--once`) or following until
- * stopped. A lost lock stops it as a signal does, but exits 4 (`failIfLockLost`).
+ * stopped. A lost lock stops it as a signal does, but exits 4 (`failIfLockLost`); except that a
+ * following sync on PostgreSQL whose connection broke opens the database again and takes the lock
+ * again (syncReconnect.ts).
  * @param graphiqlUrl in `start`, announced again after the first pass
  * @returns exit 0, or 1 with `--once` when a file failed
  * @throws LockHeldError (exit 5) when another sync holds the lock and `--wait` is not given;
  *   LockLostError when the lock was lost while syncing
  */
 export async function runSync(session: Session, graphiqlUrl?: string): Promise<number> {
+  const { database } = session;
+  if (database.kind === 'postgres' && !session.config.once) {
+    const [{ postgresSyncWriter }, { followReconnecting }] = await Promise.all([
+      import('./syncPostgres.js'),
+      import('./syncReconnect.js'),
+    ]);
+    return followReconnecting(
+      session,
+      () => postgresSyncWriter(session, database),
+      (writer) => syncUnderLock(session, writer, graphiqlUrl),
+    );
+  }
   const writer =
     session.database.kind === 'postgres'
       ? await (await import('./syncPostgres.js')).postgresSyncWriter(session, session.database)

@@ -120,6 +120,11 @@ export interface PostgresCluster {
   createDatabase(name: string, options?: string): Promise<{ url: string; withoutPassword: string }>;
   /** Runs SQL through psql on database `database` and returns its unaligned, tuples-only output. */
   psql(database: string, sql: string): Promise<string>;
+  /**
+   * Stops the server (fast shutdown: every connection ends), runs `during`, then starts it again on
+   * the same port, as an operator's restart with a pause.
+   */
+  interrupt(during: () => Promise<void>): Promise<void>;
   /** Stops the server (fast shutdown) and deletes the folder. Idempotent. */
   stop(): Promise<void>;
 }
@@ -152,7 +157,7 @@ export async function startPostgres(options: { durable?: boolean } = {}): Promis
       '--no-sync',
     ]);
     const port = await startServer(dir, data, !!options.durable);
-    return cluster(dir, data, port);
+    return cluster(dir, data, port, !!options.durable);
   } catch (error) {
     rmSync(dir, { recursive: true, force: true });
     throw error;
@@ -180,26 +185,8 @@ export async function startServer(dir: string, data: string, durable: boolean): 
   let lastError: unknown;
   for (let attempt = 0; attempt < 3; attempt++) {
     const port = await freePort();
-    const options = [
-      `-p ${port}`,
-      "-c listen_addresses='127.0.0.1'",
-      `-c unix_socket_directories='${dir}'`,
-      '-c max_connections=50',
-      ...(durable ? [] : ['-c fsync=off', '-c synchronous_commit=off', '-c full_page_writes=off']),
-    ].join(' ');
     try {
-      await runAsCluster('pg_ctl', [
-        '-D',
-        data,
-        '-l',
-        join(dir, 'server.log'),
-        '-o',
-        options,
-        '-w',
-        '-t',
-        '60',
-        'start',
-      ]);
+      await pgCtlStart(dir, data, port, durable);
       return port;
     } catch (error) {
       lastError = error;
@@ -209,6 +196,29 @@ export async function startServer(dir: string, data: string, durable: boolean): 
     }
   }
   throw lastError;
+}
+
+/** `pg_ctl start` of the server in `data` on `port`, waiting until it accepts connections. */
+async function pgCtlStart(dir: string, data: string, port: number, durable: boolean): Promise<void> {
+  const options = [
+    `-p ${port}`,
+    "-c listen_addresses='127.0.0.1'",
+    `-c unix_socket_directories='${dir}'`,
+    '-c max_connections=50',
+    ...(durable ? [] : ['-c fsync=off', '-c synchronous_commit=off', '-c full_page_writes=off']),
+  ].join(' ');
+  await runAsCluster('pg_ctl', [
+    '-D',
+    data,
+    '-l',
+    join(dir, 'server.log'),
+    '-o',
+    options,
+    '-w',
+    '-t',
+    '60',
+    'start',
+  ]);
 }
 
 /**
@@ -253,7 +263,7 @@ export function psqlAt(dir: string, port: number, database: string, sql: string)
   ]);
 }
 
-function cluster(dir: string, data: string, port: number): PostgresCluster {
+function cluster(dir: string, data: string, port: number, durable: boolean): PostgresCluster {
   const urlOf = (database: string, password = true) =>
     `postgres://${POSTGRES_TEST_USER}${password ? `:${POSTGRES_TEST_PASSWORD}` : ''}@127.0.0.1:${port}/${database}`;
   const psql = (database: string, sql: string) => psqlAt(dir, port, database, sql);
@@ -266,6 +276,14 @@ function cluster(dir: string, data: string, port: number): PostgresCluster {
       if (!/^[a-z_][a-z0-9_]*$/.test(name)) throw new Error(`not a plain database name: ${name}`);
       await psql('postgres', `CREATE DATABASE ${name} ${options}`);
       return { url: urlOf(name), withoutPassword: urlOf(name, false) };
+    },
+    async interrupt(during) {
+      await runAsCluster('pg_ctl', ['-D', data, '-m', 'fast', '-w', 'stop']);
+      try {
+        await during();
+      } finally {
+        await pgCtlStart(dir, data, port, durable);
+      }
     },
     stop: serverLife(dir, data).stop,
   };
