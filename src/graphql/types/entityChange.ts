@@ -15,6 +15,7 @@ import {
 import { userError } from '../errors.js';
 import { LINE_COST } from '../plugins/cost.js';
 import { RawJson } from '../plugins/rawJson.js';
+import { unlessPruned } from '../prunedHistory.js';
 import { checkPacketNumber } from '../validate.js';
 import { selectsChangeLines } from './changeFeedLines.js';
 import { EntityTypeEnum } from './entityType.js';
@@ -57,7 +58,8 @@ export const EntityChangeConnection = connectionType('EntityChange', EntityChang
  * `changeCount`: the dump's stored count (its `dumps` row), the connection's `totalCount`.
  * `info`: the connection field's, to read the page without its lines when it shows none
  * (changeFeedLines.ts).
- * @throws GraphQLError PAGE_SIZE_EXCEEDED, BAD_USER_INPUT, BAD_CURSOR
+ * @throws GraphQLError PAGE_SIZE_EXCEEDED, BAD_USER_INPUT, BAD_CURSOR; HISTORY_PRUNED for a packet
+ *   `--keep-history` pruned (prunedHistory.ts)
  */
 export function resolveChanges(
   reads: Reads,
@@ -67,13 +69,15 @@ export function resolveChanges(
 ): Awaitable<Page<ChangeRow>> {
   const { packet, entity } = dump;
   const lines = selectsChangeLines(info.fieldNodes, info.fragments);
-  return resolvePage({
-    args,
-    decodeAfter: (cursor) => decodeCursor(`change/${packet}/${entity}`, cursor),
-    fetch: (after, limit) => reads.changesPage(packet, entity, after ?? 0, limit, lines),
-    totalCount: () => dump.changeCount,
-    cursorOf: (c) => encodeCursor(`change/${packet}/${entity}`, c.position),
-  });
+  return unlessPruned(reads, packet, `${entity} changes`, () =>
+    resolvePage({
+      args,
+      decodeAfter: (cursor) => decodeCursor(`change/${packet}/${entity}`, cursor),
+      fetch: (after, limit) => reads.changesPage(packet, entity, after ?? 0, limit, lines),
+      totalCount: () => dump.changeCount,
+      cursorOf: (c) => encodeCursor(`change/${packet}/${entity}`, c.position),
+    }),
+  );
 }
 
 /**
@@ -132,7 +136,8 @@ builder.queryField('changes', (t) =>
     type: EntityChangeConnection,
     description:
       'The changes of one JSON dump (packet, entity type), in file order. NOT_FOUND when this instance ' +
-      'has not synced the packet (or the entity type), PENDING while the dump is not on the feed yet.',
+      'has not synced the packet (or the entity type), PENDING while the dump is not on the feed yet, ' +
+      'HISTORY_PRUNED once --keep-history pruned the packet.',
     args: {
       packet: t.arg.int({ required: true }),
       entity: t.arg({ type: EntityTypeEnum, required: true }),

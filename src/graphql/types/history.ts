@@ -58,8 +58,9 @@ builder.objectField(EntityRef, 'historyFrom', (t) =>
   t.int({
     nullable: true,
     description:
-      '`history` is cut: changes of packets before this one were pruned (--keep-history), so `history` starts at ' +
-      'this packet (plus the current version, which is always kept, even when older); null when nothing was pruned.',
+      'Where `history` may be cut, the same packet for every entity: changes of packets before this one were ' +
+      'pruned (--keep-history), except the current version, which is always kept. `history` is complete from ' +
+      'this packet on and may start earlier with that one version; null when nothing was pruned.',
     resolve: (_e, _a, ctx) => thenAwaitable(ctx.reads.prunedBefore(), (packet) => packet ?? null),
   }),
 );

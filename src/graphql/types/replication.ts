@@ -2,6 +2,7 @@ import { thenAwaitable } from '../../db/reads.js';
 import type { StoredReplicationPacketRow, TableChangesRow } from '../../db/replicationQueries.js';
 import { builder } from '../builder.js';
 import { pageArgs } from '../connection.js';
+import { unlessPruned } from '../prunedHistory.js';
 import { FeedFileRef } from './feedFile.js';
 import { PacketRef } from './packet.js';
 import { EntityRemovalConnection, resolveRemovals } from './removal.js';
@@ -75,10 +76,12 @@ export const ReplicationPacketRef = builder
       rowCount: t.exposeInt('rowCount', { description: 'Row changes in the packet.' }),
       tables: t.field({
         type: [TableChangesRef],
-        description: 'Changes per table, sorted by table name.',
+        description:
+          'Changes per table, sorted by table name. HISTORY_PRUNED once --keep-history pruned the packet.',
         // For the cost limit (graphql/plugins/cost.ts): upstream replicates a few hundred tables.
         extensions: { maxItems: MAX_REPLICATED_TABLES },
-        resolve: (r, _a, ctx) => ctx.reads.tableChangesOf(r.packet),
+        resolve: (r, _a, ctx) =>
+          unlessPruned(ctx.reads, r.packet, 'row changes', () => ctx.reads.tableChangesOf(r.packet)),
       }),
       removals: t.field({
         type: EntityRemovalConnection,
@@ -89,7 +92,8 @@ export const ReplicationPacketRef = builder
       }),
       rowChanges: t.field({
         type: RowChangeConnection,
-        description: 'Its row changes in apply order (as Query.rowChanges).',
+        description:
+          'Its row changes in apply order (as Query.rowChanges). HISTORY_PRUNED once --keep-history pruned the packet.',
         args: {
           table: t.arg.string({ required: false, description: 'schema.table, e.g. musicbrainz.artist.' }),
           op: t.arg({ type: RowOperationEnum, required: false }),

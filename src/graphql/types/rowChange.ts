@@ -1,5 +1,5 @@
 import type { FeedReads } from '../../db/feedReads.js';
-import { type Awaitable, thenAwaitable } from '../../db/reads.js';
+import { type Awaitable, type Reads, thenAwaitable } from '../../db/reads.js';
 import type { RowChangeFilter, RowChangeRow } from '../../db/replicationQueries.js';
 import type { RowOp } from '../../feed/replication/types.js';
 import { builder } from '../builder.js';
@@ -12,6 +12,7 @@ import {
   resolvePage,
 } from '../connection.js';
 import { userError } from '../errors.js';
+import { unlessPruned } from '../prunedHistory.js';
 import { checkPacketNumber } from '../validate.js';
 
 /** GraphQL `RowOperation`; internal values are upstream's `i`, `u`, `d` (FEED.md, Replication packet archives). */
@@ -117,10 +118,11 @@ export interface RowChangeArgs {
  * One page of the row changes of a stored replication packet, in apply order; the cursor is the
  * apply position (`ord`), valid only with the same packet, table and op (else BAD_CURSOR). At once
  * over SQLite, a promise over PostgreSQL.
- * @throws GraphQLError INVALID_TABLE, PAGE_SIZE_EXCEEDED, BAD_USER_INPUT, BAD_CURSOR
+ * @throws GraphQLError INVALID_TABLE, PAGE_SIZE_EXCEEDED, BAD_USER_INPUT, BAD_CURSOR; HISTORY_PRUNED
+ *   for a packet `--keep-history` pruned (prunedHistory.ts)
  */
 export function resolveRowChanges(
-  reads: FeedReads,
+  reads: FeedReads & Pick<Reads, 'prunedBefore'>,
   packet: number,
   args: RowChangeArgs,
 ): Awaitable<Page<RowChangeRow>> {
@@ -131,13 +133,15 @@ export function resolveRowChanges(
   // The apply position alone would pick a page of any filter: the kind binds it to the packet,
   // table and operation it was made under (the checked table, so a quoted name is the same filter).
   const kind = `row-change/${packet}/${filter.table ?? '*'}/${filter.op ?? '*'}`;
-  return resolvePage({
-    args,
-    decodeAfter: (cursor) => decodeCursor(kind, cursor),
-    fetch: (after, limit) => reads.rowChangesPage(packet, filter, after ?? -1, limit),
-    totalCount: () => reads.rowChangeCount(packet, filter),
-    cursorOf: (r) => encodeCursor(kind, r.ord),
-  });
+  return unlessPruned(reads, packet, 'row changes', () =>
+    resolvePage({
+      args,
+      decodeAfter: (cursor) => decodeCursor(kind, cursor),
+      fetch: (after, limit) => reads.rowChangesPage(packet, filter, after ?? -1, limit),
+      totalCount: () => reads.rowChangeCount(packet, filter),
+      cursorOf: (r) => encodeCursor(kind, r.ord),
+    }),
+  );
 }
 
 /**

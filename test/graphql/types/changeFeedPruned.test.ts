@@ -166,6 +166,43 @@ describeAppStores('changeFeed and history after --keep-history', build, (kind, r
     expect(old.history.edges.map((e) => e.node.packet)).toEqual(versions.get(OLD));
   });
 
+  it("a pruned packet's changes and row changes answer HISTORY_PRUNED, never a page with a gap", async () => {
+    const pruned = packets.find(
+      (p) => p.number < CUTOFF && p.replication && Object.keys(p.jsonDumps).length > 0,
+    )!;
+    const entity = Object.keys(pruned.jsonDumps)[0]!.toUpperCase().replace('-', '_');
+    const fields = [
+      `changes(packet: $p, entity: ${entity}) { totalCount nodes { mbid } }`,
+      'rowChanges(packet: $p) { totalCount nodes { table } }',
+      'packet(number: $p) { dumps { changes { nodes { mbid } } } }',
+      'packet(number: $p) { replication { tables { table } } }',
+      'packet(number: $p) { replication { rowChanges { totalCount } } }',
+    ];
+    const ask = (field: string, packet: number) => gql(app(), `query($p: Int!) { ${field} }`, { p: packet });
+    for (const field of fields) {
+      const answer = await ask(field, pruned.number);
+      expect(
+        answer.errors?.map((e) => e.extensions?.code),
+        field,
+      ).toEqual(expect.arrayContaining(['HISTORY_PRUNED']));
+      expect(new Set(answer.errors!.map((e) => e.extensions?.code)), field).toEqual(
+        new Set(['HISTORY_PRUNED']),
+      );
+      expect(answer.errors![0]!.message).toMatch(
+        new RegExp(
+          `of packet ${pruned.number} were pruned \\(--keep-history\\): this instance holds history from packet ${CUTOFF} on`,
+        ),
+      );
+      expect(answer.errors![0]!.extensions).toMatchObject({ historyFrom: CUTOFF, packet: pruned.number });
+    }
+    // The window's packets read as before.
+    const kept = packets.find((p) => p.number >= CUTOFF && p.replication && p.jsonDumps.area)!;
+    for (const field of fields) {
+      const answer = await ask(field.replace(`entity: ${entity}`, 'entity: AREA'), kept.number);
+      expect(answer.errors, field).toBeUndefined();
+    }
+  });
+
   it('a new client without a cursor starts at historyFrom and sees the whole window once', async () => {
     const fresh = await follow(app(), null, {}, 7);
     expect(fresh.seen[0]!.packet).toBe(CUTOFF);
