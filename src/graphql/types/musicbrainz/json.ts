@@ -87,12 +87,18 @@ export function text(node: JsonNode, ...keys: string[]): string | null {
   return found.value;
 }
 
-/** As {@link text}, for an integer (a safe integer). */
+/** GraphQL's `Int` is 32-bit signed: a larger value would fail in the serializer, without a code. */
+const INT_MAX = 2 ** 31 - 1;
+
+/** As {@link text}, for an integer that fits GraphQL's `Int` (32-bit signed). */
 export function integer(node: JsonNode, key: string): number | null {
   const found = presentValue(node, [key]);
   if (!found) return null;
-  if (!Number.isSafeInteger(found.value)) throw unexpected(node, key, 'an integer');
-  return found.value as number;
+  const { value } = found;
+  if (!Number.isInteger(value)) throw unexpected(node, key, 'an integer');
+  if ((value as number) > INT_MAX || (value as number) < -INT_MAX - 1)
+    throw unexpected(node, key, `an integer of 32 bits (it is ${value})`);
+  return value as number;
 }
 
 /** As {@link text}, for a number (upstream writes coordinates as numbers). */
