@@ -82,14 +82,22 @@ function skipNumber(b: Uint8Array, i: number): number {
   return i;
 }
 
-/** True when the 36 bytes at `i` are a UUID in canonical text form (either case of hex digits). */
+/** 1 for lower-case ASCII hex digits. */
+const LOWER_HEX_DIGIT = new Uint8Array(256);
+for (const c of '0123456789abcdef') LOWER_HEX_DIGIT[c.charCodeAt(0)] = 1;
+
+/**
+ * True when the 36 bytes at `i` are a UUID in canonical text form with lower-case hex digits, as
+ * upstream writes MBIDs and as they are looked up. An upper-case one goes to `diagnoseLine`, which
+ * stores it under its lower-case MBID, so that `entity(mbid)` finds it.
+ */
 function isMbidAt(b: Uint8Array, i: number): boolean {
   for (let k = 0; k < 36; k++) {
     const c = b[i + k];
     if (c === undefined) return false;
     if (k === 8 || k === 13 || k === 18 || k === 23) {
       if (c !== 0x2d) return false;
-    } else if (HEX_DIGIT[c] !== 1) return false;
+    } else if (LOWER_HEX_DIGIT[c] !== 1) return false;
   }
   return true;
 }

@@ -1,7 +1,7 @@
 import { isUtf8 } from 'node:buffer';
 import { isMbid } from '../feed/mbid.js';
 
-/** Outcome of {@link diagnoseLine}: a storable (possibly re-escaped) line, or why it is not. */
+/** Outcome of {@link diagnoseLine}: a storable (possibly re-escaped) line and its MBID in lower case, or why it is not. */
 export type LineDiagnosis = { ok: true; json: string; mbid: string } | { ok: false; reason: string };
 
 // biome-ignore lint/suspicious/noControlCharactersInRegex: matching raw control characters is the point
@@ -73,7 +73,8 @@ export function diagnoseLine(line: string): LineDiagnosis {
   const id = (value as { id?: unknown }).id;
   if (id === undefined) return { ok: false, reason: 'no "id"' };
   if (!isMbid(id)) return { ok: false, reason: `invalid MBID ${JSON.stringify(id).slice(0, 80)}` };
-  return { ok: true, json, mbid: id };
+  // Stored and looked up in lower case (GraphQL lower-cases an `mbid` argument); the line stays as written.
+  return { ok: true, json, mbid: id.toLowerCase() };
 }
 
 /**

@@ -42,6 +42,8 @@ export const TYPED = {
   badRecording: 'e0000000-0000-4000-8000-000000000005',
   /** Known only from a deletion in a replication packet. */
   deletedOnly: 'e0000000-0000-4000-8000-000000000006',
+  /** A recording whose line writes its `id` in upper case (packet 4). */
+  shoutedRecording: 'e0000000-0000-4000-8000-00000000000a',
 } as const;
 
 const area = (id: string, name: string, codes: Record<string, string[]>) => ({
@@ -139,6 +141,14 @@ export const BAD_RECORDING = {
   isrcs: [],
 };
 
+/** A recording line whose `id` is written in upper case, which upstream never does (packet 4). */
+export const SHOUTED_RECORDING = {
+  id: TYPED.shoutedRecording.toUpperCase(),
+  title: 'Shouted id',
+  length: 1000,
+  isrcs: [],
+};
+
 /** The real release sample line with the `release-group` its web service lookup embeds (inc=release-groups). */
 export function releaseWithGroup(): string {
   const release = JSON.parse(sampleLines('release')[0]!) as Record<string, unknown>;
@@ -159,7 +169,8 @@ export function packetOneLines(): Record<EntityType, string[]> {
 /**
  * Stores through the real writers of either store (real xz and bzip2 archives): packet 1's JSON dumps
  * ({@link packetOneLines}), packet 2's release dump ({@link releaseWithGroup}) and replication
- * packet 3, which deletes {@link TYPED.deletedOnly}, and packet 4's recording dump ({@link BAD_RECORDING}).
+ * packet 3, which deletes {@link TYPED.deletedOnly}, and packet 4's recording dump ({@link BAD_RECORDING},
+ * {@link SHOUTED_RECORDING}).
  */
 export async function buildTypedEntities(store: Store | SyncStore, dir: string): Promise<void> {
   const writer = syncWriterOf(store);
@@ -189,7 +200,7 @@ export async function buildTypedEntities(store: Store | SyncStore, dir: string):
   const bad = await writeJsonDump(join(dir, 'p4'), {
     packet: 4,
     entity: 'recording',
-    lines: [JSON.stringify(BAD_RECORDING)],
+    lines: [JSON.stringify(BAD_RECORDING), JSON.stringify(SHOUTED_RECORDING)],
   });
   await writer.ingestDump({ packet: 4, entity: 'recording', archivePath: bad.path, file: null });
 }

@@ -50,7 +50,7 @@ describe('mbidOffset (the ingest fast path)', () => {
       ` \t\r\n{ "a" : [ 1 , -0.5e+10 , true , false , null , {} , [] , "\\u00e9\\"\\\\\\/\\b\\f\\n\\r\\t" ] , "id" : "${ID}" } \r`,
       true,
     ],
-    [`{"id":"${ID.toUpperCase()}"}`, true],
+    [`{"id":"${ID.toUpperCase()}"}`, false], // upper case: diagnoseLine stores it under the lower-case MBID
     [`{"x":{"id":"${ID}"}}`, false], // only a nested id
     [`{"id":"${ID}","id":"${ID}"}`, false], // duplicate: JSON.parse takes the last; diagnoseLine decides
     [`{"\\u0069d":"${ID}"}`, false], // escaped key: left to diagnoseLine
@@ -142,6 +142,15 @@ describe('diagnoseLine (lines the fast path refuses)', () => {
     expect(JSON.parse(json)).toEqual({ id: ID, title: 'a\rb\tc\u0001d', n: [1, 2] });
     expect(json).toContain('"a\\u000db\\u0009c\\u0001d"');
     expect(json).toContain(`{"id":\t"${ID}",\r"title"`);
+  });
+
+  it('stores an upper-case id under its lower-case MBID, the line as written (found by entity(mbid))', () => {
+    const line = `{"id":"${ID.toUpperCase()}","name":"Shouted"}`;
+    expect(diagnoseLine(line)).toEqual({ ok: true, mbid: ID, json: line });
+    expect(diagnoseLine(`{"id":"${ID.toUpperCase()}x"}`)).toMatchObject({
+      ok: false,
+      reason: /^invalid MBID/,
+    });
   });
 
   it('keeps escapes whole and refuses what is not JSON once strings are escaped', () => {

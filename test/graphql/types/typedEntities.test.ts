@@ -10,6 +10,7 @@ import {
   buildTypedEntities,
   packetOneLines,
   releaseWithGroup,
+  SHOUTED_RECORDING,
   TYPED,
 } from '../../support/typedEntityLines.js';
 import { expectedOf, INTERFACE, selection, TYPES } from '../../support/typedEntitySpec.js';
@@ -174,6 +175,22 @@ describeAppStores(
       expect(answer).toEqual({
         data: { entity: { latest: null, current: null, removed: { kind: 'DELETED' } } },
       });
+    });
+
+    it('a line whose id is in upper case is found under its lower-case MBID, its data as written', async () => {
+      const query = `query($m: ID!) { entity(mbid: $m) { mbid current { mbid name } latest { data } } }`;
+      for (const m of [TYPED.shoutedRecording, TYPED.shoutedRecording.toUpperCase()]) {
+        const answer = await gql(run().app, query, { m });
+        expect(answer).toEqual({
+          data: {
+            entity: {
+              mbid: TYPED.shoutedRecording,
+              current: { mbid: TYPED.shoutedRecording, name: 'Shouted id' },
+              latest: { data: SHOUTED_RECORDING },
+            },
+          },
+        });
+      }
     });
 
     it('a JSON value of another type than upstream writes is a field error naming entity, line and path', async () => {
