@@ -120,6 +120,16 @@ async function readLimited(request: Request, limit: number): Promise<Uint8Array>
   return Buffer.concat(chunks);
 }
 
+/** graphql-js' syntax error for a document past `maxTokens`, with a code of its own; other errors as they are. */
+function tooManyTokens(error: unknown, limit: number): unknown {
+  if (!(error instanceof GraphQLError) || !/ contains more tha[nt] \d+ tokens/.test(error.message))
+    return error;
+  return new GraphQLError(
+    `the document has more than ${limit} tokens (names, punctuation and values); send a smaller one`,
+    { extensions: { code: 'TOO_MANY_TOKENS', max: limit } },
+  );
+}
+
 function tooLarge(limit: number): GraphQLError {
   return new GraphQLError(`request body is larger than ${limit} bytes`, {
     extensions: { code: 'PAYLOAD_TOO_LARGE', max: limit, http: { status: 413 } },
@@ -214,7 +224,13 @@ export function hardeningPlugin(
       setRequestParser(limited as RequestParser);
     },
     onParse({ params, setParseFn }) {
-      setParseFn((source) => parse(source, { ...params.options, maxTokens: limits.maxTokens }));
+      setParseFn((source) => {
+        try {
+          return parse(source, { ...params.options, maxTokens: limits.maxTokens });
+        } catch (error) {
+          throw tooManyTokens(error, limits.maxTokens);
+        }
+      });
     },
     onValidate({ addValidationRule }) {
       addValidationRule(shapeRule);

@@ -144,7 +144,12 @@ describe('GraphQL limits', () => {
     } as RequestInit);
     expect(chunked.status).toBe(413);
     const tokens = `{ ${'service { version } '.repeat(2500)} }`;
-    expect(codes(await gql(app, tokens))).toEqual(['GRAPHQL_PARSE_FAILED']);
+    const tooMany = await gql(app, tokens);
+    expect(codes(tooMany)).toEqual(['TOO_MANY_TOKENS']);
+    expect(tooMany.errors![0]!.message).toBe(
+      'the document has more than 10000 tokens (names, punctuation and values); send a smaller one',
+    );
+    expect(tooMany.errors![0]!.extensions).toMatchObject({ max: 10_000 });
     // Still serving.
     expect((await gql(app, '{ packet(number: 7) { number } }')).data).toEqual({ packet: { number: 7 } });
   });
