@@ -204,10 +204,16 @@ function checkDeployment(feedUrl: string, deployment: Deployment, flags: Flags):
  * Builds the one validated Config from command-line flags, then environment, then defaults.
  * @param flags commander options (camelCase keys; undefined = not given)
  * @param env usually process.env (the one place livefeed reads it)
+ * @param command the command being run: a command that takes no `--webhooks-file` ignores
+ *   LIVEFEED_WEBHOOKS_FILE, which an environment shared by `sync` and `serve` holds (the file may be
+ *   on the syncing node only)
  * @throws ConfigError naming every invalid value (never printing the token)
  */
-export function loadConfig(flags: Flags, env: Env = process.env): Config {
+export function loadConfig(flags: Flags, env: Env = process.env, command?: CommandName): Config {
   const given = new Set<string>();
+  const webhooksEnv = ROWS.webhooks.env!;
+  if (command && !ROWS.webhooks.commands.includes(command) && env[webhooksEnv] !== undefined)
+    env = { ...env, [webhooksEnv]: undefined };
   const value = parseRows(CONFIG_KEYS, flags, env, given) as Omit<Config, 'verify' | 'given'> & {
     verify?: VerifyMode;
   };

@@ -3,6 +3,7 @@ import { join } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { parseWebhooks } from '../../src/config/webhooksFile.js';
 import { ConfigError, loadConfig, prepareConfig } from '../../src/config.js';
+import { startCli } from '../support/cli.js';
 import { tempDir } from '../support/harness.js';
 
 // What the CLI does before loading a configuration that names a webhooks file.
@@ -166,5 +167,22 @@ describe('the webhooks file', () => {
     expect(() => loadConfig({}, { LIVEFEED_WEBHOOKS_FILE: missing })).toThrow(
       `LIVEFEED_WEBHOOKS_FILE=${missing}: cannot read the webhooks file: ENOENT`,
     );
+    // An environment shared with `serve` and `status`: those commands take no webhooks and ignore it.
+    for (const command of ['serve', 'status', 'import', 'bootstrap'] as const) {
+      expect(loadConfig({}, { LIVEFEED_WEBHOOKS_FILE: missing }, command).webhooks).toEqual([]);
+    }
+    expect(() => loadConfig({}, { LIVEFEED_WEBHOOKS_FILE: missing }, 'sync')).toThrow(/missing\.yaml/);
+  });
+
+  it('a process whose command takes no webhooks runs with LIVEFEED_WEBHOOKS_FILE set (YAML not loaded)', async () => {
+    const { dir } = await tempDir();
+    const hooks = join(dir, 'hooks.yaml');
+    writeFileSync(hooks, `- url: https://a.example/x\n  secret: ${SECRET}\n`);
+    const run = startCli(['status', '--offline', '--db', join(dir, 'empty.db')], {
+      LIVEFEED_WEBHOOKS_FILE: hooks,
+    });
+    const exit = await run.exited;
+    expect(run.stderr.join('\n')).not.toMatch(/invalid configuration|YAML parser/);
+    expect(exit.code).not.toBe(2);
   });
 });
