@@ -183,6 +183,16 @@ describePostgres('livefeed import into PostgreSQL, as a real process', () => {
     expect(stderr).not.toContain('wrong-secret-42');
   });
 
+  it('says a password is missing when the server asks for one and none was given (exit 2, at once)', async () => {
+    // `bare` has no password, and no LIVEFEED_DB_PASSWORD_FILE is set: the server's SCRAM login
+    // needs one. The driver leaves its socket open, which the server closes only after a minute.
+    const run = await runCli(['status', '--offline', '--db', bare]);
+    expect(run.code, run.stderr).toBe(2);
+    expect(run.stderr).toMatch(
+      /cannot open database postgres:\/\/livefeed_test@127\.0\.0\.1:\d+\/cli_test: the server asks for a password and none was given: put it in a file named by LIVEFEED_DB_PASSWORD_FILE, or in the URL \(README, PostgreSQL\)/,
+    );
+  }, 30_000);
+
   it('status on a database without livefeed tables says nothing is synced (exit 1) and creates none', async () => {
     const { url: empty } = await cluster!.createDatabase('cli_empty');
     const run = await runCli(['status', '--offline', '--db', empty]);
@@ -208,7 +218,9 @@ describePostgres('livefeed import into PostgreSQL, as a real process', () => {
     // No server on this port: livefeed cannot tell a wrong port from a server that is down.
     const down = await runCli(['status', '--offline', '--db', url.replace(/:\d+\//, ':1/')]);
     expect(down.code, down.stderr).toBe(4);
-    expect(down.stderr).toMatch(/cannot open database .*127\.0\.0\.1:1\/cli_test: .*ECONNREFUSED/);
+    expect(down.stderr).toMatch(
+      /cannot open database .*127\.0\.0\.1:1\/cli_test: .*ECONNREFUSED.*\(is PostgreSQL running and reachable there\? README, PostgreSQL\)/,
+    );
     for (const run of [typo, down]) expect(run.stderr).not.toContain(POSTGRES_TEST_PASSWORD);
   });
 });

@@ -24,7 +24,11 @@ const forceExit = (code: number): never => process.exit(code);
  * errors become exit codes, with the token and the database password (once known) scrubbed from
  * every message.
  */
-async function execute<C>(command: CliCommand<C>, flags: Flags, args: string[]): Promise<number> {
+async function execute<C>(
+  command: CliCommand<C>,
+  flags: Flags,
+  args: string[],
+): Promise<{ code: number; failed: boolean }> {
   const secrets: string[] = [];
   try {
     if (!command.load) await prepareConfig(command.name, flags);
@@ -33,9 +37,9 @@ async function execute<C>(command: CliCommand<C>, flags: Flags, args: string[]):
     if (token) secrets.push(token);
     secrets.push(...databaseSecrets(db, dbPassword, dbReplicas));
     const implementation = await command.implementation();
-    return await implementation.run({ config, flags, args, forceExit });
+    return { code: await implementation.run({ config, flags, args, forceExit }), failed: false };
   } catch (error) {
-    return reportError(error, secrets);
+    return { code: reportError(error, secrets), failed: true };
   }
 }
 
@@ -60,9 +64,12 @@ function register<C>(root: Command, command: CliCommand<C>): void {
       `\nRead from the environment only:\n${envOnly.map(({ env, help }) => `  ${env}\n      ${help}`).join('\n')}`,
     );
   sub.action(async (...params: unknown[]) => {
-    const code = await execute(command, sub.opts(), params.slice(0, -2) as string[]);
+    const { code, failed } = await execute(command, sub.opts(), params.slice(0, -2) as string[]);
     // Long-running commands exit at once (src/cli/command.ts exitAtOnce); the others let stdout drain.
     if (command.exitAtOnce) process.exit(code);
+    // A failed command exits once stdout has drained: a socket its error left open (a PostgreSQL
+    // login the driver gave up on is closed by the server only after a minute) must not hold it.
+    if (failed) process.stdout.write('', () => process.exit(code));
     process.exitCode = code;
   });
 }

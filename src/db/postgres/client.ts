@@ -163,6 +163,17 @@ function openError(display: string, error: unknown): Error {
       `${message} (check --db or LIVEFEED_DB, and LIVEFEED_DB_PASSWORD_FILE; README, PostgreSQL)`,
       { cause: error },
     );
+  // The driver's words when the server asks for a password and none was given (SCRAM or MD5).
+  if (/password must be a string/.test(message))
+    return new ConfigError(
+      `cannot open database ${display}: the server asks for a password and none was given: put it in a file ` +
+        'named by LIVEFEED_DB_PASSWORD_FILE, or in the URL (README, PostgreSQL)',
+      { cause: error },
+    );
+  if (typeof code === 'string' && /^E[A-Z]+$/.test(code))
+    return new Error(`${message} (is PostgreSQL running and reachable there? README, PostgreSQL)`, {
+      cause: error,
+    });
   return new Error(message, { cause: error });
 }
 
