@@ -11,7 +11,8 @@ export interface WebhookDispatcher {
 
 /**
  * Runs delivery of `endpoints` whenever kicked, one run at a time (a kick during a run starts one
- * more after it), and again at the earliest stored next retry time of a failing webhook.
+ * more after it), and again at the earliest stored next retry time of a failing webhook. The first
+ * run does not wait for a retry time stored by an earlier process.
  * Unexpected errors are logged; delivery goes on at the next kick.
  */
 export function startWebhookDispatcher(
@@ -35,9 +36,14 @@ export function startWebhookDispatcher(
     timer = setTimeout(kick, delay);
     timer.unref();
   };
+  // The first run tries every webhook at once, whatever retry time an earlier run stored
+  // (README, Webhooks: a new run delivers what earlier runs could not).
+  let first = true;
   const runOnce = async () => {
+    const honorNextRetry = !first;
+    first = false;
     try {
-      await deliverAll({ ...ctx, honorNextRetry: true }, endpoints);
+      await deliverAll({ ...ctx, honorNextRetry }, endpoints);
       await ctx.idle?.();
       await scheduleRetry();
     } catch (error) {

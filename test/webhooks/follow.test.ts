@@ -135,4 +135,47 @@ describeStores('webhooks while the sync follows', (stores) => {
       nextRetryAt: null,
     });
   });
+
+  it('a new following run delivers at once what an earlier run left with a retry time far ahead', async () => {
+    const hook = {
+      name: 'restarted',
+      url: receiver.url,
+      displayUrl: receiver.url,
+      secret: SECRET,
+      entities: null,
+      mbids: null,
+      batchSize: 500,
+    };
+    await db.webhooks.register([hook], new Date().toISOString());
+    const dispatcherOf = () =>
+      startWebhookDispatcher(
+        {
+          store: db.webhooks,
+          source: changeStreamSource,
+          logger: testLogger(),
+          userAgent: 'livefeed/test',
+          signal: controller.signal,
+          idle: () => db.webhooks.idle(controller.signal),
+          retryScheduleMs: [3_600_000],
+        },
+        [hook],
+      );
+    receiver.status = 503;
+    const earlier = dispatcherOf();
+    await syncOnce(ctx, { to: 186114 });
+    earlier.kick();
+    await until(async () => ((await state('restarted'))?.attempts ?? 0) >= 1, 'a failed attempt');
+    await earlier.stop();
+    const waiting = await state('restarted');
+    expect(Date.parse(waiting!.nextRetryAt!)).toBeGreaterThan(Date.now() + 3_000_000);
+    // The receiver is back and the sync starts again: its first run does not wait for that hour.
+    receiver.status = 200;
+    const restarted = dispatcherOf();
+    restarted.kick();
+    await until(async () => (await state('restarted'))?.attempts === 0, 'delivery by the new run');
+    await restarted.stop();
+    const delivered = await state('restarted');
+    expect(delivered).toMatchObject({ nextRetryAt: null, attempts: 0 });
+    expect(delivered!.deliveredEvents).toBeGreaterThan(0);
+  });
 });
