@@ -6,7 +6,8 @@ import type { Route } from './route.js';
  * `GET /freshness`: one line in upstream's replication-check style, `OK: ...`, `WARNING: ...` or
  * `CRITICAL: ...` with the newest local packet, its age and the lag (see ops/freshness.ts). Status 200
  * for OK and WARNING, 503 for CRITICAL, so plain HTTP monitors alert too; `?format=json` gives the
- * same facts as JSON. Never part of readiness. Reads `reads` (SQLite or PostgreSQL).
+ * same facts as JSON. Never part of readiness. Reads `reads` (SQLite or PostgreSQL); a database that
+ * does not answer is CRITICAL (503) with its error.
  */
 export function freshnessRoute(
   reads: FreshnessReads,
@@ -16,7 +17,17 @@ export function freshnessRoute(
   return {
     async handle(req, res, url) {
       if (url.pathname !== '/freshness') return false;
-      const f = await freshness(reads, thresholds, now());
+      let f: Awaited<ReturnType<typeof freshness>>;
+      try {
+        f = await freshness(reads, thresholds, now());
+      } catch (error) {
+        // The database does not answer (a PostgreSQL server restarting): a monitor must alert.
+        const message = `CRITICAL: cannot read the database: ${(error as Error).message}`;
+        const json = url.searchParams.get('format') === 'json';
+        const body = json ? `${JSON.stringify({ level: 'CRITICAL', message })}\n` : `${message}\n`;
+        respond(req, res, 503, body, json ? 'application/json; charset=utf-8' : undefined);
+        return true;
+      }
       const status = f.level === 'CRITICAL' ? 503 : 200;
       if (url.searchParams.get('format') === 'json') {
         const body = {

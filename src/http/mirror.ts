@@ -1,3 +1,4 @@
+import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Reads } from '../db/reads.js';
 import {
   ERROR_BODIES,
@@ -6,7 +7,7 @@ import {
   NOT_FOUND_HTML,
   replicationInfoBody,
 } from '../feed/protocol/bodies.js';
-import { type FileRoute, matchRoute } from '../feed/protocol/routes.js';
+import { type FeedRoute, type FileRoute, matchRoute } from '../feed/protocol/routes.js';
 import { clientGoneSignal, feedContentType, sendFile, sendText } from './fileBody.js';
 import { type FileSource, type FoundFile, goneText } from './fileSource.js';
 import type { Route } from './route.js';
@@ -78,25 +79,40 @@ export function mirrorRoute(options: MirrorOptions): Route {
         sendText(req, res, status, TEXT, body);
         return true;
       }
-      if (route.kind === 'replication-info') {
-        const latest = (await options.reads.latestPacket())?.number ?? null;
-        const body = replicationInfoBody(
-          latest,
-          latest === null ? undefined : await options.reads.historyFrom(),
-        );
-        sendText(req, res, 200, { 'content-type': 'application/json' }, body);
-        return true;
+      try {
+        await serveRoute(req, res, route, options);
+      } catch (error) {
+        if (res.headersSent) throw error;
+        // The database does not answer (a PostgreSQL server restarting): a livefeed reading this
+        // mirror takes a 503 as a file to ask for again, never as a missing one.
+        const body = `${route.kind === 'replication-info' ? 'replication-info' : route.path} cannot be answered now: this server cannot read its database (${(error as Error).message}).\n`;
+        sendText(req, res, 503, { ...TEXT, 'retry-after': String(MIRROR_RETRY_AFTER_S) }, body);
       }
-      const found = await options.source.find(route.path, clientGoneSignal(res));
-      if (found.kind !== 'file') {
-        const answer = await notServed(options.reads, route, found);
-        sendText(req, res, answer.status, { ...TEXT, ...answer.headers }, answer.body);
-        return true;
-      }
-      await sendFile(req, res, found.file, { contentType: feedContentType(route.path), etag: found.etag });
       return true;
     },
   };
+}
+
+/** Answers `route` (its token checked) from the database and the files. */
+async function serveRoute(
+  req: IncomingMessage,
+  res: ServerResponse,
+  route: FeedRoute,
+  options: MirrorOptions,
+): Promise<void> {
+  if (route.kind === 'replication-info') {
+    const latest = (await options.reads.latestPacket())?.number ?? null;
+    const body = replicationInfoBody(latest, latest === null ? undefined : await options.reads.historyFrom());
+    sendText(req, res, 200, { 'content-type': 'application/json' }, body);
+    return;
+  }
+  const found = await options.source.find(route.path, clientGoneSignal(res));
+  if (found.kind !== 'file') {
+    const answer = await notServed(options.reads, route, found);
+    sendText(req, res, answer.status, { ...TEXT, ...answer.headers }, answer.body);
+    return;
+  }
+  await sendFile(req, res, found.file, { contentType: feedContentType(route.path), etag: found.etag });
 }
 
 /** The answer for a file not served. */
