@@ -105,15 +105,16 @@ export async function freshness(
 }
 
 /**
- * `N packets wait for JSON dumps upstream has not published yet, since packet P (of T)`: how many
- * and since when, so an operator sees a halted upstream dump job. When livefeed knows another
+ * `N packets wait for JSON dumps the feed did not have when last asked, since packet P (of T)`: how
+ * many and since when, so an operator sees a halted upstream dump job (or a sync that stopped asking:
+ * `--to`, a killed one). When livefeed knows another
  * reason (an hour upstream may no longer hold), the line gives it instead.
  */
 export function describeWait(waiting: WaitingForDumps): string {
   const since = waiting.oldestTimestamp ? ` of ${waiting.oldestTimestamp}` : '';
   const plural = waiting.packets === 1 ? 'packet waits' : 'packets wait';
   return waiting.reason === null
-    ? `${waiting.packets} ${plural} for JSON dumps upstream has not published yet, since packet ${waiting.oldest}${since}`
+    ? `${waiting.packets} ${plural} for JSON dumps the feed did not have when last asked, since packet ${waiting.oldest}${since}`
     : `${waiting.packets} ${plural} for JSON dumps, since packet ${waiting.oldest}${since}: ${waiting.reason}`;
 }
 
@@ -125,5 +126,7 @@ function describeOverdueWait(waiting: WaitingForDumps | undefined, now: Date): s
   if (waiting?.reason) return `; ${describeWait(waiting)}`;
   if (!waiting?.oldestTimestamp) return '';
   const due = Date.parse(waiting.oldestTimestamp) + PACKET_INTERVAL_MS + SETTLE_DELAY_MS;
-  return now.getTime() > due ? `; ${describeWait(waiting)} (upstream's JSON dump job may be halted)` : '';
+  return now.getTime() > due
+    ? `; ${describeWait(waiting)} (upstream's JSON dump job may be halted, or no sync has asked since)`
+    : '';
 }

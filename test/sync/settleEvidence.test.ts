@@ -101,11 +101,11 @@ describeStores('a halted upstream JSON dump job', (stores) => {
       reason: null,
     });
     expect(f.message).toContain(
-      '4 packets wait for JSON dumps upstream has not published yet, since packet 40',
+      '4 packets wait for JSON dumps the feed did not have when last asked, since packet 40',
     );
     const screen = await statusScreen(db!, clock);
     expect(screen).toMatch(
-      /waiting {4}4 packets wait for JSON dumps upstream has not published yet, since packet 40/,
+      /waiting {4}4 packets wait for JSON dumps the feed did not have when last asked, since packet 40/,
     );
 
     // The job resumes and publishes the three hours, in order.

@@ -112,7 +112,7 @@ describeStores('an hour upstream no longer holds', (stores) => {
     expect(f.waiting?.reason).toContain('upstream may no longer hold packet 60');
     expect(f.message).toContain('; 2 packets wait for JSON dumps, since packet 60');
     expect(f.message).toContain('upstream may no longer hold packet 60');
-    expect(f.message).not.toContain('has not published yet');
+    expect(f.message).not.toContain('did not have when last asked');
     expect(f.message).not.toContain('may be halted');
     const gone = logs.map((line) => JSON.parse(line) as { event?: string; packet?: number });
     expect(gone.filter((l) => l.event === 'hour-gone').map((l) => l.packet)).toEqual([60, 61, 60, 61]);
