@@ -205,6 +205,9 @@ function checkUrl(value: unknown, path: Path, where: Where): URL | undefined {
 
 function checkSecret(value: unknown, path: Path, where: Where): string | undefined {
   if (value === undefined) return void where(path, 'missing: the key that signs each body (HMAC-SHA256)');
+  // YAML reads an unquoted run of digits as a number (and loses digits past 2^53): ask for quotes.
+  if (typeof value === 'number' || typeof value === 'boolean')
+    return void where(path, 'is read as a number or boolean, not a text: quote it (value not shown)');
   if (typeof value !== 'string' || value.length < MIN_SECRET_LENGTH)
     return void where(path, `must be a text of at least ${MIN_SECRET_LENGTH} characters (value not shown)`);
   return value;

@@ -105,6 +105,13 @@ describe('the webhooks file', () => {
       expect(all).not.toContain(secret);
   });
 
+  it('asks for quotes around a secret YAML reads as a number', () => {
+    expect(problems('- url: https://a.example/x\n  secret: 12345678901234567890\n')).toEqual([
+      '[0].secret (line 2): is read as a number or boolean, not a text: quote it (value not shown)',
+    ]);
+    expect(parseWebhooks('- url: https://a.example/x\n  secret: "12345678901234567890"\n')).toHaveLength(1);
+  });
+
   it('never shows a secret written where it does not belong: an alias, a field name, a list entry', () => {
     const alias = problems(`- url: https://a.example/x\n  secret: *${SECRET}\n`);
     expect(alias).toEqual([
