@@ -27,7 +27,8 @@ export function webhookLines(states: readonly WebhookState[], width: number): st
   const failing = active.filter((w) => w.attempts > 0).length;
   const lines = [`  webhooks   ${active.length} configured, ${failing} failing`];
   for (const w of active) {
-    lines.push(clip(`    ${w.name}  ${w.url}`, width));
+    // A webhook without a `name` is named by its URL: shown once.
+    lines.push(clip(w.name === w.url ? `    ${w.url}` : `    ${w.name}  ${w.url}`, width));
     for (const line of describe(w)) lines.push(clip(`      ${line}`, width));
   }
   const retired = states.filter((w) => w.retiredAt !== null);
