@@ -87,10 +87,12 @@ export function pageArgs(arg: ArgBuilder) {
  */
 export function pageSize(first: number | null | undefined): number {
   const size = first ?? DEFAULT_PAGE_SIZE;
-  if (size < 0) throw userError('BAD_USER_INPUT', '"first" must not be negative');
+  if (size < 0)
+    throw userError('BAD_USER_INPUT', `"first" must not be negative, got ${size}`, { argument: 'first' });
   if (size > MAX_PAGE_SIZE) {
     throw userError('PAGE_SIZE_EXCEEDED', `"first" is ${size}; the maximum page size is ${MAX_PAGE_SIZE}`, {
       max: MAX_PAGE_SIZE,
+      argument: 'first',
     });
   }
   return size;

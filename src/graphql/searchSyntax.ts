@@ -17,6 +17,13 @@ const TERM = /"([^"]*)("?)|([^\s"]+)/gu;
 // of them has no token and would match nothing, so it is dropped (`-`, `*`, `&`).
 const TOKEN_CHAR = /[\p{L}\p{N}\p{Co}]/u;
 
+/** Code points of `text` (its length is bounded by the request body limit). */
+function codePoints(text: string): number {
+  let count = 0;
+  for (const _ of text) count++;
+  return count;
+}
+
 function queryError(message: string): GraphQLError {
   return userError('BAD_USER_INPUT', message, { argument: 'query' });
 }
@@ -32,8 +39,10 @@ function queryError(message: string): GraphQLError {
  *   longer than {@link MAX_QUERY_LENGTH} characters or {@link MAX_QUERY_TERMS} terms.
  */
 export function searchPhrases(query: string): string[] {
-  if (query.length > MAX_QUERY_LENGTH) {
-    throw queryError(`"query" has ${query.length} characters; at most ${MAX_QUERY_LENGTH} are allowed`);
+  // Characters as a user counts them (code points: an emoji is one), not UTF-16 units.
+  const length = query.length <= MAX_QUERY_LENGTH ? query.length : codePoints(query);
+  if (length > MAX_QUERY_LENGTH) {
+    throw queryError(`"query" has ${length} characters; at most ${MAX_QUERY_LENGTH} are allowed`);
   }
   const terms: { text: string; phrase: boolean }[] = [];
   for (const match of query.matchAll(TERM)) {
@@ -59,7 +68,8 @@ export function searchPhrases(query: string): string[] {
  * digits. Computed once per request and passed to {@link encodeSearchCursor} / {@link decodeSearchCursor}.
  */
 export function searchIdentity(filter: SearchFilter): string {
-  const scope = JSON.stringify([filter.phrases.join(' '), filter.slots]);
+  // Lower case: the index matches either case, so "S" and "s" are one search with one cursor.
+  const scope = JSON.stringify([filter.phrases.join(' ').toLowerCase(), filter.slots]);
   return createHash('sha256').update(scope).digest('hex').slice(0, 16);
 }
 

@@ -4,13 +4,15 @@ import { userError } from './errors.js';
 
 /**
  * Returns `packet` when it is a possible packet number.
+ * @param argument the argument that gave it, named in the message and `extensions.argument`
  * @throws GraphQLError INVALID_PACKET
  */
-export function checkPacketNumber(packet: number): number {
+export function checkPacketNumber(packet: number, argument = 'packet'): number {
   if (!Number.isInteger(packet) || packet < 1 || packet > MAX_PACKET) {
     throw userError(
       'INVALID_PACKET',
-      `packet must be a replication sequence from 1 to ${MAX_PACKET}, got ${packet}`,
+      `"${argument}" must be a replication sequence from 1 to ${MAX_PACKET}, got ${packet}`,
+      { argument },
     );
   }
   return packet;

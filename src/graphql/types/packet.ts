@@ -64,7 +64,7 @@ builder.queryFields((t) => ({
     type: PacketRef,
     nullable: true,
     args: { number: t.arg.int({ required: true }) },
-    resolve: (_r, args, ctx) => ctx.reads.packetByNumber(checkPacketNumber(args.number)),
+    resolve: (_r, args, ctx) => ctx.reads.packetByNumber(checkPacketNumber(args.number, 'number')),
   }),
   packets: t.field({
     type: PacketConnection,

@@ -66,11 +66,14 @@ export function removalRange(args: {
   toPacket?: number | null;
   entity?: EntityType | null;
 }): RemovalRange {
-  const given = (value: number | null | undefined, fallback: number) =>
-    value === null || value === undefined ? fallback : checkPacketNumber(value);
-  const from = given(args.fromPacket, 1);
-  const to = given(args.toPacket, MAX_PACKET);
-  if (from > to) throw userError('BAD_USER_INPUT', `fromPacket ${from} is after toPacket ${to}`);
+  const given = (value: number | null | undefined, fallback: number, argument: string) =>
+    value === null || value === undefined ? fallback : checkPacketNumber(value, argument);
+  const from = given(args.fromPacket, 1, 'fromPacket');
+  const to = given(args.toPacket, MAX_PACKET, 'toPacket');
+  if (from > to)
+    throw userError('BAD_USER_INPUT', `fromPacket ${from} is after toPacket ${to}`, {
+      argument: 'fromPacket',
+    });
   return { from, to, entity: args.entity ?? undefined };
 }
 

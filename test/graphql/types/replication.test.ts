@@ -221,4 +221,24 @@ describe('replication packets over GraphQL (yoga.fetch), both deployments', () =
     expect(errors?.[0]?.message.length).toBeGreaterThan(10);
     expect(data === null || data === undefined || Object.values(data).every((v) => v === null)).toBe(true);
   });
+
+  it.each([
+    [
+      '{ removals(fromPacket: -5) { totalCount } }',
+      'fromPacket',
+      '"fromPacket" must be a replication sequence',
+    ],
+    ['{ removals(toPacket: 0) { totalCount } }', 'toPacket', '"toPacket" must be a replication sequence'],
+    ['{ packet(number: 0) { number } }', 'number', '"number" must be a replication sequence'],
+    [
+      '{ rowChanges(packet: 186100, first: -1) { totalCount } }',
+      'first',
+      '"first" must not be negative, got -1',
+    ],
+    ['{ removals(first: 501) { totalCount } }', 'first', '"first" is 501'],
+  ])('%s names its argument (%s)', async (query, argument, message) => {
+    const { errors } = await gql(v2, query);
+    expect((errors?.[0]?.extensions as Record<string, unknown> | undefined)?.argument).toBe(argument);
+    expect(errors?.[0]?.message).toContain(message);
+  });
 });
