@@ -182,15 +182,19 @@ function tooCostly(args: ExecutionArgs, cost: number, max: number): GraphQLError
       ? `\`${dearest.selection.alias?.value ?? dearest.selection.name.value}\``
       : 'a fragment';
   const where = dearest ? ` (${name} costs ${dearest.cost})` : '';
-  return new GraphQLError(`query cost ${cost} is over the limit of ${max}${where}; ask for smaller pages`, {
-    nodes: dearest ? [dearest.selection] : undefined,
-    extensions: { code: 'QUERY_TOO_COMPLEX', cost, max },
-  });
+  return new GraphQLError(
+    `query cost ${cost} is over the limit of ${max}${where}; ask for smaller pages: each list counts its ` +
+      '`first` (default 20) and nested lists multiply (README, Integrity and reliability: Hostile queries)',
+    {
+      nodes: dearest ? [dearest.selection] : undefined,
+      extensions: { code: 'QUERY_TOO_COMPLEX', cost, max },
+    },
+  );
 }
 
 /**
  * The Yoga plugin enforcing `limits` (defaults {@link DEFAULT_GRAPHQL_LIMITS}). Errors carry codes:
- * PAYLOAD_TOO_LARGE (HTTP 413), GRAPHQL_PARSE_FAILED (too many tokens), QUERY_TOO_DEEP,
+ * PAYLOAD_TOO_LARGE (HTTP 413), TOO_MANY_TOKENS, QUERY_TOO_DEEP,
  * TOO_MANY_ALIASES, TOO_MANY_DIRECTIVES, QUERY_TOO_COMPLEX, TIME_BUDGET_EXCEEDED, BAD_USER_INPUT.
  */
 export function hardeningPlugin(

@@ -100,7 +100,9 @@ describe('GraphQL limits', () => {
     const named = await gql(app, mixed);
     const total = operationCost(schema, parse(mixed));
     expect(named.errors![0]).toMatchObject({
-      message: `query cost ${total} is over the limit of 50000 (\`big\` costs ${total - 2}); ask for smaller pages`,
+      message:
+        `query cost ${total} is over the limit of 50000 (\`big\` costs ${total - 2}); ask for smaller pages: ` +
+        'each list counts its `first` (default 20) and nested lists multiply (README, Integrity and reliability: Hostile queries)',
       locations: [{ line: 2, column: 3 }],
       extensions: { code: 'QUERY_TOO_COMPLEX', cost: total, max: 50000 },
     });

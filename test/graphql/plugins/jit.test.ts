@@ -64,7 +64,11 @@ describe('graphql-jit execution (the server default)', () => {
     const result = (await gql(app, query)) as { errors?: { locations?: unknown; extensions?: unknown }[] };
     expect(result.errors).toHaveLength(1);
     expect(result.errors![0]!.locations).toEqual([{ line: 3, column: 3 }]);
-    expect(result.errors![0]!.extensions).toEqual({ code: 'PAGE_SIZE_EXCEEDED', max: 500 });
+    expect(result.errors![0]!.extensions).toEqual({
+      code: 'PAGE_SIZE_EXCEEDED',
+      max: 500,
+      argument: 'first',
+    });
   });
 
   it("keeps a scalar's reason for refusing a variable, with its code and location", async () => {
