@@ -36,19 +36,41 @@ export interface PageInfoShape {
 export const PageInfo = builder.objectRef<PageInfoShape>('PageInfo').implement({
   description: 'Relay page information.',
   fields: (t) => ({
-    hasNextPage: t.exposeBoolean('hasNextPage'),
-    hasPreviousPage: t.exposeBoolean('hasPreviousPage'),
-    startCursor: t.exposeString('startCursor', { nullable: true }),
-    endCursor: t.exposeString('endCursor', { nullable: true }),
+    hasNextPage: t.exposeBoolean('hasNextPage', {
+      description: 'More items follow this page: ask again with `after: endCursor`.',
+    }),
+    hasPreviousPage: t.exposeBoolean('hasPreviousPage', {
+      description: 'Items come before this page (it was read with `after`).',
+    }),
+    startCursor: t.exposeString('startCursor', {
+      nullable: true,
+      description: "The first item's cursor; null for an empty page.",
+    }),
+    endCursor: t.exposeString('endCursor', {
+      nullable: true,
+      description:
+        "The last item's cursor, to pass as `after` for the next page; an empty page read with `after` repeats it.",
+    }),
   }),
 });
+
+/** The descriptions of every connection's and edge's fields (this file and its own connections). */
+export const CONNECTION_FIELDS = {
+  edges: 'The items of this page with their cursors.',
+  nodes: 'The items of this page (as `edges { node }`, without cursors).',
+  pageInfo: 'Where this page stands in the connection.',
+  cursor:
+    'Opaque cursor of this item: pass it as `after` to read the items after it. Valid only with the same field and arguments (else BAD_CURSOR).',
+  node: 'The item.',
+} as const;
 
 /** Defines `<Name>Connection` and `<Name>Edge` for a node type (edges, nodes, pageInfo, totalCount). */
 export function connectionType<T>(name: string, node: ObjectRef<Types, T>) {
   const edge = builder.objectRef<{ cursor: string; node: T }>(`${name}Edge`).implement({
+    description: `One ${name} item of a page and its cursor.`,
     fields: (t) => ({
-      cursor: t.exposeString('cursor'),
-      node: t.field({ type: node, resolve: (e) => e.node as never }),
+      cursor: t.exposeString('cursor', { description: CONNECTION_FIELDS.cursor }),
+      node: t.field({ type: node, description: CONNECTION_FIELDS.node, resolve: (e) => e.node as never }),
     }),
   });
   return builder.objectRef<Page<T>>(`${name}Connection`).implement({
@@ -56,10 +78,15 @@ export function connectionType<T>(name: string, node: ObjectRef<Types, T>) {
     fields: (t) => ({
       edges: t.field({
         type: [edge],
+        description: CONNECTION_FIELDS.edges,
         resolve: (p) => p.items.map((node) => ({ cursor: p.cursorOf(node), node })),
       }),
-      nodes: t.field({ type: [node], resolve: (p) => p.items as never }),
-      pageInfo: t.field({ type: PageInfo, resolve: pageInfo }),
+      nodes: t.field({
+        type: [node],
+        description: CONNECTION_FIELDS.nodes,
+        resolve: (p) => p.items as never,
+      }),
+      pageInfo: t.field({ type: PageInfo, description: CONNECTION_FIELDS.pageInfo, resolve: pageInfo }),
       totalCount: t.int({
         description: 'Items in the whole connection, not just this page.',
         resolve: (p) => p.totalCount(),

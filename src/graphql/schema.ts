@@ -22,7 +22,9 @@ import './types/webhook.js';
 import './types/musicbrainz/index.js';
 import './types/search.js';
 
-builder.queryType({});
+builder.queryType({
+  description: 'Reads of the verified local copy of the live data feed (README, GraphQL).',
+});
 builder.subscriptionType({ description: 'Live updates, as server-sent events.' });
 
 /** The executable GraphQL schema of livefeed. */

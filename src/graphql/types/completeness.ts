@@ -46,7 +46,7 @@ export function completenessOf(bootstrap: BootstrapState, service: ServiceInfo):
 const CompletenessRef = builder.objectRef<EntityTypeCompleteness>('EntityTypeCompleteness').implement({
   description: 'Whether the current state holds every entity of one type.',
   fields: (t) => ({
-    entity: t.expose('entity', { type: EntityTypeEnum }),
+    entity: t.expose('entity', { type: EntityTypeEnum, description: 'The entity type.' }),
     tracked: t.exposeBoolean('tracked', { description: 'This instance syncs the type.' }),
     fullDump: t.exposeString('fullDump', {
       nullable: true,
@@ -66,7 +66,10 @@ const BootstrapRef = builder.objectRef<BootstrapPosition>('Bootstrap').implement
     packet: t.exposeInt('packet', {
       description: "The dumps' REPLICATION_SEQUENCE; the sync continued at the following packet.",
     }),
-    entities: t.expose('entities', { type: [EntityTypeEnum] }),
+    entities: t.expose('entities', {
+      type: [EntityTypeEnum],
+      description: "The entity types the full dump loaded (the bootstrap command's --entities).",
+    }),
     at: t.expose('at', { type: 'DateTime', description: 'When it finished.' }),
   }),
 });

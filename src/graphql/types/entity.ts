@@ -50,8 +50,8 @@ export const EntityRef = builder.objectRef<EntityShape>('Entity').implement({
     'change this instance holds, or known only because a replication packet deleted it or merged it away (then ' +
     '`latest` is null and `removed` is set).',
   fields: (t) => ({
-    mbid: t.exposeID('mbid'),
-    type: t.expose('type', { type: EntityTypeEnum }),
+    mbid: t.exposeID('mbid', { description: 'The MBID, in lower case.' }),
+    type: t.expose('type', { type: EntityTypeEnum, description: 'Its entity type.' }),
     latest: t.field({
       type: EntityChangeRef,
       nullable: true,
@@ -71,7 +71,7 @@ builder.queryField('entity', (t) =>
       'An entity by MBID from the current state: its newest version when a JSON dump held it, or with `removed` ' +
       'set (and `latest` null) when only a replication packet deleted or merged it away; null when this instance ' +
       'knows nothing of it.',
-    args: { mbid: t.arg.id({ required: true }) },
+    args: { mbid: t.arg.id({ required: true, description: 'An MBID (a UUID), either case.' }) },
     resolve: (_r, args, ctx) =>
       thenAwaitable(entityOf(ctx.reads, checkMbid(String(args.mbid))), (entity) => entity ?? null),
   }),

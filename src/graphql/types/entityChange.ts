@@ -25,9 +25,13 @@ import { typedEntityOf } from './musicbrainz/json.js';
 export const EntityChangeRef = builder.objectRef<ChangeRow>('EntityChange').implement({
   description: 'One changed entity: a line of the JSON dump of its type for one packet.',
   fields: (t) => ({
-    mbid: t.exposeID('mbid'),
+    mbid: t.exposeID('mbid', {
+      description: "The MBID of the changed entity (the line's `id`, in lower case).",
+    }),
     type: t.field({ type: EntityTypeEnum, description: 'Its entity type.', resolve: (c) => c.entity }),
-    packet: t.exposeInt('packet'),
+    packet: t.exposeInt('packet', {
+      description: 'The packet (replication sequence) whose JSON dump held the line.',
+    }),
     position: t.exposeInt('position', { description: '1-based line number in the JSON dump.' }),
     name: t.string({
       nullable: true,
@@ -139,8 +143,12 @@ builder.queryField('changes', (t) =>
       'has not synced the packet (or the entity type), PENDING while the dump is not on the feed yet, ' +
       'HISTORY_PRUNED once --keep-history pruned the packet.',
     args: {
-      packet: t.arg.int({ required: true }),
-      entity: t.arg({ type: EntityTypeEnum, required: true }),
+      packet: t.arg.int({ required: true, description: 'The packet (replication sequence).' }),
+      entity: t.arg({
+        type: EntityTypeEnum,
+        required: true,
+        description: 'The entity type of the JSON dump.',
+      }),
       ...pageArgs(t.arg),
     },
     resolve: (_root, args, ctx, info) =>

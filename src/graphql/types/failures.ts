@@ -6,6 +6,7 @@ import { EntityTypeEnum } from './entityType.js';
 
 /** GraphQL `FileKind`. */
 export const FileKindEnum = builder.enumType('FileKind', {
+  description: 'The kind of a feed file.',
   values: {
     JSON_DUMP: { description: 'A JSON dump (json-dumps/json-dump-<N>/<entity>.tar.xz).' },
     REPLICATION_PACKET: { description: 'A replication packet (replication-<N>[-v2].tar.bz2).' },
@@ -19,8 +20,12 @@ export const FileFailureRef = builder.objectRef<FailureRow>('FileFailure').imple
     'answers 404 for although replication-info lists it: PENDING, or MISSING after an hour with a later packet ' +
     'there; both are asked again (follow mode at nextRetryAt) until it appears.',
   fields: (t) => ({
-    packet: t.exposeInt('packet'),
-    kind: t.field({ type: FileKindEnum, resolve: (f) => (f.entity ? 'JSON_DUMP' : 'REPLICATION_PACKET') }),
+    packet: t.exposeInt('packet', { description: 'The packet the file belongs to.' }),
+    kind: t.field({
+      type: FileKindEnum,
+      description: 'A JSON dump or a replication packet.',
+      resolve: (f) => (f.entity ? 'JSON_DUMP' : 'REPLICATION_PACKET'),
+    }),
     status: t.exposeString('status', {
       description:
         'FAILED (retried); PENDING or MISSING: a replication packet the feed answers 404 for although ' +

@@ -4,6 +4,7 @@ import { builder } from '../builder.js';
 
 /** GraphQL `SignatureStatus` (FEED.md, Signatures). */
 export const SignatureStatusEnum = builder.enumType('SignatureStatus', {
+  description: "The outcome of checking a file's detached OpenPGP signature.",
   values: {
     VERIFIED: { description: 'The detached signature verified against a configured signing key.' },
     UNVERIFIED: {
@@ -41,11 +42,15 @@ export const FeedFileRef = builder.objectRef<FeedFileRow>('FeedFile').implement(
     sha256: t.exposeString('sha256', {
       description: 'SHA-256 of the bytes, hex (computed here: upstream serves no checksums).',
     }),
-    signature: t.field({ type: SignatureStatusEnum, resolve: (f) => f.signature as 'VERIFIED' }),
+    signature: t.field({
+      type: SignatureStatusEnum,
+      description: 'What the check of its detached signature found (--verify).',
+      resolve: (f) => f.signature as 'VERIFIED',
+    }),
     fingerprint: t.exposeString('fingerprint', {
       nullable: true,
       description: 'Fingerprint of the key that verified the file.',
     }),
-    fetchedAt: t.expose('fetchedAt', { type: 'DateTime' }),
+    fetchedAt: t.expose('fetchedAt', { type: 'DateTime', description: 'When this instance downloaded it.' }),
   }),
 });

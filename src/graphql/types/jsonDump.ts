@@ -8,6 +8,7 @@ import { FeedFileRef } from './feedFile.js';
 
 /** GraphQL `DumpStatus`. */
 export const DumpStatusEnum = builder.enumType('DumpStatus', {
+  description: 'Where a JSON dump stands on this instance.',
   values: {
     SYNCED: { description: 'Stored: every line is a change or quarantined.' },
     NO_CHANGES: {
@@ -31,12 +32,17 @@ export interface JsonDumpShape {
 export const JsonDumpRef = builder.objectRef<JsonDumpShape>('JsonDump').implement({
   description: 'The JSON dump of one entity type for one packet.',
   fields: (t) => ({
-    entity: t.expose('entity', { type: EntityTypeEnum }),
+    entity: t.expose('entity', { type: EntityTypeEnum, description: 'The entity type of the dump.' }),
     status: t.field({
       type: DumpStatusEnum,
+      description:
+        'Whether it is stored, settled as having no changes, still awaited, failed or not synced here.',
       resolve: (d) => (d.row?.status as 'SYNCED' | undefined) ?? (d.tracked ? 'PENDING' : 'SKIPPED'),
     }),
-    changeCount: t.int({ resolve: (d) => d.row?.changeCount ?? 0 }),
+    changeCount: t.int({
+      description: 'Changes stored from it (its lines less the quarantined ones); 0 unless SYNCED.',
+      resolve: (d) => d.row?.changeCount ?? 0,
+    }),
     quarantineCount: t.int({
       description: 'Lines kept aside as malformed.',
       resolve: (d) => d.row?.quarantineCount ?? 0,
@@ -57,10 +63,13 @@ export const JsonDumpRef = builder.objectRef<JsonDumpShape>('JsonDump').implemen
     file: t.field({
       type: FeedFileRef,
       nullable: true,
+      description:
+        'The archive as fetched (checksum, signature, download link); null unless stored from the feed.',
       resolve: (d, _a, ctx) => (d.row?.fileName ? ctx.reads.feedFileByName(d.row.fileName) : null),
     }),
     changes: t.field({
       type: EntityChangeConnection,
+      description: 'Its changes in file order (as Query.changes).',
       args: pageArgs(t.arg),
       resolve: (d, args, ctx, info) =>
         resolveChanges(

@@ -63,7 +63,8 @@ builder.queryFields((t) => ({
   packet: t.field({
     type: PacketRef,
     nullable: true,
-    args: { number: t.arg.int({ required: true }) },
+    description: 'One packet by its number; null when this instance knows nothing of it.',
+    args: { number: t.arg.int({ required: true, description: 'The packet (replication sequence).' }) },
     resolve: (_r, args, ctx) => ctx.reads.packetByNumber(checkPacketNumber(args.number, 'number')),
   }),
   packets: t.field({

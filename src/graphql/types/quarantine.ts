@@ -12,8 +12,8 @@ export const QuarantinedLineRef = builder.objectRef<QuarantineRow>('QuarantinedL
     'A line of a JSON dump that is not a JSON object with an MBID "id": kept with the reason, never dropped. ' +
     'The rest of the dump is stored.',
   fields: (t) => ({
-    packet: t.exposeInt('packet'),
-    entity: t.expose('entity', { type: EntityTypeEnum }),
+    packet: t.exposeInt('packet', { description: 'The packet of the JSON dump the line came from.' }),
+    entity: t.expose('entity', { type: EntityTypeEnum, description: 'The entity type of that JSON dump.' }),
     line: t.exposeInt('line', { description: '1-based line number in mbdump/<entity>.' }),
     raw: t.exposeString('raw', {
       description: 'The line exactly as received.',
@@ -66,8 +66,12 @@ builder.queryField('quarantine', (t) =>
     description:
       'Quarantined JSON dump lines, by packet, entity type and line; optionally of one packet or entity type.',
     args: {
-      packet: t.arg.int({ required: false }),
-      entity: t.arg({ type: EntityTypeEnum, required: false }),
+      packet: t.arg.int({ required: false, description: 'Only lines of this packet.' }),
+      entity: t.arg({
+        type: EntityTypeEnum,
+        required: false,
+        description: 'Only lines of this entity type.',
+      }),
       ...pageArgs(t.arg),
     },
     resolve: (_root, args, ctx) => {

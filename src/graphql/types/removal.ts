@@ -12,6 +12,7 @@ import { EntityTypeEnum } from './entityType.js';
 
 /** GraphQL `RemovalKind`. */
 export const RemovalKindEnum = builder.enumType('RemovalKind', {
+  description: 'How an entity left the database.',
   values: {
     DELETED: { description: 'The entity row was deleted (`op = d` on musicbrainz.<entity>).' },
     MERGED: {
@@ -38,7 +39,7 @@ export const EntityRemovalRef = builder.objectRef<RemovalRow>('EntityRemoval').i
       resolve: (r) => r.entity,
     }),
     packet: t.exposeInt('packet', { description: 'The packet whose replication packet removed it.' }),
-    kind: t.expose('kind', { type: RemovalKindEnum }),
+    kind: t.expose('kind', { type: RemovalKindEnum, description: 'Deleted, or merged into another entity.' }),
     mergedInto: t.exposeID('mergedInto', {
       nullable: true,
       description:
@@ -129,9 +130,19 @@ builder.queryFields((t) => ({
       'Entities deleted or merged away in packets fromPacket..toPacket (default: every stored packet), optionally ' +
       'of one entity type, ordered by packet, then MBID; a page at a time (default 20, at most 500).',
     args: {
-      fromPacket: t.arg.int({ required: false }),
-      toPacket: t.arg.int({ required: false }),
-      entity: t.arg({ type: EntityTypeEnum, required: false }),
+      fromPacket: t.arg.int({
+        required: false,
+        description: 'The first packet, inclusive; default the first held.',
+      }),
+      toPacket: t.arg.int({
+        required: false,
+        description: 'The last packet, inclusive; default the newest.',
+      }),
+      entity: t.arg({
+        type: EntityTypeEnum,
+        required: false,
+        description: 'Only removals of this entity type.',
+      }),
       ...pageArgs(t.arg),
     },
     resolve: (_root, args, ctx) => resolveRemovals(ctx.reads, removalRange(args), args),
@@ -141,7 +152,7 @@ builder.queryFields((t) => ({
     nullable: true,
     description:
       'The newest removal of an MBID, also for MBIDs no JSON dump held here (`entity` answers those too, with `latest` null).',
-    args: { mbid: t.arg.id({ required: true }) },
+    args: { mbid: t.arg.id({ required: true, description: 'An MBID (a UUID), either case.' }) },
     resolve: (_root, args, ctx) => ctx.reads.removalOfMbid(checkMbid(String(args.mbid))),
   }),
 }));

@@ -13,6 +13,7 @@ export const MAX_REPLICATED_TABLES = 400;
 
 /** GraphQL `ReplicationFormat` (FEED.md, Replication packet archives: told by the members). */
 export const ReplicationFormatEnum = builder.enumType('ReplicationFormat', {
+  description: 'The layout of a replication packet (FEED.md: its dbmirror tables).',
   values: {
     V1: { description: 'dbmirror_pending / dbmirror_pendingdata (test deployment, old packets).' },
     V2: {
@@ -23,6 +24,7 @@ export const ReplicationFormatEnum = builder.enumType('ReplicationFormat', {
 
 /** GraphQL `ReplicationStatus`: where a packet's replication packet stands. */
 export const ReplicationStatusEnum = builder.enumType('ReplicationStatus', {
+  description: 'Where a replication packet stands on this instance.',
   values: {
     SYNCED: { description: 'Stored: see Packet.replication.' },
     PENDING: {
@@ -49,9 +51,9 @@ export const TableChangesRef = builder.objectRef<TableChangesRow>('TableChanges'
   description: 'How many rows of one table a replication packet inserts, updates and deletes.',
   fields: (t) => ({
     table: t.exposeString('table', { description: 'schema.table, e.g. musicbrainz.artist.' }),
-    inserts: t.exposeInt('inserts'),
-    updates: t.exposeInt('updates'),
-    deletes: t.exposeInt('deletes'),
+    inserts: t.exposeInt('inserts', { description: 'Rows inserted.' }),
+    updates: t.exposeInt('updates', { description: 'Rows updated.' }),
+    deletes: t.exposeInt('deletes', { description: 'Rows deleted.' }),
   }),
 });
 
@@ -63,7 +65,10 @@ export const ReplicationPacketRef = builder
       'The replication packet of a packet (replication-<N>-v2.tar.bz2, test deployment replication-<N>.tar.bz2): ' +
       "the hour's row-level database changes.",
     fields: (t) => ({
-      format: t.expose('format', { type: ReplicationFormatEnum }),
+      format: t.expose('format', {
+        type: ReplicationFormatEnum,
+        description: 'V2 (production, -v2 files) or V1 (test deployment).',
+      }),
       replicationSequence: t.exposeInt('packet', {
         description: 'REPLICATION_SEQUENCE (checked to equal the packet number).',
       }),
@@ -96,7 +101,11 @@ export const ReplicationPacketRef = builder
           'Its row changes in apply order (as Query.rowChanges). HISTORY_PRUNED once --keep-history pruned the packet.',
         args: {
           table: t.arg.string({ required: false, description: 'schema.table, e.g. musicbrainz.artist.' }),
-          op: t.arg({ type: RowOperationEnum, required: false }),
+          op: t.arg({
+            type: RowOperationEnum,
+            required: false,
+            description: 'Only changes of this operation.',
+          }),
           ...pageArgs(t.arg),
         },
         resolve: (r, args, ctx) => resolveRowChanges(ctx.reads, r.packet, args),
@@ -119,6 +128,8 @@ builder.objectFields(PacketRef, (t) => ({
   }),
   replicationStatus: t.field({
     type: ReplicationStatusEnum,
+    description:
+      'Whether its replication packet is stored, awaited, missing upstream, failed or not fetched.',
     resolve: (p, _a, ctx) =>
       thenAwaitable(ctx.reads.replicationPacketRow(p.number), (row) => {
         const status = row?.status;

@@ -129,6 +129,7 @@ export function resolveMbids(reads: SnapshotReads, mbids: readonly string[]): Aw
 
 /** GraphQL `ResolutionStatus`. */
 export const ResolutionStatusEnum = builder.enumType('ResolutionStatus', {
+  description: 'What an MBID asked for in `resolve` is now.',
   values: {
     CURRENT: { description: 'The MBID is an entity of the current state; `target` is itself.' },
     MERGED: {
@@ -148,7 +149,7 @@ export const MbidResolutionRef = builder.objectRef<MbidResolution>('MbidResoluti
   description: 'What a stored MBID stands for now: itself, the entity it was merged into, or nothing.',
   fields: (t) => ({
     mbid: t.exposeID('mbid', { description: 'The MBID asked for, in lower case.' }),
-    status: t.expose('status', { type: ResolutionStatusEnum }),
+    status: t.expose('status', { type: ResolutionStatusEnum, description: 'What the MBID is now.' }),
     target: t.expose('target', {
       type: EntityRef,
       nullable: true,
@@ -170,7 +171,12 @@ builder.queryFields((t) => ({
     type: [EntityRef],
     nullable: { list: false, items: true },
     description: `Up to ${MAX_MBIDS} entities by MBID from the current state, in the order asked, null where unknown.`,
-    args: { mbids: t.arg.idList({ required: true }) },
+    args: {
+      mbids: t.arg.idList({
+        required: true,
+        description: `MBIDs (UUIDs, either case), at most ${MAX_MBIDS}.`,
+      }),
+    },
     resolve: (_r, args, ctx) =>
       thenAwaitable(ctx.reads.currentOfMbids(checkMbids(args.mbids)), (rows) =>
         rows.map((row) => (row ? entityOfCurrent(row) : null)),
@@ -181,7 +187,12 @@ builder.queryFields((t) => ({
     description:
       `Up to ${MAX_MBIDS} MBIDs, in the order asked: what each stands for now, following merges to the end of ` +
       'the chain (apps that store MBIDs use it to follow merges and drop deleted entities).',
-    args: { mbids: t.arg.idList({ required: true }) },
+    args: {
+      mbids: t.arg.idList({
+        required: true,
+        description: `MBIDs (UUIDs, either case), at most ${MAX_MBIDS}.`,
+      }),
+    },
     resolve: (_r, args, ctx) => {
       const mbids = checkMbids(args.mbids);
       // One snapshot for the list and every merge hop: a packet committed meanwhile is seen whole or not at all.

@@ -17,6 +17,7 @@ import { checkPacketNumber } from '../validate.js';
 
 /** GraphQL `RowOperation`; internal values are upstream's `i`, `u`, `d` (FEED.md, Replication packet archives). */
 export const RowOperationEnum = builder.enumType('RowOperation', {
+  description: 'The operation of a row change.',
   values: {
     INSERT: { value: 'i', description: 'A row was inserted (`op = i`).' },
     UPDATE: { value: 'u', description: 'A row was updated (`op = u`).' },
@@ -55,7 +56,7 @@ export const RowChangeRef = builder.objectRef<RowChangeRow>('RowChange').impleme
       resolve: (r) => r.xid,
     }),
     table: t.exposeString('table', { description: '`schema.table`, unquoted, e.g. musicbrainz.artist.' }),
-    op: t.expose('op', { type: RowOperationEnum }),
+    op: t.expose('op', { type: RowOperationEnum, description: 'Insert, update or delete.' }),
     keys: t.field({
       type: 'JSON',
       nullable: true,
@@ -169,9 +170,9 @@ builder.queryField('rowChanges', (t) =>
       'The row changes of one replication packet in the order upstream applies them (transactions by ' +
       'highest seqid, rows by seqid), optionally of one table and operation.',
     args: {
-      packet: t.arg.int({ required: true }),
+      packet: t.arg.int({ required: true, description: 'The packet whose replication packet is read.' }),
       table: t.arg.string({ required: false, description: 'schema.table, e.g. musicbrainz.artist.' }),
-      op: t.arg({ type: RowOperationEnum, required: false }),
+      op: t.arg({ type: RowOperationEnum, required: false, description: 'Only changes of this operation.' }),
       ...pageArgs(t.arg),
     },
     resolve: (_root, args, ctx) =>

@@ -2,7 +2,7 @@ import { entitySlot } from '../../db/keys.js';
 import type { SearchFilter, SearchHit } from '../../db/searchQueries.js';
 import type { EntityType } from '../../feed/entities.js';
 import { builder } from '../builder.js';
-import { type Page, PageInfo, pageArgs, pageInfo, resolvePage } from '../connection.js';
+import { CONNECTION_FIELDS, type Page, PageInfo, pageArgs, pageInfo, resolvePage } from '../connection.js';
 import { decodeSearchCursor, encodeSearchCursor, searchIdentity, searchPhrases } from '../searchSyntax.js';
 import { EntityRef, type EntityShape } from './entity.js';
 import { EntityTypeEnum } from './entityType.js';
@@ -22,7 +22,8 @@ function slotsOf(entities: EntityType[] | null | undefined): number[] | null {
 const scoreOf = (hit: SearchHit) => -hit.bm25;
 
 const SCORE_DESCRIPTION =
-  'Relevance (FTS5 bm25, negated): higher is better. A word found in the name weighs most, then the sort ' +
+  'Relevance (FTS5 bm25, negated; over PostgreSQL an approximation of it from ts_rank, README, PostgreSQL): ' +
+  'higher is better. A word found in the name weighs most, then the sort ' +
   'name, then aliases, then the disambiguation; rarer words weigh more, and a word too common to rank ' +
   '(README, Search) counts 0: a search of only such words scores 0 everywhere (newest first). Compare ' +
   'scores within one search only.';
@@ -40,9 +41,9 @@ builder.objectField(EntityRef, 'score', (t) =>
 const SearchEdge = builder.objectRef<{ page: Page<SearchHit>; hit: SearchHit }>('SearchEdge').implement({
   description: 'One search hit.',
   fields: (t) => ({
-    cursor: t.string({ resolve: (e) => e.page.cursorOf(e.hit) }),
+    cursor: t.string({ description: CONNECTION_FIELDS.cursor, resolve: (e) => e.page.cursorOf(e.hit) }),
     score: t.float({ description: SCORE_DESCRIPTION, resolve: (e) => scoreOf(e.hit) }),
-    node: t.field({ type: EntityRef, resolve: (e) => entityOfHit(e.hit) }),
+    node: t.field({ type: EntityRef, description: 'The entity found.', resolve: (e) => entityOfHit(e.hit) }),
   }),
 });
 
@@ -51,10 +52,15 @@ const SearchConnection = builder.objectRef<Page<SearchHit>>('SearchConnection').
   fields: (t) => ({
     edges: t.field({
       type: [SearchEdge],
+      description: CONNECTION_FIELDS.edges,
       resolve: (p) => p.items.map((hit) => ({ page: p, hit })),
     }),
-    nodes: t.field({ type: [EntityRef], resolve: (p) => p.items.map(entityOfHit) }),
-    pageInfo: t.field({ type: PageInfo, resolve: pageInfo }),
+    nodes: t.field({
+      type: [EntityRef],
+      description: CONNECTION_FIELDS.nodes,
+      resolve: (p) => p.items.map(entityOfHit),
+    }),
+    pageInfo: t.field({ type: PageInfo, description: CONNECTION_FIELDS.pageInfo, resolve: pageInfo }),
     totalCount: t.int({
       description: 'Entities the search matches, not just this page.',
       resolve: (p) => p.totalCount(),

@@ -62,7 +62,10 @@ export const WebhookRef = builder.objectRef<WebhookState>('Webhook').implement({
     }),
     deliveries: t.exposeInt('deliveries', { description: 'POSTs answered 2xx over its life.' }),
     failedDeliveries: t.exposeInt('failedDeliveries', { description: 'POSTs that failed over its life.' }),
-    addedAt: t.expose('addedAt', { type: 'DateTime' }),
+    addedAt: t.expose('addedAt', {
+      type: 'DateTime',
+      description: 'When the webhooks file first listed it.',
+    }),
     retiredAt: t.field(
       time(
         'Set when a sync ran with a webhooks file that no longer lists it (its position is kept).',
