@@ -40,9 +40,11 @@ export async function exampleQuery(
       `  ${alias(entity)}: changes(packet: ${packet}, entity: ${graphqlName(entity)}, first: 3) {\n` +
       '    totalCount\n    nodes { mbid name position }\n  }',
   );
+  const versions = `${best.n} version${best.n === 1 ? '' : 's'} held`;
   return `# livefeed: the MusicBrainz live data feed, verified and stored locally.
 # Press the run button: packet ${packet} (the newest with changes), the first changes of each entity
-# type that changed in it, and one of them typed (current) with its history across packets.
+# type that changed in it, and the one of them with the most versions, typed (current) with its
+# history (${versions}).
 query Example {
   service { demo deployment }
   packet(number: ${packet}) {
