@@ -32,7 +32,7 @@ async function execute<C>(
   const secrets: string[] = [];
   try {
     if (!command.load) await prepareConfig(command.name, flags);
-    const config = command.load ? command.load(flags) : (loadConfig(flags, process.env, command.name) as C);
+    const config = command.load ? command.load(flags) : (loadConfig(flags, undefined, command.name) as C);
     const { token, db, dbPassword, dbReplicas } = config as Partial<Config>;
     if (token) secrets.push(token);
     secrets.push(...databaseSecrets(db, dbPassword, dbReplicas));

@@ -13,7 +13,7 @@ export const MAX_REPLICATED_TABLES = 400;
 
 /** GraphQL `ReplicationFormat` (FEED.md, Replication packet archives: told by the members). */
 export const ReplicationFormatEnum = builder.enumType('ReplicationFormat', {
-  description: 'The layout of a replication packet (FEED.md: its dbmirror tables).',
+  description: 'The layout of a replication packet: which dbmirror tables it holds.',
   values: {
     V1: { description: 'dbmirror_pending / dbmirror_pendingdata (test deployment, old packets).' },
     V2: {
