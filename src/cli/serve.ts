@@ -163,7 +163,8 @@ async function serveDatabase(
     metrics.setInfo({ version: VERSION, deployment: config.deployment, demo: true });
   }
   const events = ops.events ?? createPacketEvents();
-  if (served.kind === 'postgres')
+  // Without --db-replica every read goes to the one server: no per-server lines to show.
+  if (served.kind === 'postgres' && session.config.dbReplicas.length > 0)
     registerReadServerMetrics(metrics.registry, served.servers, served.replayLags);
   const app = createApp({
     ...(served.kind === 'sqlite'
