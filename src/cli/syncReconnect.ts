@@ -68,8 +68,11 @@ function reopenable(error: unknown): boolean {
 /** Waits before attempt `failures` + 1; false when a signal stopped the command meanwhile. */
 async function pause(session: Session, failures: number, error: unknown): Promise<boolean> {
   const seconds = REOPEN_DELAYS_S[Math.min(failures, REOPEN_DELAYS_S.length - 1)]!;
+  // A lost lock's own message says livefeed stopped, which it does not here: only what happened.
+  const reason =
+    error instanceof LockLostError ? `the writer lock was lost: ${error.how}` : safeMessage(error);
   session.logger.warn(
-    { event: 'writer-reconnect', attempt: failures + 1, delaySeconds: seconds, err: safeMessage(error) },
+    { event: 'writer-reconnect', attempt: failures + 1, delaySeconds: seconds, err: reason },
     `the database connection broke: opening it again in ${seconds} s`,
   );
   try {

@@ -86,6 +86,12 @@ export function createApp(options: AppOptions): App {
     corsOrigins: options.corsOrigins,
     graphqlLimits: options.graphqlLimits,
   });
+  // An operations route that could not read the database answers 503 with why, and is logged here.
+  const unanswered = (path: string) => (error: unknown) =>
+    options.logger.warn(
+      { event: 'http-unanswered', path, err: (error as Error).message },
+      `${path} answered 503: ${(error as Error).message}`,
+    );
   // Routes are tried in order before GraphQL; each file in src/http/ adds one.
   const files = new FileSource({
     reads,
@@ -98,14 +104,15 @@ export function createApp(options: AppOptions): App {
     graphiqlRoute(reads, options.service.demo ? 'livefeed (demo)' : 'livefeed'),
     healthRoute(),
     readyRoute({ reads, display, readOnly: options.store?.readOnly }),
-    freshnessRoute(reads, options.freshness ?? DEFAULT_FRESHNESS),
-    metricsRoute(metrics),
+    freshnessRoute(reads, options.freshness ?? DEFAULT_FRESHNESS, undefined, unanswered('/freshness')),
+    metricsRoute(metrics, unanswered('/metrics')),
     filesRoute(files),
     mirrorRoute({
       reads,
       source: files,
       database: options.service.database,
       tokens: options.mirrorTokens ?? [],
+      onError: unanswered('/api/'),
     }),
   ];
   return {

@@ -7,12 +7,13 @@ import type { Route } from './route.js';
  * `CRITICAL: ...` with the newest local packet, its age and the lag (see ops/freshness.ts). Status 200
  * for OK and WARNING, 503 for CRITICAL, so plain HTTP monitors alert too; `?format=json` gives the
  * same facts as JSON. Never part of readiness. Reads `reads` (SQLite or PostgreSQL); a database that
- * does not answer is CRITICAL (503) with its error.
+ * does not answer is CRITICAL (503) with its error, which `onError` is told.
  */
 export function freshnessRoute(
   reads: FreshnessReads,
   thresholds: FreshnessThresholds,
   now: () => Date = () => new Date(),
+  onError: (error: unknown) => void = () => {},
 ): Route {
   return {
     async handle(req, res, url) {
@@ -21,6 +22,7 @@ export function freshnessRoute(
       try {
         f = await freshness(reads, thresholds, now());
       } catch (error) {
+        onError(error);
         // The database does not answer (a PostgreSQL server restarting): a monitor must alert.
         const message = `CRITICAL: cannot read the database: ${(error as Error).message}`;
         const json = url.searchParams.get('format') === 'json';

@@ -22,6 +22,8 @@ export interface MirrorOptions {
   database: string;
   /** Tokens accepted in `?token=`; empty: the mirror is open (issue 4, Mirror endpoints). */
   tokens: readonly string[];
+  /** Told of an error that stopped an answer before it started (it then answers 503). */
+  onError?: (error: unknown) => void;
 }
 
 /** The reads the mirror answers from. */
@@ -83,9 +85,11 @@ export function mirrorRoute(options: MirrorOptions): Route {
         await serveRoute(req, res, route, options);
       } catch (error) {
         if (res.headersSent) throw error;
-        // The database does not answer (a PostgreSQL server restarting): a livefeed reading this
-        // mirror takes a 503 as a file to ask for again, never as a missing one.
-        const body = `${route.kind === 'replication-info' ? 'replication-info' : route.path} cannot be answered now: this server cannot read its database (${(error as Error).message}).\n`;
+        options.onError?.(error);
+        // Mostly a database that does not answer (a PostgreSQL server restarting): a livefeed
+        // reading this mirror takes a 503 as a file to ask for again, never as a missing one.
+        const path = route.kind === 'replication-info' ? 'replication-info' : route.path;
+        const body = `${path} cannot be answered now (${(error as Error).message}); ask again later.\n`;
         sendText(req, res, 503, { ...TEXT, 'retry-after': String(MIRROR_RETRY_AFTER_S) }, body);
       }
       return true;

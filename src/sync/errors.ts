@@ -30,7 +30,7 @@ export class LockHeldError extends Error {
 export class LockLostError extends Error {
   override name = 'LockLostError';
   /** @param how what happened to it, e.g. `its database connection broke (Connection terminated)` */
-  constructor(how: string) {
+  constructor(readonly how: string) {
     super(
       `the writer lock was lost: ${how}; livefeed stopped rather than write without it. ` +
         'Start it again once the database is back (README, Exit codes)',
