@@ -12,6 +12,7 @@ import {
 import { TEST_PUBLIC_KEY_FILE } from './support/archives.js';
 import { startCli } from './support/cli.js';
 import { gql, tempDir, testLogger, testService } from './support/harness.js';
+import { listen } from './support/listen.js';
 import { readBundledManifest } from './support/manifest.js';
 import { SEARCH_SEGMENTS_SQL } from './support/searchFeed.js';
 import { describeStores, type TestDatabase } from './support/stores.js';
@@ -140,6 +141,15 @@ describeStores('livefeed bootstrap then sync, read over GraphQL', (stores) => {
       const recording = completeness.find((c: { entity: string }) => c.entity === 'RECORDING');
       expect(recording).toMatchObject({ complete: false, fullDump: full.name });
       expect(recording.note).toContain('only standalone recordings');
+
+      // Its mirror names the packet after the full dumps' as its first: that packet holds no files.
+      const server = await listen(app.handle);
+      try {
+        const info = await fetch(`${server.origin}/api/musicbrainz/replication-info`);
+        expect(((await info.json()) as { history_from?: number }).history_from).toBe(full.packet + 1);
+      } finally {
+        await server.close();
+      }
 
       // The search index holds every CURRENT entity, and finds one by its name without diacritics.
       const [indexed, current] = await indexedAndCurrent(db);

@@ -43,6 +43,16 @@ async function execute<C>(
   }
 }
 
+/** Exits with `code` once everything written to stdout and stderr has been handed to the OS. */
+function exitWhenDrained(code: number): void {
+  let pending = 2;
+  const done = () => {
+    if (--pending === 0) process.exit(code);
+  };
+  process.stdout.write('', done);
+  process.stderr.write('', done);
+}
+
 /** Adds `command` to `root`: its own flags, then the config options whose rows name it. */
 function register<C>(root: Command, command: CliCommand<C>): void {
   const sub = root.command(command.usage).description(command.description);
@@ -67,9 +77,10 @@ function register<C>(root: Command, command: CliCommand<C>): void {
     const { code, failed } = await execute(command, sub.opts(), params.slice(0, -2) as string[]);
     // Long-running commands exit at once (src/cli/command.ts exitAtOnce); the others let stdout drain.
     if (command.exitAtOnce) process.exit(code);
-    // A failed command exits once stdout has drained: a socket its error left open (a PostgreSQL
-    // login the driver gave up on is closed by the server only after a minute) must not hold it.
-    if (failed) process.stdout.write('', () => process.exit(code));
+    // A failed command exits once stdout and stderr (its error, pipes are written asynchronously)
+    // have drained: a socket its error left open (a PostgreSQL login the driver gave up on is
+    // closed by the server only after a minute) must not hold it.
+    if (failed) exitWhenDrained(code);
     process.exitCode = code;
   });
 }

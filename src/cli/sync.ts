@@ -78,7 +78,7 @@ export async function runSync(session: Session, graphiqlUrl?: string): Promise<n
     ]);
     return followReconnecting(
       session,
-      () => postgresSyncWriter(session, database),
+      (staleSession) => postgresSyncWriter(session, database, staleSession),
       (writer) => syncUnderLock(session, writer, graphiqlUrl),
     );
   }
@@ -99,11 +99,24 @@ export async function runSync(session: Session, graphiqlUrl?: string): Promise<n
 async function syncUnderLock(session: Session, writer: SyncWriter, graphiqlUrl?: string): Promise<number> {
   const { config, logger, target, ops } = session;
   const signal = AbortSignal.any([session.signal, writer.lost]);
-  const instrumented = instrumentSync(
-    await syncContext(config, target, writer.store, logger, signal, ops),
-    ops,
-    logger,
-  );
+  const synced = await syncContext(config, target, writer.store, logger, signal, ops);
+  try {
+    return await syncWith(session, writer, instrumentSync(synced, ops, logger), signal, graphiqlUrl);
+  } finally {
+    // A PostgreSQL sync that reconnects makes a client per writer: none may keep its sockets.
+    await synced.feed.client.close();
+  }
+}
+
+/** {@link syncUnderLock} with its feed client made. */
+async function syncWith(
+  session: Session,
+  writer: SyncWriter,
+  instrumented: SyncContext,
+  signal: AbortSignal,
+  graphiqlUrl?: string,
+): Promise<number> {
+  const { config, logger, target } = session;
   const webhooks = await writer.webhooks(signal);
   const ctx = webhooks.watch(
     graphiqlUrl ? announceWhenSynced(instrumented, graphiqlUrl, logger, target.demo) : instrumented,

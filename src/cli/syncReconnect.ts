@@ -1,6 +1,6 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { ConfigError } from '../config.js';
-import { serverUnavailable } from '../db/postgres/replicas.js';
+import { serverUnavailable } from '../db/unavailable.js';
 import { safeMessage } from '../feed/errors.js';
 import { LockHeldError, LockLostError } from '../sync/errors.js';
 import { EXIT } from './exit.js';
@@ -13,49 +13,73 @@ import type { SyncWriter } from './syncWriter.js';
  */
 export const REOPEN_DELAYS_S = [1, 2, 5, 10, 30, 60];
 
+/** A writer that held its lock this long starts the delays over after its next break. */
+const STEADY_MS = 60_000;
+
 /**
  * A following `sync` or `start` on PostgreSQL (not `--once`): runs `work` under the writer `open`
  * returns, and when the writer lock is lost because its connection broke (a server restart, a
  * failover, a network cut), opens the database again and takes the lock again, waiting
- * {@link REOPEN_DELAYS_S} between attempts for as long as the server does not answer (README, Exit
- * codes). The transaction the break cut is rolled back by the server, so the next pass starts from
- * what was committed, as after `kill -9`. The first open fails as it always did.
+ * {@link REOPEN_DELAYS_S} between attempts for as long as the server does not answer, and longer
+ * each time for a connection that keeps breaking (README, Exit codes). `open` gets the server
+ * process of the session that held the lock, which the server may keep after a break only the
+ * client saw: the new writer ends it first. The transaction the break cut is rolled back by the
+ * server, so the next pass starts from what was committed, as after `kill -9`. The first open fails
+ * as it always did.
  * @returns what `work` returns, or EXIT.ok when a signal stopped it while waiting
  * @throws LockHeldError (exit 5) when another sync took the lock meanwhile and `--wait` is not given;
  *   ConfigError when the database refuses the login or no longer exists; whatever `work` throws
  */
 export async function followReconnecting(
   session: Session,
-  open: () => Promise<SyncWriter>,
+  open: (staleSession?: number) => Promise<SyncWriter>,
   work: (writer: SyncWriter) => Promise<number>,
 ): Promise<number> {
   let failures = 0;
+  let stale: number | undefined;
   for (;;) {
     let writer: SyncWriter;
     try {
-      writer = await open();
+      writer = await open(stale);
     } catch (error) {
+      if (session.signal.aborted && failures > 0) return EXIT.ok;
       if (failures === 0 || !reopenable(error)) throw error;
       if (!(await pause(session, failures++, error))) return EXIT.ok;
       continue;
     }
-    if (failures > 0) {
+    if (failures > 0)
       session.logger.info(
         { event: 'writer-reconnected', attempts: failures },
         'the database answers again: the writer lock is held again, the sync goes on',
       );
-    }
-    let lost: LockLostError;
-    try {
-      return await failIfLockLost(writer.lost, session.signal, () => work(writer));
-    } catch (error) {
-      if (!(error instanceof LockLostError) || session.signal.aborted) throw error;
-      lost = error;
-    } finally {
-      await writer.release().catch(() => {});
-    }
-    failures = 0;
-    if (!(await pause(session, failures++, lost))) return EXIT.ok;
+    const lost = await runWriter(session, writer, work);
+    if (typeof lost === 'number') return lost;
+    stale = writer.backendPid;
+    if (lost.heldMs >= STEADY_MS) failures = 0;
+    if (!(await pause(session, failures++, lost.error))) return EXIT.ok;
+  }
+}
+
+/** Runs `work` under `writer` and releases it: what `work` returned, or how the lock was lost. */
+async function runWriter(
+  session: Session,
+  writer: SyncWriter,
+  work: (writer: SyncWriter) => Promise<number>,
+): Promise<number | { error: LockLostError; heldMs: number }> {
+  const started = Date.now();
+  try {
+    return await failIfLockLost(writer.lost, session.signal, () => work(writer));
+  } catch (error) {
+    if (!(error instanceof LockLostError) || session.signal.aborted) throw error;
+    return { error, heldMs: Date.now() - started };
+  } finally {
+    await writer.release().catch((error: unknown) =>
+      // A broken connection may fail its own release; the server ended or will end the session.
+      session.logger.warn(
+        { event: 'writer-release-failed', err: safeMessage(error) },
+        'releasing the writer failed',
+      ),
+    );
   }
 }
 

@@ -21,6 +21,8 @@ export interface SyncWriter {
   webhooks(signal: AbortSignal): Promise<SyncWebhooks>;
   /** Releases the lock and closes what the writer opened itself. */
   release(): Promise<void>;
+  /** On PostgreSQL, the server process of the session holding the lock (see syncReconnect.ts). */
+  backendPid?: number;
 }
 
 /**

@@ -1,3 +1,4 @@
+import { serverUnavailable } from '../db/unavailable.js';
 import { type FreshnessReads, type FreshnessThresholds, freshness } from '../ops/freshness.js';
 import { respond } from './respond.js';
 import type { Route } from './route.js';
@@ -7,7 +8,7 @@ import type { Route } from './route.js';
  * `CRITICAL: ...` with the newest local packet, its age and the lag (see ops/freshness.ts). Status 200
  * for OK and WARNING, 503 for CRITICAL, so plain HTTP monitors alert too; `?format=json` gives the
  * same facts as JSON. Never part of readiness. Reads `reads` (SQLite or PostgreSQL); a database that
- * does not answer is CRITICAL (503) with its error, which `onError` is told.
+ * does not answer is CRITICAL (503), its error told to `onError`; any other error is thrown.
  */
 export function freshnessRoute(
   reads: FreshnessReads,
@@ -22,9 +23,11 @@ export function freshnessRoute(
       try {
         f = await freshness(reads, thresholds, now());
       } catch (error) {
+        if (!serverUnavailable(error)) throw error;
         onError(error);
-        // The database does not answer (a PostgreSQL server restarting): a monitor must alert.
-        const message = `CRITICAL: cannot read the database: ${(error as Error).message}`;
+        // The database does not answer (a PostgreSQL server restarting): a monitor must alert. The
+        // server's address stays in the log, not in an answer anyone may read.
+        const message = 'CRITICAL: cannot read the database: it does not answer (see the log)';
         const json = url.searchParams.get('format') === 'json';
         const body = json ? `${JSON.stringify({ level: 'CRITICAL', message })}\n` : `${message}\n`;
         respond(req, res, 503, body, json ? 'application/json; charset=utf-8' : undefined);

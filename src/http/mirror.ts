@@ -1,5 +1,6 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Reads } from '../db/reads.js';
+import { serverUnavailable } from '../db/unavailable.js';
 import {
   ERROR_BODIES,
   METHOD_NOT_ALLOWED_HTML,
@@ -22,14 +23,19 @@ export interface MirrorOptions {
   database: string;
   /** Tokens accepted in `?token=`; empty: the mirror is open (issue 4, Mirror endpoints). */
   tokens: readonly string[];
-  /** Told of an error that stopped an answer before it started (it then answers 503). */
+  /** Told of a database that did not answer before an answer started (it then answers 503). */
   onError?: (error: unknown) => void;
 }
 
 /** The reads the mirror answers from. */
 export type MirrorReads = Pick<
   Reads,
-  'latestPacket' | 'packetPosition' | 'jsonDumpState' | 'replicationPacketRow' | 'historyFrom'
+  | 'latestPacket'
+  | 'packetPosition'
+  | 'jsonDumpState'
+  | 'replicationPacketRow'
+  | 'historyFrom'
+  | 'bootstrapState'
 >;
 
 const TEXT = { 'content-type': 'text/plain; charset=utf-8' } as const;
@@ -84,12 +90,12 @@ export function mirrorRoute(options: MirrorOptions): Route {
       try {
         await serveRoute(req, res, route, options);
       } catch (error) {
-        if (res.headersSent) throw error;
+        if (res.headersSent || !serverUnavailable(error)) throw error;
         options.onError?.(error);
-        // Mostly a database that does not answer (a PostgreSQL server restarting): a livefeed
-        // reading this mirror takes a 503 as a file to ask for again, never as a missing one.
+        // The database does not answer (a PostgreSQL server restarting): a livefeed reading this
+        // mirror takes a 503 as a file to ask for again, never as a missing one.
         const path = route.kind === 'replication-info' ? 'replication-info' : route.path;
-        const body = `${path} cannot be answered now (${(error as Error).message}); ask again later.\n`;
+        const body = `${path} cannot be answered now: this server's database does not answer; ask again later.\n`;
         sendText(req, res, 503, { ...TEXT, 'retry-after': String(MIRROR_RETRY_AFTER_S) }, body);
       }
       return true;
@@ -106,7 +112,10 @@ async function serveRoute(
 ): Promise<void> {
   if (route.kind === 'replication-info') {
     const latest = (await options.reads.latestPacket())?.number ?? null;
-    const body = replicationInfoBody(latest, latest === null ? undefined : await options.reads.historyFrom());
+    const body = replicationInfoBody(
+      latest,
+      latest === null ? undefined : await firstServed(options.reads, latest),
+    );
     sendText(req, res, 200, { 'content-type': 'application/json' }, body);
     return;
   }
@@ -117,6 +126,19 @@ async function serveRoute(
     return;
   }
   await sendFile(req, res, found.file, { contentType: feedContentType(route.path), etag: found.etag });
+}
+
+/**
+ * The `history_from` of `replication-info`: the first packet whose files a livefeed syncing from here
+ * can ask for. That is the oldest packet held, or the one after a bootstrap's full dumps, whose own
+ * packet holds no files. Undefined when it lies past `latest`: a pruning cutoff counted from a
+ * packet stored but not complete yet. A downstream then starts as it would from upstream.
+ */
+async function firstServed(reads: MirrorReads, latest: number): Promise<number | undefined> {
+  const held = await reads.historyFrom();
+  const bootstrap = (await reads.bootstrapState()).position?.packet;
+  const first = bootstrap === undefined ? held : Math.max(held ?? 0, bootstrap + 1);
+  return first !== undefined && first <= latest ? first : undefined;
 }
 
 /** The answer for a file not served. */

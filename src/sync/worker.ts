@@ -33,7 +33,13 @@ export async function packetRange(
   const { firstIncomplete, highest } = await store.packetPosition();
   const from =
     firstIncomplete ??
-    (highest !== null ? highest + 1 : Math.max(1, latest - (INITIAL_WINDOW - 1), historyFrom ?? 1));
+    (highest !== null
+      ? highest + 1
+      : Math.max(
+          1,
+          latest - (INITIAL_WINDOW - 1),
+          historyFrom !== undefined && historyFrom <= latest ? historyFrom : 1,
+        ));
   return { from, to };
 }
 

@@ -110,6 +110,34 @@ describe('freshness in upstream replication-check style', () => {
     await data.cleanup();
   });
 
+  it('GET /freshness: CRITICAL (503) when the database does not answer; any other error is thrown (a 500)', async () => {
+    const failing = (error: Error) =>
+      ({ ...sqliteReads(store), upstream: () => Promise.reject(error) }) as ReturnType<typeof sqliteReads>;
+    const told: unknown[] = [];
+    const refused = Object.assign(new Error('connect ECONNREFUSED 10.0.0.5:5432'), { code: 'ECONNREFUSED' });
+    const down = freshnessRoute(failing(refused), DEFAULT_FRESHNESS, undefined, (e) => told.push(e));
+    const bug = freshnessRoute(failing(new TypeError('x is not a function')), DEFAULT_FRESHNESS);
+    const server = await listen((req, res) => {
+      const url = new URL(req.url ?? '/', 'http://localhost');
+      const route = url.searchParams.has('bug') ? bug : down;
+      Promise.resolve(route.handle(req, res, url)).catch(() => {
+        res.writeHead(500);
+        res.end('500\n');
+      });
+    });
+    try {
+      const response = await fetch(`${server.origin}/freshness`);
+      expect(response.status).toBe(503);
+      const text = await response.text();
+      expect(text).toBe('CRITICAL: cannot read the database: it does not answer (see the log)\n');
+      expect(text).not.toContain('10.0.0.5');
+      expect(told).toEqual([refused]);
+      expect((await fetch(`${server.origin}/freshness?bug`)).status).toBe(500);
+    } finally {
+      await server.close();
+    }
+  });
+
   it('GET /freshness: the line with 200 for OK and WARNING, 503 for CRITICAL; JSON on request', async () => {
     let now = new Date(newest.getTime() + DUE);
     const route = freshnessRoute(sqliteReads(store), DEFAULT_FRESHNESS, () => now);

@@ -1,4 +1,5 @@
 import pg from 'pg';
+import { serverUnavailable } from '../unavailable.js';
 
 /**
  * Routing of reads between a PostgreSQL primary and its streaming replicas (issue 17, step 9). The
@@ -73,24 +74,7 @@ interface Server extends ReadServer {
   skippedUntil: number;
 }
 
-/** Node's network errors (ECONNREFUSED, ECONNRESET, ETIMEDOUT, ENOTFOUND, EHOSTUNREACH, ...). */
-const NETWORK_CODE = /^E[A-Z]+$/;
-/**
- * SQLSTATEs of a server that cannot answer now: connection exceptions (08), shutdown and start-up
- * (57P01-57P03), too many connections (53300), a refused login (28), no such database (3D000).
- */
-const UNAVAILABLE_STATE = /^(08...|57P0[123]|53300|28...|3D000)$/;
-/** The driver's own errors when a connection breaks or cannot be made (they carry no code). */
-const LOST_CONNECTION =
-  /^(Connection terminated|timeout exceeded when trying to connect|Client has encountered a connection error)/;
-
-/** True when `error` says the server cannot be reached or cannot answer: another server may. */
-export function serverUnavailable(error: unknown): boolean {
-  if (!(error instanceof Error)) return false;
-  const code = (error as { code?: unknown }).code;
-  if (typeof code === 'string') return NETWORK_CODE.test(code) || UNAVAILABLE_STATE.test(code);
-  return LOST_CONNECTION.test(error.message);
-}
+export { serverUnavailable };
 
 /**
  * True for a standby's "canceling statement due to conflict with recovery" (40001; 40P01 for a

@@ -37,6 +37,8 @@ export interface PostgresWriterLockOptions {
 /** A held PostgreSQL writer lock. */
 export interface PostgresWriterLock {
   readonly holder: LockHolder;
+  /** The server process of the session that holds it (`pg_backend_pid()`). */
+  readonly backendPid: number;
   /** Aborted when the lock's connection broke: PostgreSQL released the lock, another writer may take it. */
   readonly lost: AbortSignal;
   /** Unlocks, removes the holder row and returns the connection. Idempotent. */
@@ -120,7 +122,9 @@ async function holdLock(
     lost.abort(new LockLostError(`its database connection broke (${error.message})`));
   };
   client.on('error', loseLock);
+  let backendPid: number;
   try {
+    backendPid = (await client.query<{ pid: number }>('SELECT pg_backend_pid() AS pid')).rows[0]!.pid;
     await client.query(
       `INSERT INTO sync_lock (id, pid, host, acquired_at, heartbeat_at) VALUES (1, $1, $2, $3, $3)
        ON CONFLICT (id) DO UPDATE SET pid = excluded.pid, host = excluded.host,
@@ -163,10 +167,30 @@ async function holdLock(
   };
   return {
     holder,
+    backendPid,
     lost: lost.signal,
     release: () => {
       released ??= release();
       return released;
     },
   };
+}
+
+/**
+ * Ends this process's own earlier session `backendPid` when it still holds the writer lock: after a
+ * break only the client saw (a network cut, a failover of an address), the server keeps that session,
+ * and its lock, until TCP keepalive ends it, which may take hours. A session that no longer holds the
+ * lock is left alone.
+ * @returns whether a session was ended
+ * @throws connection errors
+ */
+export async function endStaleWriterSession(store: PostgresStore, backendPid: number): Promise<boolean> {
+  const { rows } = await store.pool.query<{ ended: boolean }>(
+    `SELECT pg_terminate_backend(pid) AS ended FROM pg_locks
+      WHERE pid = $1 AND locktype = 'advisory' AND granted
+        AND database = (SELECT oid FROM pg_database WHERE datname = current_database())
+        AND classid::bigint = $2 AND objid::bigint = $3 AND objsubid = 1`,
+    [backendPid, (WRITER_LOCK_KEY >> 32n).toString(), (WRITER_LOCK_KEY & 0xffff_ffffn).toString()],
+  );
+  return rows.some((row) => row.ended);
 }

@@ -3,7 +3,7 @@ import { afterAll, beforeAll, expect, it } from 'vitest';
 import { openPostgresStore, type PostgresStore } from '../../../src/db/postgres/client.js';
 import { WRITER_LOCK_KEY } from '../../../src/db/postgres/writerSession.js';
 import { LockHeldError } from '../../../src/sync/errors.js';
-import { acquirePostgresWriterLock } from '../../../src/sync/postgres/lock.js';
+import { acquirePostgresWriterLock, endStaleWriterSession } from '../../../src/sync/postgres/lock.js';
 import { testLogger } from '../../support/harness.js';
 import { describePostgres, type PostgresCluster, startPostgres } from '../../support/postgres.js';
 
@@ -107,5 +107,21 @@ describePostgres('the PostgreSQL writer lock (an advisory lock)', () => {
     expect(await holderRow(second)).toEqual([{ pid: 2, host: 'second' }]);
     await next.release();
     await lock.release();
+  });
+
+  it("ends this writer's own earlier session that still holds the lock, and only that one", async () => {
+    // A break only the client saw: the server keeps the old session and its lock (here: never released).
+    const old = await open();
+    const stale = await acquirePostgresWriterLock(old);
+    const again = await open();
+    expect(await acquirePostgresWriterLock(again).catch((e: unknown) => e)).toBeInstanceOf(LockHeldError);
+    // Another session's pid that holds no writer lock is left alone.
+    const other = (await again.pool.query<{ pid: number }>('SELECT pg_backend_pid() AS pid')).rows[0]!.pid;
+    expect(await endStaleWriterSession(again, other)).toBe(false);
+    expect(await endStaleWriterSession(again, stale.backendPid)).toBe(true);
+    const lock = await acquirePostgresWriterLock(again, { wait: true, pollMs: 50 });
+    expect(lock.backendPid).not.toBe(stale.backendPid);
+    await lock.release();
+    await stale.release();
   });
 });
