@@ -21,7 +21,7 @@ import {
   type PostgresStore,
 } from './client.js';
 import { pgSql } from './sql.js';
-import { WRITER_LOCK_KEY } from './writerSession.js';
+import { WRITER_LOCK_PARTS, writerLockHeldSql } from './writerSession.js';
 
 /** A named statement of the shared `text` (`?` parameters), prepared once per pooled connection. */
 const named = (name: string, text: string) => ({ name: `livefeed_status_${name}`, text: pgSql(text) });
@@ -51,10 +51,8 @@ const NEWEST_DUMPS = named('newest_dumps', STATUS_SQL.newestDumpsWithChanges);
 const LOCK_HOLDER = {
   name: 'livefeed_status_lock_holder',
   text: `SELECT pid, host, acquired_at AS "acquiredAt", heartbeat_at AS "heartbeatAt" FROM sync_lock
-    WHERE id = 1 AND EXISTS (SELECT 1 FROM pg_locks WHERE locktype = 'advisory' AND granted
-      AND database = (SELECT oid FROM pg_database WHERE datname = current_database())
-      AND classid::bigint = $1 AND objid::bigint = $2 AND objsubid = 1)`,
-  values: [(WRITER_LOCK_KEY >> 32n).toString(), (WRITER_LOCK_KEY & 0xffff_ffffn).toString()],
+    WHERE id = 1 AND EXISTS (SELECT 1 FROM pg_locks WHERE ${writerLockHeldSql(1)})`,
+  values: [...WRITER_LOCK_PARTS],
 };
 
 /** The page limit as a parameter: a safe non-negative integer, as SQLite's `limitClause` checks. */

@@ -17,6 +17,23 @@ import { openPostgresStore, type PostgresConnection, type PostgresStore } from '
  */
 export const WRITER_LOCK_KEY = 0x6c69_7665_7772_74n;
 
+/** {@link WRITER_LOCK_KEY} as `pg_locks` shows a bigint advisory lock: its high and low 32 bits. */
+export const WRITER_LOCK_PARTS: readonly [string, string] = [
+  (WRITER_LOCK_KEY >> 32n).toString(),
+  (WRITER_LOCK_KEY & 0xffff_ffffn).toString(),
+];
+
+/**
+ * (SQL) The condition that a `pg_locks` row is the granted writer lock of this database
+ * (`classid`, `objid`, `objsubid` 1). Its two parameters, numbered from `$first`, are
+ * {@link WRITER_LOCK_PARTS}.
+ */
+export function writerLockHeldSql(first: number): string {
+  return `locktype = 'advisory' AND granted
+    AND database = (SELECT oid FROM pg_database WHERE datname = current_database())
+    AND classid::bigint = $${first} AND objid::bigint = $${first + 1} AND objsubid = 1`;
+}
+
 /** `client_connection_check_interval` of a writer's connections, in milliseconds. */
 export const WRITER_CLIENT_CHECK_MS = 5_000;
 

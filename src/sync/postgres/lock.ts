@@ -3,7 +3,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import type pg from 'pg';
 import type { LockHolder } from '../../db/lock.js';
 import type { PostgresStore } from '../../db/postgres/client.js';
-import { WRITER_LOCK_KEY } from '../../db/postgres/writerSession.js';
+import { WRITER_LOCK_KEY, WRITER_LOCK_PARTS, writerLockHeldSql } from '../../db/postgres/writerSession.js';
 import type { Logger } from '../../logger.js';
 import { LockHeldError, LockLostError } from '../errors.js';
 
@@ -186,11 +186,8 @@ async function holdLock(
  */
 export async function endStaleWriterSession(store: PostgresStore, backendPid: number): Promise<boolean> {
   const { rows } = await store.pool.query<{ ended: boolean }>(
-    `SELECT pg_terminate_backend(pid) AS ended FROM pg_locks
-      WHERE pid = $1 AND locktype = 'advisory' AND granted
-        AND database = (SELECT oid FROM pg_database WHERE datname = current_database())
-        AND classid::bigint = $2 AND objid::bigint = $3 AND objsubid = 1`,
-    [backendPid, (WRITER_LOCK_KEY >> 32n).toString(), (WRITER_LOCK_KEY & 0xffff_ffffn).toString()],
+    `SELECT pg_terminate_backend(pid) AS ended FROM pg_locks WHERE pid = $1 AND ${writerLockHeldSql(2)}`,
+    [backendPid, ...WRITER_LOCK_PARTS],
   );
   return rows.some((row) => row.ended);
 }
